@@ -56,12 +56,33 @@ if ($segments) {
         return fedsearch_deny(403, 'Forbidden');
     }
 }
-foreach ($segments as $seg) {
+foreach ($segments as $i => $seg) {
     if ($seg[0] === '.') {
         return fedsearch_deny(403, 'Forbidden');
     }
+    // Only DokuWiki's entry points may be executed; plugin/template PHP files are include-only.
+    if (preg_match('/\.php$/i', $seg)) {
+        $script = implode('/', array_slice($segments, 0, $i + 1));
+        if (!preg_match('#^(doku|index|feed)\.php$|^lib/exe/[a-z]+\.php$#', $script)) {
+            return fedsearch_deny(403, 'Forbidden');
+        }
+        break;
+    }
 }
 
-// Everything else: let the built-in server serve the file or run the PHP script
-// (doku.php, lib/exe/xmlrpc.php, lib/exe/css.php, ...). "/" runs index.php, which redirects to doku.php.
-return false;
+// Everything that exists: let the built-in server serve the file or run the PHP script
+// (doku.php, lib/exe/xmlrpc.php, lib/exe/css.php, ...); a directory gets its index.php/index.html
+// ("/" -> index.php -> doku.php); /script.php/extra runs the script with PATH_INFO.
+// Anything else is a plain 404 (php -S would otherwise fall back to the root index.php).
+$root = rtrim($_SERVER['DOCUMENT_ROOT'], '/');
+$fs = $root;
+foreach ($segments as $seg) {
+    $fs .= '/' . $seg;
+    if (is_file($fs)) {
+        return false;  // the file itself, or a PHP script with trailing PATH_INFO
+    }
+    if (!is_dir($fs)) {
+        return fedsearch_deny(404, 'Not Found');
+    }
+}
+return false;  // an existing directory

@@ -1,0 +1,166 @@
+//! The adapter kit: one [`Adapter`] trait and [`serve_adapter`], shared by every source adapter.
+//!
+//! An adapter crate implements [`Adapter`] with its backend logic only. The kit turns it into
+//! the `fedsearch.adapter.v1.SourceAdapter` gRPC service: it reads the router's sub-query
+//! stream, runs every sub-query concurrently under its deadline, streams hit batches back,
+//! ends each sub-query with a `SubQueryDone` carrying a state and a safe message, cancels work
+//! when the router cancels or disconnects, and serves health, reflection and graceful shutdown.
+
+mod error;
+mod service;
+
+use std::{future::Future, net::SocketAddr, time::Duration};
+
+pub use error::AdapterError;
+pub use fedsearch_proto::{
+    adapter::{DescribeResponse, FetchRequest, FetchResponse, SourceDescription, SubQuery},
+    types::{SourceHit, UserContext},
+};
+use serde::Deserialize;
+pub use service::AdapterService;
+use tokio::sync::mpsc;
+
+/// Where batches of hits for one sub-query go. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct HitSink {
+    tx: mpsc::Sender<Vec<SourceHit>>,
+}
+
+impl HitSink {
+    /// Sends one batch. Returns `false` when the router stopped listening (stop working).
+    pub async fn send(&self, batch: Vec<SourceHit>) -> bool {
+        if batch.is_empty() {
+            return true;
+        }
+        self.tx.send(batch).await.is_ok()
+    }
+
+    #[doc(hidden)]
+    pub fn channel(capacity: usize) -> (Self, mpsc::Receiver<Vec<SourceHit>>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (Self { tx }, rx)
+    }
+}
+
+/// A source adapter's backend logic.
+///
+/// `search` runs one sub-query: it sends one or more batches of hits (ranked 1.. within the
+/// sub-query) to `sink` and returns `Ok(())`, or returns the error that ended it. The kit
+/// enforces the sub-query deadline around the future and drops it on cancellation, so
+/// implementations only need to pass the remaining time on to their backend (see
+/// [`remaining`]).
+pub trait Adapter: Send + Sync + 'static {
+    /// Name and logical sources of this adapter.
+    fn describe(&self) -> DescribeResponse;
+
+    fn search(&self, query: SubQuery, sink: HitSink) -> impl Future<Output = Result<(), AdapterError>> + Send;
+
+    /// Full text of one document as the user in `request.user`, re-checking permission now.
+    fn fetch(&self, request: FetchRequest) -> impl Future<Output = Result<FetchResponse, AdapterError>> + Send;
+}
+
+/// Time left before a sub-query's deadline (`default` when it carries none).
+pub fn remaining(query: &SubQuery, default: Duration) -> Duration {
+    fedsearch_core::time::remaining(query.deadline.as_ref()).unwrap_or(default)
+}
+
+/// Settings every adapter binary shares (`server:` in its config file).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address to listen on, e.g. `127.0.0.1:50061`.
+    pub listen: SocketAddr,
+    /// How long in-flight calls may drain after SIGTERM.
+    #[serde(default = "default_grace", with = "fedsearch_core::config::duration")]
+    pub shutdown_grace: Duration,
+    /// Sub-queries one adapter runs at once across all streams; more wait their turn.
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent_subqueries: usize,
+    /// Deadline applied when a sub-query carries none.
+    #[serde(default = "default_timeout", with = "fedsearch_core::config::duration")]
+    pub default_timeout: Duration,
+}
+
+fn default_grace() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_max_concurrent() -> usize {
+    256
+}
+fn default_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+
+impl ServerConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_concurrent_subqueries == 0 {
+            return Err("`server.max_concurrent_subqueries` must be at least 1".into());
+        }
+        if self.default_timeout.is_zero() {
+            return Err("`server.default_timeout` must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// Serves `adapter` on `listener` until `shutdown` resolves, then drains.
+pub async fn serve_adapter<A: Adapter>(
+    adapter: A,
+    listener: tokio::net::TcpListener,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let service = AdapterService::new(adapter, config.max_concurrent_subqueries, config.default_timeout);
+    let served = fedsearch_core::grpc::Served {
+        routes: tonic::service::Routes::new(service.into_server()),
+        service_names: vec!["fedsearch.adapter.v1.SourceAdapter"],
+    };
+    fedsearch_core::grpc::serve(listener, served, shutdown, config.shutdown_grace).await
+}
+
+/// What the kit needs from an adapter's config file: `server:` and `telemetry:` sections.
+pub trait AdapterConfig: serde::de::DeserializeOwned + fedsearch_core::config::Validate + Send + 'static {
+    fn server(&self) -> &ServerConfig;
+    fn telemetry(&self) -> &fedsearch_core::config::TelemetryConfig;
+}
+
+#[derive(clap::Parser, Debug)]
+struct Args {
+    /// YAML config file; `FEDSEARCH_*` environment variables override it.
+    #[arg(long, env = "FEDSEARCH_CONFIG")]
+    config: Option<std::path::PathBuf>,
+}
+
+/// The whole `main` of an adapter binary: parse `--config`, load and validate the config
+/// (exit 2 with one line on error), start telemetry, build the adapter, serve until
+/// SIGTERM/SIGINT, drain, flush spans.
+pub async fn run<C, A, F, Fut>(service: &'static str, build: F) -> anyhow::Result<()>
+where
+    C: AdapterConfig,
+    A: Adapter,
+    F: FnOnce(&C) -> Fut,
+    Fut: Future<Output = anyhow::Result<A>>,
+{
+    use clap::Parser;
+    let args = Args::parse();
+    let config: C = match fedsearch_core::config::load(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{service}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let telemetry = fedsearch_core::telemetry::init(service, config.telemetry())?;
+    let adapter = match build(&config).await {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{service}: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    let listener = fedsearch_core::grpc::bind(config.server().listen).await?;
+    tracing::info!(service, listen = %listener.local_addr()?, "serving");
+    let result = serve_adapter(adapter, listener, config.server(), fedsearch_core::shutdown::signal()).await;
+    telemetry.shutdown();
+    result
+}

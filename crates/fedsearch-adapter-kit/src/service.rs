@@ -1,0 +1,228 @@
+//! The `SourceAdapter` gRPC service around an [`Adapter`]: sub-query fan-in, deadlines,
+//! cancellation and per-sub-query status.
+
+use std::{collections::HashMap, pin::Pin, sync::Arc, time::Duration};
+
+use fedsearch_proto::{
+    adapter::{
+        DescribeRequest, DescribeResponse, FetchRequest, FetchResponse, HitBatch, ResultFrame, SearchFrame, SubQuery,
+        SubQueryDone, result_frame, search_frame,
+        source_adapter_server::{SourceAdapter, SourceAdapterServer},
+    },
+    types::SourceState,
+};
+use futures::Stream;
+use tokio::{
+    sync::{Semaphore, mpsc},
+    task::JoinSet,
+    time::Instant,
+};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::Instrument;
+
+use crate::{Adapter, AdapterError, HitSink, error::code_name};
+
+/// Sub-queries above this limit are refused.
+pub const MAX_LIMIT: u32 = 200;
+/// Limit used when a sub-query says 0.
+pub const DEFAULT_LIMIT: u32 = 10;
+
+/// The gRPC face of an adapter.
+pub struct AdapterService<A> {
+    adapter: Arc<A>,
+    permits: Arc<Semaphore>,
+    default_timeout: Duration,
+}
+
+impl<A: Adapter> AdapterService<A> {
+    pub fn new(adapter: A, max_concurrent: usize, default_timeout: Duration) -> Self {
+        Self { adapter: Arc::new(adapter), permits: Arc::new(Semaphore::new(max_concurrent)), default_timeout }
+    }
+
+    pub fn into_server(self) -> SourceAdapterServer<Self> {
+        SourceAdapterServer::new(self)
+    }
+}
+
+type ResultStream = Pin<Box<dyn Stream<Item = Result<ResultFrame, Status>> + Send>>;
+
+fn done(id: &str, state: SourceState, code: &str, message: String, hits: u32, started: Instant) -> ResultFrame {
+    ResultFrame {
+        frame: Some(result_frame::Frame::Done(SubQueryDone {
+            sub_query_id: id.to_string(),
+            state: state as i32,
+            code: code.to_string(),
+            message,
+            hit_count: hits,
+            latency_ms: started.elapsed().as_millis() as u64,
+        })),
+    }
+}
+
+fn check(query: &mut SubQuery) -> Result<(), AdapterError> {
+    if query.limit == 0 {
+        query.limit = DEFAULT_LIMIT;
+    }
+    if query.limit > MAX_LIMIT {
+        return Err(AdapterError::InvalidArgument(format!("limit must be at most {MAX_LIMIT}")));
+    }
+    match &query.user {
+        Some(user) if !user.subject.is_empty() => Ok(()),
+        _ => Err(AdapterError::Unauthenticated("sub-query carries no user context".into())),
+    }
+}
+
+/// Runs one sub-query to completion and returns its `SubQueryDone`.
+async fn run_one<A: Adapter>(
+    adapter: Arc<A>,
+    permits: Arc<Semaphore>,
+    mut query: SubQuery,
+    out: mpsc::Sender<Result<ResultFrame, Status>>,
+    default_timeout: Duration,
+) -> ResultFrame {
+    let started = Instant::now();
+    let id = query.id.clone();
+    if let Err(e) = check(&mut query) {
+        return done(&id, e.state(), code_name(e.code()), e.to_string(), 0, started);
+    }
+    let budget = crate::remaining(&query, default_timeout);
+    let (sink, mut batches) = HitSink::channel(8);
+    let work = async {
+        let _permit = permits
+            .acquire_owned()
+            .await
+            .map_err(|_| AdapterError::Unavailable("adapter is shutting down".into()))?;
+        adapter.search(query, sink).await
+    };
+    let forward = async {
+        let mut hits = 0u32;
+        while let Some(batch) = batches.recv().await {
+            hits += batch.len() as u32;
+            let frame = ResultFrame {
+                frame: Some(result_frame::Frame::Batch(HitBatch { sub_query_id: id.clone(), hits: batch })),
+            };
+            if out.send(Ok(frame)).await.is_err() {
+                break;
+            }
+        }
+        hits
+    };
+    let (result, hits) = tokio::join!(tokio::time::timeout(budget, work), forward);
+    match result {
+        Ok(Ok(())) => done(&id, SourceState::Ok, "OK", String::new(), hits, started),
+        Ok(Err(e)) => {
+            tracing::warn!(sub_query_id = %id, code = code_name(e.code()), error = %e, "sub-query failed");
+            done(&id, e.state(), code_name(e.code()), e.to_string(), hits, started)
+        }
+        Err(_) => done(
+            &id,
+            SourceState::Timeout,
+            "DEADLINE_EXCEEDED",
+            format!("no answer within {} ms", budget.as_millis()),
+            hits,
+            started,
+        ),
+    }
+}
+
+#[tonic::async_trait]
+impl<A: Adapter> SourceAdapter for AdapterService<A> {
+    async fn describe(&self, _request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
+        Ok(Response::new(self.adapter.describe()))
+    }
+
+    type SearchStream = ResultStream;
+
+    async fn search(&self, request: Request<Streaming<SearchFrame>>) -> Result<Response<Self::SearchStream>, Status> {
+        let mut inbound = request.into_inner();
+        let (out_tx, out_rx) = mpsc::channel::<Result<ResultFrame, Status>>(64);
+        let adapter = self.adapter.clone();
+        let permits = self.permits.clone();
+        let default_timeout = self.default_timeout;
+        let driver = async move {
+            let mut tasks: JoinSet<ResultFrame> = JoinSet::new();
+            let mut running: HashMap<String, tokio::task::AbortHandle> = HashMap::new();
+            let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
+            let mut inbound_open = true;
+            loop {
+                if !inbound_open && tasks.is_empty() {
+                    break;
+                }
+                tokio::select! {
+                    frame = inbound.message(), if inbound_open => match frame {
+                        Ok(Some(SearchFrame { frame: Some(search_frame::Frame::SubQuery(q)) })) => {
+                            if q.id.is_empty() || running.contains_key(&q.id) {
+                                let _ = out_tx.send(Err(Status::invalid_argument(
+                                    "every sub-query needs a unique, non-empty id",
+                                ))).await;
+                                break;
+                            }
+                            let span = tracing::info_span!(
+                                "adapter.subquery",
+                                otel.name = %format!("adapter.subquery {}", q.source),
+                                source = %q.source,
+                                sub_query_id = %q.id,
+                            );
+                            let id = q.id.clone();
+                            let handle = tasks.spawn(
+                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout).instrument(span),
+                            );
+                            ids.insert(handle.id(), id.clone());
+                            running.insert(id, handle);
+                        }
+                        Ok(Some(SearchFrame { frame: Some(search_frame::Frame::Cancel(c)) })) => {
+                            if let Some(handle) = running.get(&c.id) {
+                                handle.abort();
+                            }
+                        }
+                        Ok(Some(SearchFrame { frame: None })) => {}
+                        Ok(None) => inbound_open = false,
+                        Err(status) => {
+                            tracing::debug!(code = ?status.code(), "router closed the sub-query stream; cancelling");
+                            break;
+                        }
+                    },
+                    Some(joined) = tasks.join_next_with_id() => {
+                        let frame = match joined {
+                            Ok((tid, frame)) => { if let Some(id) = ids.remove(&tid) { running.remove(&id); } frame }
+                            Err(e) => {
+                                let id = ids.remove(&e.id()).unwrap_or_default();
+                                running.remove(&id);
+                                if e.is_cancelled() {
+                                    done(&id, SourceState::Skipped, "CANCELLED", "cancelled by the router".into(), 0, Instant::now())
+                                } else {
+                                    tracing::error!(sub_query_id = %id, "adapter panicked while running a sub-query");
+                                    done(&id, SourceState::Error, "INTERNAL", "internal adapter error".into(), 0, Instant::now())
+                                }
+                            }
+                        };
+                        if out_tx.send(Ok(frame)).await.is_err() {
+                            break;
+                        }
+                    }
+                    _ = out_tx.closed() => break,
+                }
+            }
+            // Dropping the JoinSet aborts whatever still runs (router gone).
+        };
+        tokio::spawn(driver.in_current_span());
+        Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
+    }
+
+    async fn fetch(&self, request: Request<FetchRequest>) -> Result<Response<FetchResponse>, Status> {
+        let request = request.into_inner();
+        if request.reference.is_empty() {
+            return Err(Status::invalid_argument("reference must not be empty"));
+        }
+        if request.user.as_ref().is_none_or(|u| u.subject.is_empty()) {
+            return Err(Status::unauthenticated("fetch carries no user context"));
+        }
+        let span = tracing::info_span!("adapter.fetch", source = %request.source);
+        match tokio::time::timeout(self.default_timeout, self.adapter.fetch(request).instrument(span)).await {
+            Ok(Ok(doc)) => Ok(Response::new(doc)),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(Status::deadline_exceeded("the source did not answer in time")),
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! End-user identity: verifying `authorization: Bearer <JWT>` and minting development tokens.
+//!
+//! Tokens are HS256 (shared secret) or RS256 (public key). `sub`, `groups` and `exp` are
+//! required; `attrs` is an optional string map (e.g. `business_lines`). The raw token never
+//! leaves the router: what travels on is the verified [`Identity`].
+
+use std::collections::{BTreeMap, HashMap};
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use fedsearch_proto::types::UserContext;
+
+/// Why a caller could not be authenticated. Messages are safe to return to the caller.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AuthError {
+    #[error("missing authorization metadata: send `authorization: Bearer <token>`")]
+    Missing,
+    #[error("malformed authorization metadata: expected `Bearer <token>`")]
+    Malformed,
+    #[error("token has expired")]
+    Expired,
+    #[error("token signature is invalid")]
+    BadSignature,
+    #[error("token is invalid: {0}")]
+    Invalid(String),
+}
+
+impl From<AuthError> for tonic::Status {
+    fn from(e: AuthError) -> Self {
+        tonic::Status::unauthenticated(e.to_string())
+    }
+}
+
+/// How tokens are verified. Exactly one of `hs256_secret` / `rs256_public_key_pem` is set.
+#[derive(Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JwtConfig {
+    /// Shared HS256 secret (at least 32 bytes).
+    #[serde(default)]
+    pub hs256_secret: Option<String>,
+    /// PEM-encoded RS256 public key.
+    #[serde(default)]
+    pub rs256_public_key_pem: Option<String>,
+    /// Expected `iss`, when set.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// Expected `aud`, when set.
+    #[serde(default)]
+    pub audience: Option<String>,
+    /// Clock skew tolerated on `exp`, in seconds.
+    #[serde(default = "default_leeway")]
+    pub leeway_secs: u64,
+}
+
+fn default_leeway() -> u64 {
+    30
+}
+
+impl std::fmt::Debug for JwtConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtConfig")
+            .field("hs256_secret", &self.hs256_secret.as_ref().map(|_| "<redacted>"))
+            .field("rs256_public_key_pem", &self.rs256_public_key_pem.is_some())
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish()
+    }
+}
+
+/// The claims fedsearch reads from a token.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Claims {
+    pub sub: String,
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attrs: BTreeMap<String, String>,
+    pub exp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<String>,
+}
+
+/// A verified end user.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    pub subject: String,
+    pub groups: Vec<String>,
+    pub attributes: BTreeMap<String, String>,
+}
+
+impl Identity {
+    /// True when the user is in at least one of `groups`, or `groups` is empty.
+    pub fn in_any_group(&self, groups: &[String]) -> bool {
+        groups.is_empty() || groups.iter().any(|g| self.groups.contains(g))
+    }
+
+    /// The user context sent with a sub-query (without any delegated credential).
+    pub fn to_user_context(&self) -> UserContext {
+        UserContext {
+            subject: self.subject.clone(),
+            groups: self.groups.clone(),
+            attributes: self.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<HashMap<_, _>>(),
+            delegated_credential: None,
+        }
+    }
+}
+
+/// Verifies bearer tokens against the configured key.
+#[derive(Clone)]
+pub struct JwtVerifier {
+    key: DecodingKey,
+    validation: Validation,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier").field("algorithms", &self.validation.algorithms).finish()
+    }
+}
+
+/// Minimum HS256 secret length, in bytes.
+pub const MIN_SECRET_LEN: usize = 32;
+
+impl JwtVerifier {
+    pub fn new(config: &JwtConfig) -> Result<Self, String> {
+        let (key, alg) = match (&config.hs256_secret, &config.rs256_public_key_pem) {
+            (Some(secret), None) => {
+                if secret.len() < MIN_SECRET_LEN {
+                    return Err(format!("auth.hs256_secret must be at least {MIN_SECRET_LEN} bytes"));
+                }
+                (
+                    DecodingKey::from_secret(secret.as_bytes())
+                        .map_err(|e| format!("auth.hs256_secret is not usable: {e}"))?,
+                    Algorithm::HS256,
+                )
+            }
+            (None, Some(pem)) => (
+                DecodingKey::from_rsa_pem(pem.as_bytes())
+                    .map_err(|e| format!("auth.rs256_public_key_pem is not a valid RSA public key: {e}"))?,
+                Algorithm::RS256,
+            ),
+            (Some(_), Some(_)) => {
+                return Err("auth: set only one of hs256_secret and rs256_public_key_pem".into());
+            }
+            (None, None) => return Err("auth: set hs256_secret or rs256_public_key_pem".into()),
+        };
+        let mut validation = Validation::new(alg);
+        validation.leeway = config.leeway_secs;
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        match &config.issuer {
+            Some(iss) => validation.set_issuer(&[iss]),
+            None => validation.iss = None,
+        }
+        match &config.audience {
+            Some(aud) => validation.set_audience(&[aud]),
+            None => validation.validate_aud = false,
+        }
+        Ok(Self { key, validation })
+    }
+
+    /// Verifies a raw token.
+    pub fn verify(&self, token: &str) -> Result<Identity, AuthError> {
+        use jsonwebtoken::errors::ErrorKind;
+        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| match e.kind() {
+            ErrorKind::ExpiredSignature => AuthError::Expired,
+            ErrorKind::InvalidSignature => AuthError::BadSignature,
+            ErrorKind::InvalidToken | ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) => {
+                AuthError::Invalid("not a well-formed JWT".into())
+            }
+            ErrorKind::InvalidAlgorithm => AuthError::Invalid("unexpected signing algorithm".into()),
+            ErrorKind::MissingRequiredClaim(c) => AuthError::Invalid(format!("missing claim `{c}`")),
+            ErrorKind::InvalidIssuer => AuthError::Invalid("unexpected issuer".into()),
+            ErrorKind::InvalidAudience => AuthError::Invalid("unexpected audience".into()),
+            _ => AuthError::Invalid("token rejected".into()),
+        })?;
+        let c = data.claims;
+        if c.sub.trim().is_empty() {
+            return Err(AuthError::Invalid("claim `sub` is empty".into()));
+        }
+        Ok(Identity { subject: c.sub, groups: c.groups, attributes: c.attrs })
+    }
+
+    /// Reads and verifies the `authorization` metadata of a request.
+    pub fn verify_metadata(&self, metadata: &tonic::metadata::MetadataMap) -> Result<Identity, AuthError> {
+        let value = metadata.get("authorization").ok_or(AuthError::Missing)?;
+        let value = value.to_str().map_err(|_| AuthError::Malformed)?;
+        self.verify_header(value)
+    }
+
+    /// Verifies an `authorization` header value (`Bearer <token>`).
+    pub fn verify_header(&self, value: &str) -> Result<Identity, AuthError> {
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or(AuthError::Malformed)?;
+        self.verify(token)
+    }
+}
+
+/// Mints an HS256 development token. Used by `fedsearch token` and by tests.
+pub fn mint_hs256(
+    secret: &str,
+    subject: &str,
+    groups: &[String],
+    attrs: BTreeMap<String, String>,
+    ttl: std::time::Duration,
+) -> Result<String, String> {
+    let now = chrono::Utc::now().timestamp().max(0) as u64;
+    let claims = Claims {
+        sub: subject.to_string(),
+        groups: groups.to_vec(),
+        attrs,
+        exp: now + ttl.as_secs(),
+        iat: Some(now),
+        iss: None,
+        aud: None,
+    };
+    mint_claims(secret, &claims)
+}
+
+/// Signs arbitrary claims with HS256 (tests use it for expired or odd tokens).
+pub fn mint_claims(secret: &str, claims: &Claims) -> Result<String, String> {
+    let key = EncodingKey::from_secret(secret.as_bytes()).map_err(|e| format!("cannot use the signing secret: {e}"))?;
+    jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &key).map_err(|e| format!("cannot sign token: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "0123456789abcdef0123456789abcdef-test";
+
+    fn verifier() -> JwtVerifier {
+        JwtVerifier::new(&JwtConfig { hs256_secret: Some(SECRET.into()), ..Default::default() }).unwrap()
+    }
+
+    #[test]
+    fn a_minted_token_verifies_with_its_claims() {
+        let attrs = BTreeMap::from([("business_lines".to_string(), "retail".to_string())]);
+        let token = mint_hs256(SECRET, "alice", &["support".into()], attrs.clone(), std::time::Duration::from_secs(60))
+            .unwrap();
+        let id = verifier().verify_header(&format!("Bearer {token}")).unwrap();
+        assert_eq!(id.subject, "alice");
+        assert_eq!(id.groups, vec!["support".to_string()]);
+        assert_eq!(id.attributes, attrs);
+    }
+
+    #[test]
+    fn expired_wrong_key_and_malformed_tokens_are_rejected() {
+        let now = chrono::Utc::now().timestamp() as u64;
+        let expired = mint_claims(
+            SECRET,
+            &Claims { sub: "a".into(), groups: vec![], attrs: Default::default(), exp: now - 3600, iat: None, iss: None, aud: None },
+        )
+        .unwrap();
+        assert_eq!(verifier().verify(&expired), Err(AuthError::Expired));
+        let other = mint_hs256("another-secret-that-is-long-enough-xx", "a", &[], Default::default(), std::time::Duration::from_secs(60)).unwrap();
+        assert_eq!(verifier().verify(&other), Err(AuthError::BadSignature));
+        assert!(matches!(verifier().verify("not.a.jwt"), Err(AuthError::Invalid(_))));
+        assert_eq!(verifier().verify_header("Basic abc"), Err(AuthError::Malformed));
+        assert_eq!(verifier().verify_header("Bearer "), Err(AuthError::Malformed));
+    }
+
+    #[test]
+    fn a_token_without_sub_or_exp_is_rejected() {
+        let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap();
+        let no_exp = jsonwebtoken::encode(&Header::default(), &serde_json::json!({"sub": "a", "groups": []}), &key).unwrap();
+        assert!(matches!(verifier().verify(&no_exp), Err(AuthError::Invalid(_))));
+        let now = chrono::Utc::now().timestamp() as u64 + 60;
+        let no_sub = jsonwebtoken::encode(&Header::default(), &serde_json::json!({"groups": [], "exp": now}), &key).unwrap();
+        assert!(matches!(verifier().verify(&no_sub), Err(AuthError::Invalid(_))));
+    }
+
+
+    #[test]
+    fn short_secrets_are_refused_at_start() {
+        let err = JwtVerifier::new(&JwtConfig { hs256_secret: Some("short".into()), ..Default::default() }).unwrap_err();
+        assert!(err.contains("at least 32 bytes"), "{err}");
+    }
+
+    #[test]
+    fn debug_output_hides_the_secret() {
+        let cfg = JwtConfig { hs256_secret: Some(SECRET.into()), ..Default::default() };
+        assert!(!format!("{cfg:?}").contains(SECRET));
+    }
+}

@@ -1,0 +1,98 @@
+//! Serving a set of gRPC services the same way everywhere: server spans from the incoming
+//! trace context, `grpc.health.v1` health, reflection, and graceful shutdown (NOT_SERVING,
+//! stop accepting, drain in-flight calls within a grace period).
+
+use std::{future::Future, time::Duration};
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::service::Routes;
+use tonic_health::{ServingStatus, server::HealthReporter};
+use tower_http::trace::{MakeSpan, TraceLayer};
+
+use crate::propagation::server_span;
+
+/// Makes the `grpc.server` span of each incoming request (see [`server_span`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MakeServerSpan;
+
+impl<B> MakeSpan<B> for MakeServerSpan {
+    fn make_span(&mut self, request: &http::Request<B>) -> tracing::Span {
+        server_span(request)
+    }
+}
+
+/// The tower layer every fedsearch server runs: one span per request, parented remotely.
+pub fn trace_layer() -> TraceLayer<tower_http::classify::SharedClassifier<tower_http::classify::GrpcErrorsAsFailures>, MakeServerSpan> {
+    TraceLayer::new_for_grpc().make_span_with(MakeServerSpan)
+}
+
+/// What to serve.
+pub struct Served {
+    /// The services (router, adapter, fusion...).
+    pub routes: Routes,
+    /// Fully-qualified names reported by the health service, e.g. `fedsearch.v1.FederatedSearch`.
+    pub service_names: Vec<&'static str>,
+}
+
+/// Serves `served` plus health and reflection on `listener` until `shutdown` resolves, then
+/// reports NOT_SERVING, stops accepting and waits up to `grace` for in-flight calls.
+pub async fn serve(
+    listener: TcpListener,
+    served: Served,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let (reporter, health_service) = tonic_health::server::health_reporter();
+    set_all(&reporter, &served.service_names, ServingStatus::Serving).await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(fedsearch_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| anyhow::anyhow!("cannot build the reflection service: {e}"))?;
+    let routes = served.routes.add_service(health_service).add_service(reflection);
+    let names = served.service_names.clone();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let health_for_stop = reporter.clone();
+    let signal = async move {
+        shutdown.await;
+        set_all(&health_for_stop, &names, ServingStatus::NotServing).await;
+        tracing::info!("not serving any more; draining in-flight calls");
+        let _ = stop_tx.send(());
+    };
+    let server = tonic::transport::Server::builder()
+        .layer(trace_layer())
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+    tokio::pin!(server);
+    tokio::select! {
+        res = &mut server => res.map_err(|e| anyhow::anyhow!("server error: {e}"))?,
+        _ = async { let _ = stop_rx.await; tokio::time::sleep(grace).await } => {
+            tracing::warn!(grace_ms = grace.as_millis() as u64, "in-flight calls did not drain in time; exiting");
+        }
+    }
+    Ok(())
+}
+
+async fn set_all(reporter: &HealthReporter, names: &[&'static str], status: ServingStatus) {
+    reporter.set_service_status("", status).await;
+    for name in names {
+        reporter.set_service_status(*name, status).await;
+    }
+}
+
+/// Binds `addr`, failing with one clear line when it is taken.
+pub async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
+}
+
+/// A lazily-connecting, long-lived channel to `endpoint` (shared by all queries).
+pub fn lazy_channel(endpoint: &str, connect_timeout: Duration) -> anyhow::Result<tonic::transport::Channel> {
+    let ep = tonic::transport::Endpoint::from_shared(endpoint.to_string())
+        .map_err(|e| anyhow::anyhow!("invalid endpoint `{endpoint}`: {e}"))?
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_while_idle(true);
+    Ok(ep.connect_lazy())
+}

@@ -1,0 +1,15 @@
+//! Shared service kit of fedsearch: identity, telemetry, trace propagation, config, serving.
+//!
+//! Every binary (router, fusion, the adapters) builds on this crate so that the cross-cutting
+//! behaviour — how a token is verified, how a trace crosses a hop, how a service shuts down —
+//! is written once.
+
+pub mod auth;
+pub mod config;
+pub mod grpc;
+pub mod propagation;
+pub mod shutdown;
+pub mod telemetry;
+pub mod time;
+
+pub use auth::{AuthError, Identity, JwtConfig, JwtVerifier};

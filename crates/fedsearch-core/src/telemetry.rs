@@ -1,0 +1,76 @@
+//! Logs and traces: JSON log lines carrying the trace id, OpenTelemetry spans exported over
+//! OTLP/gRPC when an endpoint is configured.
+//!
+//! The OpenTelemetry layer is installed even when export is off, so every request still gets
+//! a real trace id (returned to callers and written in logs) and trace context still propagates
+//! to the next hop.
+
+use opentelemetry::{KeyValue, trace::TracerProvider as _};
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
+use tracing_subscriber::{EnvFilter, layer::SubscriberExt, util::SubscriberInitExt};
+
+use crate::config::{LogFormat, TelemetryConfig};
+
+/// Keeps the tracer provider alive; call [`Telemetry::shutdown`] to flush spans on exit.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+}
+
+impl Telemetry {
+    /// Flushes and stops span export.
+    pub fn shutdown(self) {
+        if let Err(e) = self.provider.force_flush() {
+            tracing::warn!(error = %e, "flushing spans failed");
+        }
+        let _ = self.provider.shutdown();
+    }
+}
+
+/// Builds the tracer provider for `service`: batch export to `otlp_endpoint` when set.
+pub fn tracer_provider(service: &str, otlp_endpoint: Option<&str>) -> anyhow::Result<SdkTracerProvider> {
+    let resource = Resource::builder()
+        .with_service_name(service.to_string())
+        .with_attribute(KeyValue::new("service.namespace", "fedsearch"))
+        .build();
+    let mut builder = SdkTracerProvider::builder().with_resource(resource);
+    if let Some(endpoint) = otlp_endpoint {
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(endpoint.to_string())
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot build the OTLP exporter for {endpoint}: {e}"))?;
+        builder = builder.with_batch_exporter(exporter);
+    }
+    Ok(builder.build())
+}
+
+/// Installs the global subscriber for a service. Safe to call twice (the second is a no-op,
+/// which in-process tests rely on).
+pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<Telemetry> {
+    let provider = tracer_provider(service, config.otlp_endpoint.as_deref())?;
+    let tracer = provider.tracer(service);
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .or_else(|| config.log_filter.clone())
+        .unwrap_or_else(|| "info,h2=warn,hyper=warn,tower=warn,opentelemetry=warn".to_string());
+    let filter = EnvFilter::try_new(&filter).map_err(|e| anyhow::anyhow!("invalid log filter `{filter}`: {e}"))?;
+    let otel = tracing_opentelemetry::layer().with_tracer(tracer);
+    let registry = tracing_subscriber::registry().with(filter).with(otel);
+    let result = match config.log_format {
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_current_span(true)
+                    .with_span_list(false)
+                    .with_writer(std::io::stderr),
+            )
+            .try_init(),
+        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr)).try_init(),
+    };
+    if result.is_err() {
+        tracing::debug!("a global subscriber was already installed; keeping it");
+    }
+    Ok(Telemetry { provider })
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# DokuWiki backend for fedsearch: a real DokuWiki (Debian package, 2022-07-31 "Igor") with per-user
+# ACLs and the sample company's pages, served by `php -S` behind a router that hides data/ & conf/.
+#
+# Usage: scripts/backends/dokuwiki.sh install | start | stop [--keep-data] | status
+#
+#   install            apt packages dokuwiki php-cli php-xml php8.2-cgi (php8.2-cgi keeps apache out)
+#   start              build an isolated instance under $FEDSEARCH_RUN_DIR/dokuwiki (or reuse one kept
+#                      by `stop --keep-data`), serve it on 127.0.0.1:$DOKUWIKI_PORT, wait until it
+#                      answers, write $FEDSEARCH_RUN_DIR/dokuwiki.env. No-op when already running.
+#   stop               stop php and delete the instance (pages, users, secrets, env file)
+#   stop --keep-data   stop php only; the next `start` serves the same instance and credentials
+#   status             prints running/stopped; exit 0 when running, 3 when not
+#
+# Env: DOKUWIKI_PORT (default 8090), FEDSEARCH_RUN_DIR (default <repo>/.run).
+# Files: $FEDSEARCH_RUN_DIR/dokuwiki/site        document root (code, conf/, data/)
+#        $FEDSEARCH_RUN_DIR/dokuwiki/secrets.yaml subject -> {username, password} (mode 0600)
+#        $FEDSEARCH_RUN_DIR/dokuwiki.env          DOKUWIKI_URL=..., DOKUWIKI_SECRETS=...
+#        $FEDSEARCH_RUN_DIR/dokuwiki.pid, dokuwiki.log (php -S access log; never has passwords)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+PORT="${DOKUWIKI_PORT:-8090}"
+HERE="$FEDSEARCH_ROOT/scripts/backends/dokuwiki"
+PAGES_SRC="$FEDSEARCH_ROOT/data/sample/wiki"
+INST="$FEDSEARCH_RUN_DIR/dokuwiki"
+SITE="$INST/site"
+SECRETS="$INST/secrets.yaml"
+ENV_FILE="$FEDSEARCH_RUN_DIR/dokuwiki.env"
+PID_FILE="$FEDSEARCH_RUN_DIR/dokuwiki.pid"
+LOG_FILE="$FEDSEARCH_RUN_DIR/dokuwiki.log"
+READY="$INST/.ready"   # written last when an instance build completes
+
+# Wiki accounts from data/sample/COMPANY.md (eve has none). Last field: the subject (JWT sub)
+# the adapter maps to this account in the secrets file.
+AUTH_SPEC='
+user|alice|Alice (support, retail)|alice@spruce-mall.example|user,support|alice
+user|dave|Dave (support, wholesale)|dave@spruce-mall.example|user,support|dave
+user|bob|Bob (finance)|bob@spruce-mall.example|user,finance|bob
+user|carol|Carol|carol@spruce-mall.example|user|carol
+# Names are encoded by gen_auth.php (auth_nameencode); write them plainly here.
+acl|*|@ALL|0
+acl|public:*|@ALL|0
+acl|public:*|@user|1
+acl|support:*|@ALL|0
+acl|support:*|@support|1
+acl|finance:*|@ALL|0
+acl|finance:*|@finance|1
+'
+
+# running() PID: alive and not a zombie (after SIGTERM php exits at once, but init may take ~1 s
+# to reap it; a zombie has already closed its socket).
+running() {
+  local st
+  st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+# is_ours PID: a php -S serving this instance (guards against a recycled pid in a stale pid file)
+is_ours() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-t $SITE "; }
+php_alive() { [ -f "$PID_FILE" ] && running "$(cat "$PID_FILE")" && is_ours "$(cat "$PID_FILE")"; }
+
+stop_php() {
+  local pid
+  [ -f "$PID_FILE" ] || return 1
+  pid=$(cat "$PID_FILE")
+  if running "$pid" && is_ours "$pid"; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
+    running "$pid" && kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$PID_FILE"
+}
+
+http_ok() {  # the wiki answers its XML-RPC endpoint (401 without credentials is an answer)
+  local code
+  code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' -H 'Content-Type: text/xml' \
+    --data '<?xml version="1.0"?><methodCall><methodName>dokuwiki.getVersion</methodName></methodCall>' \
+    "http://127.0.0.1:$PORT/lib/exe/xmlrpc.php" 2>/dev/null) || return 1
+  [ "$code" = 200 ] || [ "$code" = 401 ]
+}
+
+cmd_install() {
+  apt_install dokuwiki php-cli php-xml php8.2-cgi curl
+  log "installed: dokuwiki $(cat /usr/share/dokuwiki/VERSION 2>/dev/null), $(php -r 'echo "php ", PHP_VERSION;')"
+}
+
+need_installed() {
+  [ -f /usr/share/dokuwiki/doku.php ] && command -v php >/dev/null && command -v curl >/dev/null \
+    || die "DokuWiki is not installed; run: $0 install"
+}
+
+# link_code SITE — the DokuWiki code tree for an instance: ~100 symlinks into the Debian package
+# plus real copies of exactly the files whose location decides where DokuWiki looks for its
+# config (a full `cp -rL` is 5,300 files; deleting it took 1.5-7 s on this disk).
+#  - PHP resolves symlinks in __FILE__/__DIR__, and the entry points derive DOKU_INC from it
+#    (doku.php, lib/exe/*.php, bin/*.php), as does inc/init.php for inc/preload.php: these are copied.
+#  - inc/preload.php (Debian's, hard-codes /etc/dokuwiki) and install.php are left out, so
+#    DOKU_CONF = SITE/conf/ and $conf['savedir'] in local.php puts data in SITE/data.
+link_code() {
+  local site=$1 src=/usr/share/dokuwiki f name
+  mkdir -p "$site/inc" "$site/lib"
+  cp "$src/doku.php" "$src/index.php" "$src/feed.php" "$src/VERSION" "$site/"
+  cp -r "$src/bin" "$site/bin"
+  cp -r "$src/lib/exe" "$site/lib/exe"
+  ln -s "$src/vendor" "$site/vendor"
+  for f in "$src"/lib/*; do
+    name=${f##*/}
+    [ "$name" = exe ] && continue
+    ln -s "$(readlink -f "$f")" "$site/lib/$name"   # lib/plugins, lib/tpl -> /var/lib/dokuwiki/lib/...
+  done
+  for f in "$src"/inc/* "$src"/inc/.htaccess; do
+    name=${f##*/}
+    case $name in
+      preload.php) ;;
+      init.php) cp "$f" "$site/inc/" ;;
+      *) ln -s "$f" "$site/inc/$name" ;;
+    esac
+  done
+}
+
+build_instance() {
+  local t0 n
+  t0=$EPOCHREALTIME
+  rm -rf "$INST"
+  mkdir -p "$SITE"
+  chmod 700 "$INST"
+  link_code "$SITE"
+  mkdir -p "$SITE/conf" "$SITE/data"
+  cp -rL /etc/dokuwiki/. "$SITE/conf/"
+  rm -f "$SITE/conf/apache.conf" "$SITE/conf/lighttpd.conf" "$SITE/conf/mysql.conf.php.example"
+  cp -r /var/lib/dokuwiki/data/. "$SITE/data/"
+  rm -rf "$SITE/data/pages"/* "$SITE/data/meta"/* "$SITE/data/attic"/* "$SITE/data/index"/* \
+    "$SITE/data/cache"/*   # drop the package's wiki:* and playground pages
+  cat >"$SITE/conf/local.php" <<'PHP'
+<?php
+// Written by scripts/backends/dokuwiki.sh: isolated fedsearch test instance.
+$conf['title']       = 'Spruce Mall Wiki 云杉商城';
+$conf['lang']        = 'en';
+$conf['savedir']     = DOKU_INC.'data';
+$conf['useacl']      = 1;
+$conf['authtype']    = 'authplain';
+$conf['superuser']   = '@admin';
+$conf['remote']      = 1;
+$conf['remoteuser']  = '@user';
+$conf['useheading']  = 1;
+$conf['updatecheck'] = 0;
+$conf['dnslookups']  = 0;
+$conf['userewrite']  = 0;
+$conf['disableactions'] = 'register,resendpwd';
+PHP
+  printf '<?php\n$plugins['"'"'popularity'"'"'] = 0;\n$plugins['"'"'extension'"'"'] = 0;\n' \
+    >"$SITE/conf/plugins.local.php"
+
+  # users, ACL and the adapter's credentials
+  printf '%s\n' "$AUTH_SPEC" | php "$HERE/gen_auth.php" "$SITE" "$SECRETS" >/dev/null
+
+  # sample pages: data/sample/wiki/<ns>/<page>.txt
+  n=0
+  while IFS= read -r -d '' f; do
+    rel=${f#"$PAGES_SRC/"}
+    mkdir -p "$SITE/data/pages/$(dirname "$rel")"
+    cp "$f" "$SITE/data/pages/$rel"
+    n=$((n + 1))
+  done < <(find "$PAGES_SRC" -mindepth 2 -maxdepth 2 -name '*.txt' -not -path '*/xmlrpc-examples/*' -print0)
+  [ "$n" -gt 0 ] || die "no sample pages found under $PAGES_SRC/<ns>/<page>.txt"
+
+  # ages from mtimes.txt (file mtime + changelog + metadata), then the search index
+  if [ -f "$PAGES_SRC/mtimes.txt" ]; then
+    php "$HERE/seed_meta.php" "$SITE" "$PAGES_SRC/mtimes.txt" >/dev/null
+  fi
+  HTTP_HOST=127.0.0.1 SERVER_PORT=80 php "$SITE/bin/indexer.php" -c -q \
+    || die "indexing the sample pages failed"
+  touch "$READY"
+  log "built instance in $INST ($n pages) in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.2f", b-a}') s"
+}
+
+write_env() {
+  local tmp="$ENV_FILE.tmp"
+  printf 'DOKUWIKI_URL=http://127.0.0.1:%s\nDOKUWIKI_SECRETS=%s\n' "$PORT" "$SECRETS" >"$tmp"
+  mv "$tmp" "$ENV_FILE"
+}
+
+cmd_start() {
+  need_installed
+  if php_alive; then
+    if http_ok; then
+      log "already running on http://127.0.0.1:$PORT (pid $(cat "$PID_FILE"))"
+      [ -f "$ENV_FILE" ] || write_env
+      return 0
+    fi
+    die "pid $(cat "$PID_FILE") from $PID_FILE is alive but 127.0.0.1:$PORT does not answer; run: $0 stop"
+  fi
+  rm -f "$PID_FILE"
+  port_free "$PORT"
+
+  if [ -f "$READY" ] && [ -f "$SECRETS" ]; then
+    log "reusing kept instance $INST"
+  else
+    build_instance
+  fi
+
+  mkdir -p "$SITE/data/tmp"
+  # stdin/stdout/stderr detached so callers capturing our output ($(...), pipes) do not hang.
+  setsid php -d session.save_path="$SITE/data/tmp" -d display_errors=0 -d log_errors=1 \
+    -S "127.0.0.1:$PORT" -t "$SITE" "$HERE/router.php" </dev/null >>"$LOG_FILE" 2>&1 &
+  echo $! >"$PID_FILE"
+
+  local i
+  for i in $(seq 150); do
+    http_ok && break
+    running "$(cat "$PID_FILE")" || { rm -f "$PID_FILE"; die "php -S exited at startup; see $LOG_FILE"; }
+    sleep 0.1
+  done
+  http_ok || { stop_php; die "DokuWiki did not answer on 127.0.0.1:$PORT within 15 s; see $LOG_FILE"; }
+  write_env
+  log "DokuWiki running on http://127.0.0.1:$PORT (pid $(cat "$PID_FILE")); env in $ENV_FILE"
+}
+
+cmd_stop() {
+  local keep=0
+  [ "${1:-}" = "--keep-data" ] && keep=1
+  if stop_php; then
+    log "stopped"
+  else
+    log "not running"
+  fi
+  if [ "$keep" = 0 ]; then
+    rm -rf "$INST" "$ENV_FILE"
+    log "removed instance $INST"
+  else
+    log "kept instance $INST (next start reuses it)"
+  fi
+}
+
+cmd_status() {
+  if php_alive && http_ok; then
+    echo "dokuwiki: running on http://127.0.0.1:$PORT (pid $(cat "$PID_FILE"))"
+    return 0
+  elif php_alive; then
+    echo "dokuwiki: process $(cat "$PID_FILE") alive but not answering on 127.0.0.1:$PORT"
+    return 3
+  fi
+  if [ -f "$READY" ]; then echo "dokuwiki: stopped (instance kept in $INST)"; else echo "dokuwiki: stopped"; fi
+  return 3
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) cmd_start ;;
+  stop) shift; cmd_stop "$@" ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 install | start | stop [--keep-data] | status" >&2; exit 2 ;;
+esac

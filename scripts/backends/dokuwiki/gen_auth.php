@@ -1,0 +1,108 @@
+<?php
+/**
+ * Writes the users, ACL and the adapter's credentials file of a DokuWiki instance
+ * (used by scripts/backends/dokuwiki.sh start).
+ *
+ *   php gen_auth.php SITE_DIR SECRETS_FILE < spec
+ *
+ * spec lines ('#' comments allowed), fields separated by '|':
+ *   user|<login>|<full name>|<email>|<group,group,...>|<subject or empty>
+ *   acl|<scope>|<@group or login>|<permission>
+ *
+ * - users.auth.php gets `login:bcrypt-hash:Name:email:groups` (bcrypt cost 4: ~1 ms per Basic-auth
+ *   check instead of ~67 ms at cost 10). Passwords are random per build and never printed.
+ * - acl.auth.php: user and group names are written through DokuWiki's own auth_nameencode();
+ *   a plain `chen.hao` would silently never match (it must be `chen%2ehao`).
+ * - SECRETS_FILE (mode 0600) maps subject -> {username, password} for every user with a subject.
+ */
+
+if ($argc < 3) {
+    fwrite(STDERR, "usage: php gen_auth.php SITE_DIR SECRETS_FILE < spec\n");
+    exit(2);
+}
+$site = rtrim(realpath($argv[1]), '/') . '/';
+$secretsFile = $argv[2];
+
+$_SERVER['HTTP_HOST'] = $_SERVER['HTTP_HOST'] ?? '127.0.0.1';
+$_SERVER['SERVER_PORT'] = $_SERVER['SERVER_PORT'] ?? '80';
+define('DOKU_INC', $site);
+define('NOSESSION', 1);
+require_once(DOKU_INC . 'inc/init.php');
+
+$users = [];
+$acl = [];
+foreach (explode("\n", stream_get_contents(STDIN)) as $n => $line) {
+    $line = trim($line);
+    if ($line === '' || $line[0] === '#') continue;
+    $f = array_map('trim', explode('|', $line));
+    if ($f[0] === 'user' && count($f) >= 5) {
+        $users[] = ['login' => $f[1], 'name' => $f[2], 'mail' => $f[3],
+            'groups' => array_filter(array_map('trim', explode(',', $f[4]))),
+            'subject' => $f[5] ?? ''];
+    } elseif ($f[0] === 'acl' && count($f) === 4 && ctype_digit($f[3])) {
+        $acl[] = ['scope' => $f[1], 'who' => $f[2], 'perm' => (int)$f[3]];
+    } else {
+        fwrite(STDERR, "gen_auth: spec line " . ($n + 1) . " not understood\n");
+        exit(1);
+    }
+}
+
+function yaml_str(string $s): string
+{
+    return '"' . addcslashes($s, "\"\\\0..\37") . '"';
+}
+
+$authLines = ["# users.auth.php written by scripts/backends/dokuwiki/gen_auth.php",
+    "# login:passwordhash:Real Name:email:groups,comma,separated", ""];
+$secrets = [];
+foreach ($users as $u) {
+    if (!preg_match('/^[a-z0-9._-]+$/', $u['login'])) {
+        fwrite(STDERR, "gen_auth: unsupported login '{$u['login']}'\n");
+        exit(1);
+    }
+    // letters and digits only: safe in YAML, URLs and Basic auth without escaping
+    $pw = substr(strtr(base64_encode(random_bytes(18)), '+/=', 'xyz'), 0, 20);
+    $hash = password_hash($pw, PASSWORD_BCRYPT, ['cost' => 4]);
+    // authplain escapes ':' in fields itself; our names and mails contain none
+    $authLines[] = implode(':', [$u['login'], $hash, str_replace(':', ' ', $u['name']),
+        str_replace(':', ' ', $u['mail']), implode(',', $u['groups'])]);
+    if ($u['subject'] !== '') $secrets[$u['subject']] = ['username' => $u['login'], 'password' => $pw];
+}
+
+$aclLines = ["# acl.auth.php written by scripts/backends/dokuwiki/gen_auth.php",
+    "# <scope> <user or @group, encoded with auth_nameencode> <permission>", ""];
+foreach ($acl as $a) {
+    $aclLines[] = $a['scope'] . "\t" . auth_nameencode($a['who'], true) . "\t" . $a['perm'];
+}
+
+$users_file = DOKU_CONF . 'users.auth.php';
+$acl_file = DOKU_CONF . 'acl.auth.php';
+file_put_contents($users_file, implode("\n", $authLines) . "\n");
+file_put_contents($acl_file, implode("\n", $aclLines) . "\n");
+chmod($users_file, 0600);
+
+$y = [];
+$y[] = '# DokuWiki credentials for the fedsearch wiki adapter ("mapped" identity mode).';
+$y[] = '# Written by scripts/backends/dokuwiki.sh start; passwords are random per instance build';
+$y[] = '# (kept across `stop --keep-data` / `start`). Do not log or commit this file.';
+$y[] = '#';
+$y[] = '# Format: a YAML mapping from the end user\'s subject (JWT `sub`) to the DokuWiki account';
+$y[] = '# the adapter uses for that user (HTTP Basic auth on /lib/exe/xmlrpc.php):';
+$y[] = '#   <subject>:';
+$y[] = '#     username: <dokuwiki login>';
+$y[] = '#     password: "<password>"';
+$y[] = '# A subject that is not listed has no wiki account: the wiki source is DENIED for it.';
+foreach ($secrets as $sub => $c) {
+    $y[] = (preg_match('/^[a-z0-9._-]+$/', $sub) ? $sub : yaml_str($sub)) . ':';
+    $y[] = '  username: ' . yaml_str($c['username']);
+    $y[] = '  password: ' . yaml_str($c['password']);
+}
+$old = umask(077);
+$tmp = $secretsFile . '.tmp';
+file_put_contents($tmp, implode("\n", $y) . "\n");
+chmod($tmp, 0600);
+rename($tmp, $secretsFile);
+umask($old);
+
+echo "gen_auth: " . count($users) . " users, " . count($acl) . " ACL lines, " . count($secrets)
+    . " credentials in " . $secretsFile . "\n";
