@@ -20,6 +20,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 PORT="${DOKUWIKI_PORT:-8090}"
+[[ $PORT =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || die "DOKUWIKI_PORT must be a port number, got '$PORT'"
 HERE="$FEDSEARCH_ROOT/scripts/backends/dokuwiki"
 PAGES_SRC="$FEDSEARCH_ROOT/data/sample/wiki"
 INST="$FEDSEARCH_RUN_DIR/dokuwiki"
@@ -187,7 +188,7 @@ cmd_start() {
       [ -f "$ENV_FILE" ] || write_env
       return 0
     fi
-    die "pid $(cat "$PID_FILE") from $PID_FILE is alive but 127.0.0.1:$PORT does not answer; run: $0 stop"
+    die "php -S pid $(cat "$PID_FILE") serves this instance but 127.0.0.1:$PORT does not answer (started with another DOKUWIKI_PORT?); run: $0 stop"
   fi
   rm -f "$PID_FILE"
   port_free "$PORT"
@@ -199,9 +200,18 @@ cmd_start() {
   fi
 
   mkdir -p "$SITE/data/tmp"
-  # stdin/stdout/stderr detached so callers capturing our output ($(...), pipes) do not hang.
-  setsid php -d session.save_path="$SITE/data/tmp" -d display_errors=0 -d log_errors=1 \
-    -S "127.0.0.1:$PORT" -t "$SITE" "$HERE/router.php" </dev/null >>"$LOG_FILE" 2>&1 &
+  # Detached: stdin/stdout/stderr to /dev/null and the log, every other inherited descriptor closed
+  # (a caller's pipe or our lock fd must not be held open by the server), own session.
+  # One worker only: with PHP_CLI_SERVER_WORKERS the forked workers survive SIGTERM to the master.
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"
+    done
+    exec setsid env -u PHP_CLI_SERVER_WORKERS php -d session.save_path="$SITE/data/tmp" \
+      -d display_errors=0 -d log_errors=1 \
+      -S "127.0.0.1:$PORT" -t "$SITE" "$HERE/router.php"
+  ) </dev/null >>"$LOG_FILE" 2>&1 &
   echo $! >"$PID_FILE"
 
   local i
@@ -217,7 +227,11 @@ cmd_start() {
 
 cmd_stop() {
   local keep=0
-  [ "${1:-}" = "--keep-data" ] && keep=1
+  case "${1:-}" in
+    --keep-data) keep=1 ;;
+    "") ;;
+    *) die "unknown option for stop: $1 (only --keep-data)" ;;
+  esac
   if stop_php; then
     log "stopped"
   else
@@ -243,10 +257,13 @@ cmd_status() {
   return 3
 }
 
+# start/stop/status of one run dir are serialised (two test processes calling start at once).
+lock() { exec 8>"$FEDSEARCH_RUN_DIR/dokuwiki.lock"; flock 8; }
+
 case "${1:-}" in
   install) cmd_install ;;
-  start) cmd_start ;;
-  stop) shift; cmd_stop "$@" ;;
+  start) lock; cmd_start ;;
+  stop) shift; lock; cmd_stop "$@" ;;
   status) cmd_status ;;
   *) echo "usage: $0 install | start | stop [--keep-data] | status" >&2; exit 2 ;;
 esac
