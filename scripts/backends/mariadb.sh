@@ -133,7 +133,7 @@ EOF
 cmd_seed() {
   need_binaries
   is_running || die "mariadb is not running; run: $0 start"
-  "$SQL_DIR/render.sh" | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding failed"
+  bash "$SQL_DIR/render.sh" | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding failed"
   touch "$MDB_SEEDED"
   log "seeded database $MDB_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e 'SELECT count(*) FROM orders') orders)"
 }

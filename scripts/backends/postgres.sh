@@ -168,7 +168,7 @@ EOF
 cmd_seed() {
   need_binaries
   is_running || die "postgres is not running; run: $0 start"
-  "$SQL_DIR/render.sh" | PGOPTIONS="-c client_min_messages=warning" \
+  bash "$SQL_DIR/render.sh" | PGOPTIONS="-c client_min_messages=warning" \
     "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url)" >/dev/null \
     || die "seeding failed"
   "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url)" \
@@ -201,7 +201,7 @@ cmd_start() {
     # setsid: the postmaster gets its own session, so it outlives the shell/job that started it.
     as_pg setsid -w "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 -s start \
       || { tail -20 "$PG_LOG" >&2; die "postgres did not start (log: $PG_LOG)"; }
-    "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -t 30 || die "postgres does not accept TCP connections on 127.0.0.1:$PG_PORT"
+    "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -U "$PG_RO_USER" -d "$PG_DB" -t 30 || die "postgres does not accept TCP connections on 127.0.0.1:$PG_PORT"
   fi
   ensure_roles
   write_env

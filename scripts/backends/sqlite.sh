@@ -42,7 +42,7 @@ EOF
 cmd_seed() {
   need_cli
   # One transaction (render.sh emits BEGIN ... COMMIT): readers see the old or the new data, never half.
-  { echo "PRAGMA journal_mode = DELETE;"; "$SQL_DIR/render.sh"; } \
+  { echo "PRAGMA journal_mode = DELETE;"; bash "$SQL_DIR/render.sh"; } \
     | sqlite3 -bail "$SQLITE_PATH" >/dev/null || die "seeding $SQLITE_PATH failed"
   log "seeded $SQLITE_PATH ($(sqlite3 "$(ro_uri)" 'SELECT count(*) FROM orders') orders)"
 }
