@@ -1,0 +1,317 @@
+//! The sql-adapter config file: `server:`, `telemetry:`, `database:`, `source:` and the
+//! whitelisted query templates (search templates and one fetch template per entity).
+//!
+//! Every struct uses `deny_unknown_fields`; [`SqlAdapterConfig::validate`] compiles every
+//! template for the configured engine, so a template without a permission predicate (and not
+//! marked `public: true`), an undeclared parameter or a bad regex is a start-up error naming
+//! the key.
+
+use std::{collections::BTreeMap, fmt, path::PathBuf, time::Duration};
+
+use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_core::config::{TelemetryConfig, Validate};
+use serde::Deserialize;
+
+use crate::{sql::Engine, template::Catalog};
+
+/// The whole config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlAdapterConfig {
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+    pub database: DatabaseConfig,
+    pub source: SourceConfig,
+    /// User attributes that hold comma-separated lists (`business_lines: retail,wholesale`);
+    /// `:user.<name>` then expands to one placeholder per element. `groups` is always a list.
+    #[serde(default)]
+    pub list_attributes: Vec<String>,
+    /// Reusable SQL snippets, `{name}` in template SQL, optionally per engine (e.g. how to read
+    /// a NUMERIC column as text). Config text only; never user input.
+    #[serde(default)]
+    pub fragments: BTreeMap<String, EngineText>,
+    pub templates: Vec<TemplateConfig>,
+    /// One fetch template per entity (`full_text_ref` = `<entity>:<id>`); binds `:id`.
+    #[serde(default)]
+    pub fetch: Vec<TemplateConfig>,
+}
+
+/// A string that never shows in Debug output (DSNs carry passwords).
+#[derive(Clone, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Redacted(pub String);
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// Name of an environment variable holding the DSN (preferred: keeps secrets out of files).
+    #[serde(default)]
+    pub url_env: Option<String>,
+    /// A file whose first line is the DSN.
+    #[serde(default)]
+    pub url_file: Option<PathBuf>,
+    /// The DSN inline; for demo-only values (e.g. a local SQLite file).
+    #[serde(default)]
+    pub url: Option<Redacted>,
+    #[serde(default = "default_max_connections")]
+    pub max_connections: u32,
+    #[serde(default)]
+    pub min_connections: u32,
+    /// How long a query waits for a pooled connection (or a new one) before UNAVAILABLE.
+    #[serde(default = "default_acquire_timeout", with = "fedsearch_core::config::duration")]
+    pub acquire_timeout: Duration,
+    #[serde(default = "default_idle_timeout", with = "fedsearch_core::config::duration")]
+    pub idle_timeout: Duration,
+    /// Upper bound for one statement; the sub-query deadline lowers it further.
+    #[serde(default = "default_statement_timeout", with = "fedsearch_core::config::duration")]
+    pub statement_timeout: Duration,
+}
+
+fn default_max_connections() -> u32 {
+    8
+}
+fn default_acquire_timeout() -> Duration {
+    Duration::from_secs(2)
+}
+fn default_idle_timeout() -> Duration {
+    Duration::from_secs(300)
+}
+fn default_statement_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+
+impl DatabaseConfig {
+    /// The DSN: `url_env` (when that variable is set), else `url_file`, else `url`.
+    pub fn resolve_url(&self) -> Result<String, String> {
+        if let Some(var) = &self.url_env
+            && let Ok(v) = std::env::var(var)
+            && !v.trim().is_empty()
+        {
+            return Ok(v.trim().to_string());
+        }
+        if let Some(path) = &self.url_file {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("`database.url_file` {} cannot be read: {e}", path.display()))?;
+            return text
+                .lines()
+                .next()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty())
+                .ok_or_else(|| format!("`database.url_file` {} is empty", path.display()));
+        }
+        if let Some(url) = &self.url {
+            return Ok(url.0.trim().to_string());
+        }
+        match &self.url_env {
+            Some(var) => Err(format!("`database.url_env`: environment variable {var} is not set")),
+            None => Err("`database` needs one of `url_env`, `url_file` or `url`".into()),
+        }
+    }
+
+    /// The engine of the resolved DSN.
+    pub fn engine(&self) -> Result<Engine, String> {
+        let url = self.resolve_url()?;
+        Engine::from_url(&url).ok_or_else(|| {
+            "`database.url` must start with postgres://, mysql://, mariadb:// or sqlite:".to_string()
+        })
+    }
+}
+
+/// The logical source this adapter serves.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub when_to_use: String,
+}
+
+/// SQL text: one portable string, or per engine (`default` for the rest).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum EngineText {
+    One(String),
+    PerEngine(PerEngineText),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerEngineText {
+    #[serde(default)]
+    pub default: Option<String>,
+    #[serde(default)]
+    pub postgres: Option<String>,
+    #[serde(default)]
+    pub mysql: Option<String>,
+    #[serde(default)]
+    pub sqlite: Option<String>,
+}
+
+impl EngineText {
+    pub fn for_engine(&self, engine: Engine) -> Option<&str> {
+        match self {
+            Self::One(s) => Some(s),
+            Self::PerEngine(p) => match engine {
+                Engine::Postgres => p.postgres.as_deref(),
+                Engine::Mysql => p.mysql.as_deref(),
+                Engine::Sqlite => p.sqlite.as_deref(),
+            }
+            .or(p.default.as_deref()),
+        }
+    }
+}
+
+/// One whitelisted query.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateConfig {
+    /// Template name (for fetch templates: the entity name used in `full_text_ref`).
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub when_to_use: String,
+    /// The SQL; `{permission}` marks where the permission predicate goes, `{fragment}` inserts a
+    /// configured fragment, `:param` binds a parameter, `:user.x` binds from the user context,
+    /// `:limit` binds the row limit.
+    pub sql: EngineText,
+    /// The permission predicate, bound from the user context, e.g.
+    /// `o.business_line IN (:user.business_lines)`. Required unless `public: true`.
+    #[serde(default)]
+    pub permission: Option<EngineText>,
+    /// Explicitly allows a template without a permission predicate.
+    #[serde(default)]
+    pub public: bool,
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamSpec>,
+    #[serde(default = "default_max_rows")]
+    pub max_rows: u32,
+    /// How a sub-query without an explicit template selects this one.
+    #[serde(default, rename = "match")]
+    pub matching: MatchConfig,
+    /// How a row becomes a hit (or a fetched record).
+    pub hit: HitConfig,
+    /// The fetch entity the row ids belong to (`full_text_ref` = `<fetch>:<id>`).
+    #[serde(default)]
+    pub fetch: Option<String>,
+}
+
+fn default_max_rows() -> u32 {
+    50
+}
+
+/// Parameter types.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamType {
+    String,
+    Int,
+    Float,
+    /// `YYYY-MM-DD`, bound as that text.
+    Date,
+    /// RFC 3339 or `YYYY-MM-DD`, bound as ISO-8601 UTC text `YYYY-MM-DDTHH:MM:SSZ`.
+    Timestamp,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamSpec {
+    #[serde(rename = "type")]
+    pub kind: ParamType,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Maximum length in characters (strings).
+    #[serde(default)]
+    pub max_len: Option<usize>,
+    /// A regex the whole value must match (strings).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// Used when no value is given. Timestamps also accept `now`, `now-7d`, `now-12h`.
+    #[serde(default)]
+    pub default: Option<String>,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MatchConfig {
+    /// Regexes over the query text; named groups capture into parameters. One must match
+    /// (when any are listed).
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// Regexes whose named groups fill parameters when they match, without being required.
+    #[serde(default)]
+    pub captures: Vec<String>,
+    /// Words of which one must occur in the query text (case-insensitive), when any are listed.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HitConfig {
+    /// Column holding the row id (unique within the template).
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub snippet: Option<String>,
+    /// URL with `{column}` placeholders (values are percent-encoded).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Column with an RFC 3339 text or unix-seconds integer.
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    pub doc_type: String,
+    #[serde(default)]
+    pub metadata: Vec<String>,
+    /// Fetch only: columns that make up `content` (default: every column).
+    #[serde(default)]
+    pub content: Vec<String>,
+}
+
+impl Validate for SqlAdapterConfig {
+    fn validate(&self) -> Result<(), String> {
+        self.server.validate()?;
+        let db = &self.database;
+        if db.max_connections == 0 {
+            return Err("`database.max_connections` must be at least 1".into());
+        }
+        if db.min_connections > db.max_connections {
+            return Err("`database.min_connections` must not exceed `database.max_connections`".into());
+        }
+        if db.acquire_timeout.is_zero() {
+            return Err("`database.acquire_timeout` must be positive".into());
+        }
+        if db.statement_timeout.is_zero() {
+            return Err("`database.statement_timeout` must be positive".into());
+        }
+        if self.source.name.trim().is_empty() {
+            return Err("`source.name` must not be empty".into());
+        }
+        let engine = db.engine()?;
+        Catalog::compile(self, engine).map(|_| ())
+    }
+}
+
+impl AdapterConfig for SqlAdapterConfig {
+    fn server(&self) -> &ServerConfig {
+        &self.server
+    }
+    fn telemetry(&self) -> &TelemetryConfig {
+        &self.telemetry
+    }
+}

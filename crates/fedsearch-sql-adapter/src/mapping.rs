@@ -1,0 +1,159 @@
+//! How a result row becomes a `SourceHit` (search) or a `FetchResponse` (fetch), following the
+//! template's `hit:` mapping: id, title, snippet (≤ 300 characters, cut at a character
+//! boundary), url, updated_at, doc_type and metadata columns.
+
+use std::collections::HashMap;
+
+use fedsearch_adapter_kit::{FetchResponse, SourceHit};
+
+use crate::{
+    db::{Cell, Record},
+    template::Template,
+};
+
+/// The longest snippet, in characters.
+pub const SNIPPET_CHARS: usize = 300;
+
+fn get<'a>(record: &'a Record, column: &str) -> Option<&'a Cell> {
+    record.iter().find(|(name, _)| name.eq_ignore_ascii_case(column)).map(|(_, cell)| cell)
+}
+
+fn text(record: &Record, column: &str) -> String {
+    get(record, column).and_then(Cell::as_text).unwrap_or_default()
+}
+
+/// Collapses whitespace and cuts to `max` characters (never inside a character), adding `…`.
+pub fn snippet(raw: &str, max: usize) -> String {
+    let clean: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    if clean.chars().count() <= max {
+        return clean;
+    }
+    let mut out: String = clean.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Fills `{column}` placeholders with percent-encoded column values.
+fn url(pattern: &str, record: &Record) -> String {
+    let mut out = String::new();
+    let mut rest = pattern;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        match rest[start..].find('}') {
+            Some(end) => {
+                out.push_str(&percent_encode(&text(record, &rest[start + 1..start + end])));
+                rest = &rest[start + end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn updated_at(record: &Record, column: Option<&str>) -> Option<prost_types::Timestamp> {
+    match get(record, column?)? {
+        Cell::Text(s) => fedsearch_core::time::parse_rfc3339(s.trim()),
+        Cell::Int(secs) => Some(prost_types::Timestamp { seconds: *secs, nanos: 0 }),
+        _ => None,
+    }
+}
+
+fn metadata(template: &Template, record: &Record) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for column in &template.hit.metadata {
+        if let Some(v) = get(record, column).and_then(Cell::as_text) {
+            out.insert(column.clone(), v);
+        }
+    }
+    out
+}
+
+/// The row id, or `None` when the id column is missing or NULL.
+pub fn row_id(template: &Template, record: &Record) -> Option<String> {
+    get(record, &template.hit.id).and_then(Cell::as_text).filter(|s| !s.is_empty())
+}
+
+/// One search hit; `rank` is 1-based within the sub-query.
+pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceHit> {
+    let id = row_id(template, record)?;
+    let hit = &template.hit;
+    let mut meta = metadata(template, record);
+    meta.insert("template".into(), template.name.clone());
+    Some(SourceHit {
+        local_id: format!("{}:{id}", template.name),
+        title: text(record, &hit.title),
+        snippet: hit.snippet.as_deref().map(|c| snippet(&text(record, c), SNIPPET_CHARS)).unwrap_or_default(),
+        url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
+        updated_at: updated_at(record, hit.updated_at.as_deref()),
+        rank,
+        score: None,
+        metadata: meta,
+        full_text_ref: template.fetch.as_ref().map(|entity| format!("{entity}:{id}")).unwrap_or_default(),
+        doc_type: hit.doc_type.clone(),
+        content_fingerprint: String::new(),
+    })
+}
+
+/// The full record of a fetch: `content` is one `column: value` line per content column.
+pub fn to_fetch(template: &Template, record: &Record) -> Option<FetchResponse> {
+    let id = row_id(template, record)?;
+    let hit = &template.hit;
+    let lines: Vec<String> = record
+        .iter()
+        .filter(|(name, _)| hit.content.is_empty() || hit.content.iter().any(|c| c.eq_ignore_ascii_case(name)))
+        .filter_map(|(name, cell)| cell.as_text().map(|v| format!("{name}: {v}")))
+        .collect();
+    Some(FetchResponse {
+        id: format!("{}:{id}", template.name),
+        title: text(record, &hit.title),
+        content: lines.join("\n"),
+        url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
+        updated_at: updated_at(record, hit.updated_at.as_deref()),
+        metadata: metadata(template, record),
+        doc_type: hit.doc_type.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_cuts_at_a_character_boundary_and_is_cjk_safe() {
+        let long = "仓库缺货，预计2天后发货 ".repeat(40);
+        let s = snippet(&long, SNIPPET_CHARS);
+        assert_eq!(s.chars().count(), SNIPPET_CHARS);
+        assert!(s.ends_with('…'));
+        assert_eq!(snippet("  a \n b  ", 300), "a b");
+    }
+
+    #[test]
+    fn url_placeholders_are_percent_encoded() {
+        let record: Record = vec![("order_no".into(), Cell::Text("SO 1/张".into()))];
+        assert_eq!(url("https://shop.example/orders/{order_no}", &record), "https://shop.example/orders/SO%201%2F%E5%BC%A0");
+    }
+
+    #[test]
+    fn updated_at_reads_iso_text_and_unix_seconds() {
+        let record: Record = vec![("a".into(), Cell::Text("2026-11-28T09:15:00Z".into())), ("b".into(), Cell::Int(10))];
+        assert_eq!(updated_at(&record, Some("a")).unwrap().seconds, 1_795_857_300);
+        assert_eq!(updated_at(&record, Some("b")).unwrap().seconds, 10);
+        assert!(updated_at(&record, Some("missing")).is_none());
+    }
+}

@@ -1,0 +1,282 @@
+//! Template choice and parameter extraction for one sub-query.
+//!
+//! An explicit `SubQuery.template` (+ `params`) wins. Otherwise every template whose match
+//! rules fit the query text runs: one of its regex `patterns` matches (named groups capture
+//! into parameters) and one of its `keywords` occurs. Filters feed parameters too:
+//! `time_range` → `:from` / `:to`, `equals` → the parameter of that name, `doc_types` skips
+//! templates of other types. Values are checked against the parameter schema; nothing from the
+//! request ever becomes SQL text.
+
+use std::collections::BTreeMap;
+
+use fedsearch_adapter_kit::{AdapterError, SubQuery};
+
+use crate::{
+    config::ParamType,
+    template::{Catalog, LIMIT_PARAM, Template, Value, iso_utc},
+};
+
+/// One template to run with its checked values.
+#[derive(Debug)]
+pub struct Run<'a> {
+    pub template: &'a Template,
+    pub values: BTreeMap<String, Value>,
+}
+
+/// What a sub-query runs, plus notes for the caller (filters not applied, nothing matched).
+#[derive(Debug, Default)]
+pub struct Plan<'a> {
+    pub runs: Vec<Run<'a>>,
+    pub notes: Vec<String>,
+}
+
+/// A caller-supplied name, shown only when it is a plain identifier.
+pub fn shown(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if plain { format!("`{name}`") } else { "(not a valid name)".to_string() }
+}
+
+fn invalid(msg: String) -> AdapterError {
+    AdapterError::InvalidArgument(msg)
+}
+
+/// Chooses the templates for `query` and extracts their parameters. `limit` is the
+/// sub-query's row limit (already defaulted by the kit).
+pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, AdapterError> {
+    let mut plan = Plan::default();
+    let filters = query.filters.clone().unwrap_or_default();
+    if !filters.tags.is_empty() {
+        plan.notes.push("the tags filter is not supported by this source".into());
+    }
+    if !query.template.is_empty() {
+        let template = catalog
+            .template(&query.template)
+            .ok_or_else(|| invalid(format!("unknown template {}", shown(&query.template))))?;
+        for key in query.params.keys() {
+            if !template.params.contains_key(key) {
+                return Err(invalid(format!("template `{}` has no parameter {}", template.name, shown(key))));
+            }
+        }
+        let mut values = BTreeMap::new();
+        for (key, raw) in &query.params {
+            values.insert(key.clone(), template.params[key].parse(key, raw).map_err(invalid)?);
+        }
+        capture(template, &query.text, &mut values)?;
+        apply_filters(template, query, &mut values, &mut plan.notes)?;
+        finish(template, query.limit, &mut values, true)?;
+        plan.runs.push(Run { template, values });
+        return Ok(plan);
+    }
+    let text = query.text.to_lowercase();
+    for template in &catalog.templates {
+        if template.patterns.is_empty() && template.keywords.is_empty() {
+            continue;
+        }
+        if !filters.doc_types.is_empty() && !filters.doc_types.iter().any(|d| d == &template.hit.doc_type) {
+            continue;
+        }
+        let pattern_ok = template.patterns.is_empty() || template.patterns.iter().any(|re| re.is_match(&query.text));
+        let keyword_ok = template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
+        if !(pattern_ok && keyword_ok) {
+            continue;
+        }
+        let mut values = BTreeMap::new();
+        for (key, raw) in &query.params {
+            if let Some(param) = template.params.get(key) {
+                values.insert(key.clone(), param.parse(key, raw).map_err(invalid)?);
+            }
+        }
+        capture(template, &query.text, &mut values)?;
+        apply_filters(template, query, &mut values, &mut plan.notes)?;
+        if finish(template, query.limit, &mut values, false)? {
+            plan.runs.push(Run { template, values });
+        }
+    }
+    if plan.runs.is_empty() {
+        plan.notes.push("no template matched the query".into());
+    }
+    Ok(plan)
+}
+
+/// Fills parameters not set yet from the named groups of the first matching pattern/capture.
+fn capture(template: &Template, text: &str, values: &mut BTreeMap<String, Value>) -> Result<(), AdapterError> {
+    for re in template.patterns.iter().chain(&template.captures) {
+        let Some(caps) = re.captures(text) else { continue };
+        for name in re.capture_names().flatten() {
+            if let Some(m) = caps.name(name)
+                && !values.contains_key(name)
+            {
+                values.insert(name.to_string(), template.params[name].parse(name, m.as_str()).map_err(invalid)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn apply_filters(
+    template: &Template,
+    query: &SubQuery,
+    values: &mut BTreeMap<String, Value>,
+    notes: &mut Vec<String>,
+) -> Result<(), AdapterError> {
+    let Some(filters) = &query.filters else { return Ok(()) };
+    if let Some(range) = &filters.time_range {
+        let bounds = [("from", range.from.as_ref()), ("to", range.to.as_ref())];
+        let mut applied = false;
+        for (name, bound) in bounds {
+            let Some(ts) = bound else { continue };
+            let Some(param) = template.params.get(name) else { continue };
+            let t = fedsearch_core::time::to_chrono(ts).ok_or_else(|| invalid(format!("time_range.{name} is not a valid time")))?;
+            let value = match param.spec.kind {
+                ParamType::Timestamp => Value::Text(iso_utc(t)),
+                ParamType::Date => Value::Text(t.format("%Y-%m-%d").to_string()),
+                _ => continue,
+            };
+            values.insert(name.to_string(), value);
+            applied = true;
+        }
+        if !applied && (range.from.is_some() || range.to.is_some()) {
+            notes.push(format!("template `{}` does not apply the time_range filter", template.name));
+        }
+    }
+    for (key, raw) in &filters.equals {
+        match template.params.get(key) {
+            Some(param) => {
+                values.insert(key.clone(), param.parse(key, raw).map_err(invalid)?);
+            }
+            None => notes.push(format!("template `{}` does not apply the equals filter on {}", template.name, shown(key))),
+        }
+    }
+    Ok(())
+}
+
+/// Applies defaults and the row limit. A missing required parameter is an error for an
+/// explicit template and makes an implicitly matched template not apply (`Ok(false)`).
+fn finish(
+    template: &Template,
+    limit: u32,
+    values: &mut BTreeMap<String, Value>,
+    explicit: bool,
+) -> Result<bool, AdapterError> {
+    for (name, param) in &template.params {
+        if values.contains_key(name) {
+            continue;
+        }
+        if let Some(default) = &param.spec.default {
+            values.insert(name.clone(), param.parse(name, default).map_err(invalid)?);
+        } else if param.spec.required {
+            if explicit {
+                return Err(invalid(format!("missing required parameter `{name}` for template `{}`", template.name)));
+            }
+            return Ok(false);
+        }
+    }
+    let limit = if limit == 0 { template.max_rows } else { limit.min(template.max_rows) };
+    values.insert(LIMIT_PARAM.to_string(), Value::Int(i64::from(limit)));
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use fedsearch_proto::types::{Filters, TimeRange};
+
+    use super::*;
+    use crate::{config::SqlAdapterConfig, sql::Engine};
+
+    const YAML: &str = r#"
+server: {listen: '127.0.0.1:0'}
+database: {url: 'sqlite::memory:'}
+source: {name: shop}
+list_attributes: [business_lines]
+templates:
+  - name: order_by_number
+    sql: "SELECT 1 FROM orders o WHERE o.order_no = :order_no AND {permission}"
+    permission: "o.business_line IN (:user.business_lines)"
+    params: {order_no: {type: string, required: true, pattern: 'SO\d{8}'}}
+    match: {patterns: ['(?P<order_no>SO\d{8})']}
+    hit: {id: order_no, title: order_no, doc_type: order}
+  - name: refunds
+    sql: "SELECT 1 FROM refunds r WHERE (:order_no IS NULL OR r.order_no = :order_no) AND {permission} LIMIT :limit"
+    permission: "r.business_line IN (:user.business_lines)"
+    max_rows: 5
+    params:
+      order_no: {type: string, pattern: 'SO\d{8}'}
+      from: {type: timestamp, default: "now-30d"}
+    match: {captures: ['(?P<order_no>SO\d{8})'], keywords: [退款, refund]}
+    hit: {id: refund_id, title: refund_id, doc_type: refund}
+"#;
+
+    fn catalog() -> Catalog {
+        let cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(YAML).unwrap();
+        Catalog::compile(&cfg, Engine::Sqlite).unwrap()
+    }
+
+    fn q(text: &str) -> SubQuery {
+        SubQuery { id: "1".into(), text: text.into(), limit: 10, ..Default::default() }
+    }
+
+    fn names(plan: &Plan<'_>) -> Vec<String> {
+        plan.runs.iter().map(|r| r.template.name.clone()).collect()
+    }
+
+    #[test]
+    fn order_number_in_text_captures_into_the_parameter() {
+        let c = catalog();
+        let plan = plan(&c, &q("订单SO20261001为什么还没发货")).unwrap();
+        assert_eq!(names(&plan), ["order_by_number"]);
+        assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261001".into()));
+    }
+
+    #[test]
+    fn several_matching_templates_all_run() {
+        let c = catalog();
+        let plan = plan(&c, &q("refund for SO20261003?")).unwrap();
+        assert_eq!(names(&plan), ["order_by_number", "refunds"]);
+        assert_eq!(plan.runs[1].values["order_no"], Value::Text("SO20261003".into()));
+        assert_eq!(plan.runs[1].values["limit"], Value::Int(5), "min(max_rows, limit)");
+    }
+
+    #[test]
+    fn no_match_is_a_note_not_an_error() {
+        let c = catalog();
+        let plan = plan(&c, &q("what is the weather")).unwrap();
+        assert!(plan.runs.is_empty());
+        assert!(plan.notes.iter().any(|n| n.contains("no template matched")), "{:?}", plan.notes);
+    }
+
+    #[test]
+    fn explicit_template_checks_params_and_names_them() {
+        let c = catalog();
+        let mut query = q("");
+        query.template = "order_by_number".into();
+        let err = plan(&c, &query).unwrap_err();
+        assert_eq!(err, AdapterError::InvalidArgument("missing required parameter `order_no` for template `order_by_number`".into()));
+        query.params.insert("order_no".into(), "1' OR '1'='1".into());
+        let err = plan(&c, &query).unwrap_err().to_string();
+        assert!(err.contains("`order_no`") && !err.contains("OR"), "{err}");
+        query.params.clear();
+        query.params.insert("user.business_lines".into(), "retail".into());
+        assert!(matches!(plan(&c, &query), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter")));
+        query.template = "drop table; --".into();
+        let err = plan(&c, &query).unwrap_err().to_string();
+        assert_eq!(err, "unknown template (not a valid name)");
+    }
+
+    #[test]
+    fn time_range_and_doc_types_filters_apply() {
+        let c = catalog();
+        let mut query = q("refunds");
+        let from = fedsearch_core::time::parse_rfc3339("2026-11-01T00:00:00Z").unwrap();
+        query.filters = Some(Filters {
+            time_range: Some(TimeRange { from: Some(from), to: None }),
+            doc_types: vec!["refund".into()],
+            ..Default::default()
+        });
+        let plan = plan(&c, &query).unwrap();
+        assert_eq!(names(&plan), ["refunds"]);
+        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-11-01T00:00:00Z".into()));
+        assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
+    }
+}

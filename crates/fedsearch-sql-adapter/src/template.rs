@@ -1,0 +1,511 @@
+//! Compiled query templates: the whitelist of SQL the adapter may run, their parameter
+//! schemas, and how a request's values (parameters, user context, row limit) are checked and
+//! bound.
+//!
+//! Compilation happens once at start-up ([`Catalog::compile`]); a template without a
+//! permission predicate is refused unless it is marked `public: true`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use fedsearch_adapter_kit::{AdapterError, UserContext};
+use regex::Regex;
+
+use crate::{
+    config::{EngineText, HitConfig, ParamSpec, ParamType, SqlAdapterConfig, TemplateConfig},
+    sql::{self, Engine, ParsedSql},
+};
+
+/// The longest value any parameter may carry, whatever its schema says.
+pub const MAX_VALUE_CHARS: usize = 1024;
+/// The built-in parameter bound to the row limit.
+pub const LIMIT_PARAM: &str = "limit";
+/// The built-in parameter of fetch templates, bound to the id part of the reference.
+pub const ID_PARAM: &str = "id";
+
+/// A bound value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Text(String),
+    Int(i64),
+    Float(f64),
+    /// Expanded to one placeholder per element (one NULL placeholder when empty, which
+    /// matches nothing in `IN (...)`).
+    List(Vec<String>),
+}
+
+/// One declared parameter.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub spec: ParamSpec,
+    pattern: Option<Regex>,
+}
+
+/// A compiled template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub name: String,
+    pub description: String,
+    pub when_to_use: String,
+    pub public: bool,
+    pub params: BTreeMap<String, Param>,
+    pub sql: ParsedSql,
+    pub max_rows: u32,
+    pub patterns: Vec<Regex>,
+    pub captures: Vec<Regex>,
+    /// Lower-cased.
+    pub keywords: Vec<String>,
+    pub hit: HitConfig,
+    pub fetch: Option<String>,
+}
+
+/// Every compiled template for one engine.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub engine: Engine,
+    pub templates: Vec<Template>,
+    pub fetch: BTreeMap<String, Template>,
+    pub list_attributes: HashSet<String>,
+}
+
+fn ident_ok(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Replaces `{name}` markers with the given snippets (config text only).
+fn splice(sql: &str, snippets: &BTreeMap<&str, String>) -> String {
+    let mut out = sql.to_string();
+    for (name, text) in snippets {
+        out = out.replace(&format!("{{{name}}}"), text);
+    }
+    out
+}
+
+impl Catalog {
+    /// Compiles every template of `config` for `engine`; the error names the bad key.
+    pub fn compile(config: &SqlAdapterConfig, engine: Engine) -> Result<Self, String> {
+        let mut fragments = BTreeMap::new();
+        for (name, text) in &config.fragments {
+            if name == "permission" || !ident_ok(name) {
+                return Err(format!("`fragments.{name}`: name must be an identifier other than `permission`"));
+            }
+            let text = text.for_engine(engine).ok_or_else(|| format!("`fragments.{name}` has no text for {engine}"))?;
+            fragments.insert(name.as_str(), text.to_string());
+        }
+        let list_attributes: HashSet<String> = config.list_attributes.iter().cloned().collect();
+        if config.templates.is_empty() {
+            return Err("`templates` must list at least one template".into());
+        }
+        let mut templates = Vec::new();
+        let mut seen = HashSet::new();
+        for (i, t) in config.templates.iter().enumerate() {
+            let key = format!("templates.{i}");
+            if !seen.insert(t.name.clone()) {
+                return Err(format!("`{key}.name`: duplicate template name `{}`", t.name));
+            }
+            templates.push(Template::compile(t, engine, &fragments, &key, false)?);
+        }
+        let mut fetch = BTreeMap::new();
+        for (i, t) in config.fetch.iter().enumerate() {
+            let key = format!("fetch.{i}");
+            let compiled = Template::compile(t, engine, &fragments, &key, true)?;
+            if fetch.insert(t.name.clone(), compiled).is_some() {
+                return Err(format!("`{key}.name`: duplicate fetch entity `{}`", t.name));
+            }
+        }
+        for (i, t) in templates.iter().enumerate() {
+            if let Some(entity) = &t.fetch
+                && !fetch.contains_key(entity)
+            {
+                return Err(format!("`templates.{i}.fetch`: no fetch template for entity `{entity}`"));
+            }
+        }
+        Ok(Self { engine, templates, fetch, list_attributes })
+    }
+
+    pub fn template(&self, name: &str) -> Option<&Template> {
+        self.templates.iter().find(|t| t.name == name)
+    }
+}
+
+impl Template {
+    fn compile(
+        t: &TemplateConfig,
+        engine: Engine,
+        fragments: &BTreeMap<&str, String>,
+        key: &str,
+        is_fetch: bool,
+    ) -> Result<Self, String> {
+        if !ident_ok(&t.name) {
+            return Err(format!("`{key}.name` must be an identifier ([A-Za-z_][A-Za-z0-9_-]*)"));
+        }
+        let raw = t.sql.for_engine(engine).ok_or_else(|| format!("`{key}.sql` has no SQL for {engine}"))?;
+        let mut snippets = fragments.clone();
+        let permission = match (&t.permission, t.public) {
+            (None, false) => {
+                return Err(format!(
+                    "`{key}.permission`: template `{}` has no permission predicate; add one bound from the user (e.g. `business_line IN (:user.business_lines)`) or mark it `public: true`",
+                    t.name
+                ));
+            }
+            (None, true) => None,
+            (Some(p), _) => Some(text_for(p, engine, &format!("{key}.permission"))?),
+        };
+        if let Some(p) = &permission {
+            let parsed = sql::parse(&splice(p, fragments)).map_err(|e| format!("`{key}.permission`: {e}"))?;
+            if !parsed.params().any(|n| n.starts_with("user.")) {
+                return Err(format!("`{key}.permission` must bind at least one `:user.` value"));
+            }
+            if raw.matches("{permission}").count() != 1 {
+                return Err(format!("`{key}.sql` must contain `{{permission}}` exactly once"));
+            }
+            snippets.insert("permission", format!("({})", splice(p, fragments)));
+        } else if raw.contains("{permission}") {
+            return Err(format!("`{key}.sql` uses `{{permission}}` but the template has no permission predicate"));
+        }
+        let sql = sql::parse(&splice(raw, &snippets)).map_err(|e| format!("`{key}.sql`: {e}"))?;
+        let mut params = BTreeMap::new();
+        for (name, spec) in &t.params {
+            if !ident_ok(name) || name == LIMIT_PARAM || (is_fetch && name == ID_PARAM) {
+                return Err(format!("`{key}.params.{name}`: not a usable parameter name"));
+            }
+            let pattern = spec
+                .pattern
+                .as_deref()
+                .map(|p| Regex::new(&format!("^(?:{p})$")))
+                .transpose()
+                .map_err(|e| format!("`{key}.params.{name}.pattern`: {e}"))?;
+            let param = Param { spec: spec.clone(), pattern };
+            if let Some(d) = &spec.default {
+                param.parse(name, d).map_err(|e| format!("`{key}.params.{name}.default`: {e}"))?;
+            }
+            params.insert(name.clone(), param);
+        }
+        for name in sql.params() {
+            let known = name.starts_with("user.")
+                || name == LIMIT_PARAM
+                || (is_fetch && name == ID_PARAM)
+                || params.contains_key(name);
+            if !known {
+                return Err(format!("`{key}.sql` uses `:{name}`, which `{key}.params` does not declare"));
+            }
+        }
+        if is_fetch && !sql.params().any(|n| n == ID_PARAM) {
+            return Err(format!("`{key}.sql`: a fetch template must bind `:id`"));
+        }
+        let patterns = compile_regexes(&t.matching.patterns, &params, &format!("{key}.match.patterns"))?;
+        let captures = compile_regexes(&t.matching.captures, &params, &format!("{key}.match.captures"))?;
+        if t.max_rows == 0 {
+            return Err(format!("`{key}.max_rows` must be at least 1"));
+        }
+        Ok(Self {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            when_to_use: t.when_to_use.clone(),
+            public: t.public,
+            params,
+            sql,
+            max_rows: t.max_rows,
+            patterns,
+            captures,
+            keywords: t.matching.keywords.iter().map(|k| k.to_lowercase()).collect(),
+            hit: t.hit.clone(),
+            fetch: t.fetch.clone(),
+        })
+    }
+
+    /// Renders the SQL for the catalog's engine and binds every value, in placeholder order.
+    pub fn bind(
+        &self,
+        catalog: &Catalog,
+        values: &BTreeMap<String, Value>,
+        user: &UserContext,
+    ) -> Result<(String, Vec<Value>), AdapterError> {
+        let mut resolved: BTreeMap<&str, Value> = BTreeMap::new();
+        for name in self.sql.params() {
+            if resolved.contains_key(name) {
+                continue;
+            }
+            let value = match name.strip_prefix("user.") {
+                Some(attr) => user_value(attr, user, &catalog.list_attributes),
+                None => values.get(name).cloned().unwrap_or(Value::Null),
+            };
+            resolved.insert(name, value);
+        }
+        let arity = |n: &str| match resolved.get(n) {
+            Some(Value::List(items)) => items.len(),
+            _ => 1,
+        };
+        let sql = self.sql.render(catalog.engine, arity);
+        let mut binds = Vec::new();
+        for name in self.sql.params() {
+            match resolved.get(name) {
+                Some(Value::List(items)) if items.is_empty() => binds.push(Value::Null),
+                Some(Value::List(items)) => binds.extend(items.iter().cloned().map(Value::Text)),
+                Some(v) => binds.push(v.clone()),
+                None => binds.push(Value::Null),
+            }
+        }
+        Ok((sql, binds))
+    }
+}
+
+fn compile_regexes(list: &[String], params: &BTreeMap<String, Param>, key: &str) -> Result<Vec<Regex>, String> {
+    let mut out = Vec::new();
+    for (j, p) in list.iter().enumerate() {
+        let re = Regex::new(p).map_err(|e| format!("`{key}.{j}`: {e}"))?;
+        for group in re.capture_names().flatten() {
+            if !params.contains_key(group) {
+                return Err(format!("`{key}.{j}` captures `{group}`, which is not a declared parameter"));
+            }
+        }
+        out.push(re);
+    }
+    Ok(out)
+}
+
+fn text_for(text: &EngineText, engine: Engine, key: &str) -> Result<String, String> {
+    text.for_engine(engine).map(str::to_string).ok_or_else(|| format!("`{key}` has no text for {engine}"))
+}
+
+/// A `:user.<attr>` value: `subject`, `groups` (list), or an attribute (list when configured).
+fn user_value(attr: &str, user: &UserContext, lists: &HashSet<String>) -> Value {
+    match attr {
+        "subject" => Value::Text(user.subject.clone()),
+        "groups" => Value::List(user.groups.clone()),
+        _ => match user.attributes.get(attr) {
+            Some(v) if lists.contains(attr) => {
+                Value::List(v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+            }
+            Some(v) => Value::Text(v.clone()),
+            None if lists.contains(attr) => Value::List(Vec::new()),
+            None => Value::Null,
+        },
+    }
+}
+
+/// Formats a time the way the sample schema stores it: `2026-11-28T09:15:00Z`.
+pub fn iso_utc(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn relative_now(raw: &str) -> Option<DateTime<Utc>> {
+    let rest = raw.trim().strip_prefix("now")?;
+    if rest.is_empty() {
+        return Some(Utc::now());
+    }
+    let rest = rest.strip_prefix('-')?;
+    let (num, unit) = rest.split_at(rest.len().checked_sub(1)?);
+    let n: i64 = num.parse().ok().filter(|n| (0..=36_500).contains(n))?;
+    let delta = match unit {
+        "d" => chrono::Duration::days(n),
+        "h" => chrono::Duration::hours(n),
+        "m" => chrono::Duration::minutes(n),
+        _ => return None,
+    };
+    Some(Utc::now() - delta)
+}
+
+impl Param {
+    /// Checks and converts one raw value; errors name the parameter and never echo the value.
+    pub fn parse(&self, name: &str, raw: &str) -> Result<Value, String> {
+        let spec = &self.spec;
+        if raw.chars().count() > MAX_VALUE_CHARS {
+            return Err(format!("parameter `{name}` is too long (at most {MAX_VALUE_CHARS} characters)"));
+        }
+        if raw.contains('\0') {
+            return Err(format!("parameter `{name}` must not contain NUL characters"));
+        }
+        let value = match spec.kind {
+            ParamType::String => {
+                if let Some(max) = spec.max_len
+                    && raw.chars().count() > max
+                {
+                    return Err(format!("parameter `{name}` is too long (at most {max} characters)"));
+                }
+                if let Some(re) = &self.pattern
+                    && !re.is_match(raw)
+                {
+                    return Err(format!("parameter `{name}` does not have the expected format"));
+                }
+                Value::Text(raw.to_string())
+            }
+            ParamType::Int => {
+                let n: i64 = raw.trim().parse().map_err(|_| format!("parameter `{name}` must be an integer"))?;
+                self.check_bounds(name, n as f64)?;
+                Value::Int(n)
+            }
+            ParamType::Float => {
+                let x: f64 = raw.trim().parse().map_err(|_| format!("parameter `{name}` must be a number"))?;
+                if !x.is_finite() {
+                    return Err(format!("parameter `{name}` must be a finite number"));
+                }
+                self.check_bounds(name, x)?;
+                Value::Float(x)
+            }
+            ParamType::Date => {
+                let d = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d")
+                    .ok()
+                    .or_else(|| DateTime::parse_from_rfc3339(raw.trim()).ok().map(|t| t.with_timezone(&Utc).date_naive()))
+                    .or_else(|| relative_now(raw).map(|t| t.date_naive()))
+                    .ok_or_else(|| format!("parameter `{name}` must be a date (YYYY-MM-DD)"))?;
+                Value::Text(d.format("%Y-%m-%d").to_string())
+            }
+            ParamType::Timestamp => {
+                let t = DateTime::parse_from_rfc3339(raw.trim())
+                    .ok()
+                    .map(|t| t.with_timezone(&Utc))
+                    .or_else(|| {
+                        NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d")
+                            .ok()
+                            .and_then(|d| d.and_hms_opt(0, 0, 0))
+                            .map(|d| d.and_utc())
+                    })
+                    .or_else(|| relative_now(raw))
+                    .ok_or_else(|| format!("parameter `{name}` must be an RFC 3339 timestamp"))?;
+                Value::Text(iso_utc(t))
+            }
+        };
+        Ok(value)
+    }
+
+    fn check_bounds(&self, name: &str, x: f64) -> Result<(), String> {
+        if let Some(min) = self.spec.min
+            && x < min
+        {
+            return Err(format!("parameter `{name}` must be at least {min}"));
+        }
+        if let Some(max) = self.spec.max
+            && x > max
+        {
+            return Err(format!("parameter `{name}` must be at most {max}"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(yaml_templates: &str) -> Result<SqlAdapterConfig, String> {
+        let yaml = format!(
+            "server: {{listen: '127.0.0.1:0'}}\ndatabase: {{url: 'sqlite::memory:'}}\nsource: {{name: shop}}\nlist_attributes: [business_lines]\n{yaml_templates}"
+        );
+        fedsearch_core::config::from_yaml_str(&yaml)
+    }
+
+    const GOOD: &str = r#"
+templates:
+  - name: order_by_number
+    sql: "SELECT order_no FROM orders o WHERE o.order_no = :order_no AND {permission} LIMIT :limit"
+    permission: "o.business_line IN (:user.business_lines)"
+    params:
+      order_no: {type: string, required: true, pattern: 'SO\d{8}', max_len: 10}
+      days: {type: int, min: 1, max: 90, default: "7"}
+    match: {patterns: ['(?P<order_no>SO\d{8})']}
+    hit: {id: order_no, title: order_no, doc_type: order}
+"#;
+
+    fn user(lines: Option<&str>) -> UserContext {
+        let mut u = UserContext { subject: "alice".into(), ..Default::default() };
+        if let Some(l) = lines {
+            u.attributes.insert("business_lines".into(), l.into());
+        }
+        u
+    }
+
+    #[test]
+    fn refuses_a_template_without_permission_predicate_unless_public() {
+        let no_perm = GOOD.replace("    permission: \"o.business_line IN (:user.business_lines)\"\n", "");
+        let no_perm = no_perm.replace(" AND {permission}", "");
+        let err = config(&no_perm).unwrap_err();
+        assert!(err.contains("templates.0.permission") && err.contains("public: true"), "{err}");
+        let public = no_perm.replace("  - name: order_by_number\n", "  - name: order_by_number\n    public: true\n");
+        config(&public).unwrap();
+    }
+
+    #[test]
+    fn refuses_a_permission_predicate_not_bound_from_the_user() {
+        let bad = GOOD.replace(":user.business_lines", "'retail'");
+        let err = config(&bad).unwrap_err();
+        assert!(err.contains("templates.0.permission") && err.contains(":user."), "{err}");
+    }
+
+    #[test]
+    fn refuses_undeclared_parameters_and_bad_patterns() {
+        let err = config(&GOOD.replace("= :order_no", "= :order_number")).unwrap_err();
+        assert!(err.contains("`:order_number`"), "{err}");
+        let err = config(&GOOD.replace("(?P<order_no>", "(?P<nope>")).unwrap_err();
+        assert!(err.contains("templates.0.match.patterns.0"), "{err}");
+        let err = config(&GOOD.replace("default: \"7\"", "default: \"700\"")).unwrap_err();
+        assert!(err.contains("templates.0.params.days.default"), "{err}");
+    }
+
+    #[test]
+    fn binds_list_attributes_as_one_placeholder_each() {
+        let cfg = config(GOOD).unwrap();
+        let catalog = Catalog::compile(&cfg, Engine::Postgres).unwrap();
+        let t = catalog.template("order_by_number").unwrap();
+        let mut values = BTreeMap::new();
+        values.insert("order_no".to_string(), Value::Text("SO20261001".into()));
+        values.insert("limit".to_string(), Value::Int(5));
+        let (sql, binds) = t.bind(&catalog, &values, &user(Some("retail, wholesale"))).unwrap();
+        assert!(sql.contains("o.order_no = $1 AND (o.business_line IN ($2, $3)) LIMIT $4"), "{sql}");
+        assert_eq!(
+            binds,
+            vec![
+                Value::Text("SO20261001".into()),
+                Value::Text("retail".into()),
+                Value::Text("wholesale".into()),
+                Value::Int(5)
+            ]
+        );
+        // No business lines: one NULL placeholder, which matches nothing.
+        let (sql, binds) = t.bind(&catalog, &values, &user(None)).unwrap();
+        assert!(sql.contains("IN ($2)"), "{sql}");
+        assert_eq!(binds[1], Value::Null);
+    }
+
+    #[test]
+    fn parameter_values_are_checked_and_errors_name_the_parameter() {
+        let cfg = config(GOOD).unwrap();
+        let catalog = Catalog::compile(&cfg, Engine::Sqlite).unwrap();
+        let t = catalog.template("order_by_number").unwrap();
+        let order = &t.params["order_no"];
+        assert_eq!(order.parse("order_no", "SO20261001").unwrap(), Value::Text("SO20261001".into()));
+        let err = order.parse("order_no", "SO2026' OR 1=1 --").unwrap_err();
+        assert!(err.contains("`order_no`") && !err.contains("OR 1=1"), "{err}");
+        assert!(order.parse("order_no", "SO2026100\0").unwrap_err().contains("NUL"));
+        assert!(order.parse("order_no", &"9".repeat(5000)).unwrap_err().contains("too long"));
+        let days = &t.params["days"];
+        assert_eq!(days.parse("days", "30").unwrap(), Value::Int(30));
+        assert!(days.parse("days", "0").unwrap_err().contains("at least 1"));
+        assert!(days.parse("days", "x").unwrap_err().contains("integer"));
+    }
+
+    #[test]
+    fn timestamps_normalise_to_the_stored_text_form() {
+        let p = Param {
+            spec: ParamSpec {
+                kind: ParamType::Timestamp,
+                required: false,
+                min: None,
+                max: None,
+                max_len: None,
+                pattern: None,
+                default: None,
+                description: String::new(),
+            },
+            pattern: None,
+        };
+        assert_eq!(p.parse("from", "2026-11-28T10:15:00+01:00").unwrap(), Value::Text("2026-11-28T09:15:00Z".into()));
+        assert_eq!(p.parse("from", "2026-11-28").unwrap(), Value::Text("2026-11-28T00:00:00Z".into()));
+        let Value::Text(t) = p.parse("from", "now-7d").unwrap() else { panic!("text") };
+        assert_eq!(t.len(), 20);
+        assert!(p.parse("from", "yesterday").is_err());
+    }
+}
