@@ -1,0 +1,303 @@
+//! The wiki-adapter config file: `server:`, `telemetry:` and one entry per logical source under
+//! `sources:`, each with exactly one connector (`dokuwiki:` or `confluence:`) and an `identity:`.
+//!
+//! Values that differ per deployment can come from the environment: `url_env` instead of `url`,
+//! `secrets_file_env` instead of `secrets_file` name an environment variable that holds the value
+//! (resolved when the adapter starts). See `deploy/config/wiki-adapter.yaml`.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_core::config::{TelemetryConfig, Validate};
+use serde::Deserialize;
+
+/// The whole config file of the `wiki-adapter` binary.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WikiAdapterConfig {
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+    pub sources: Vec<SourceConfig>,
+}
+
+/// One logical source.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Adapter-side source name, e.g. `wiki`.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub when_to_use: String,
+    #[serde(default)]
+    pub dokuwiki: Option<DokuWikiConfig>,
+    #[serde(default)]
+    pub confluence: Option<ConfluenceConfig>,
+    pub identity: IdentityConfig,
+    /// Namespace (DokuWiki) or space key (Confluence) → doc type, e.g. `support: runbook`.
+    /// The longest matching namespace prefix wins.
+    #[serde(default)]
+    pub doc_types: BTreeMap<String, String>,
+    /// Doc type of pages no `doc_types` entry matches.
+    #[serde(default = "default_doc_type")]
+    pub default_doc_type: String,
+    /// When set, only pages in these namespaces (and below) / spaces are returned.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// Upper bound for one backend request (the sub-query deadline may be shorter).
+    #[serde(default = "default_request_timeout", with = "fedsearch_core::config::duration")]
+    pub request_timeout: Duration,
+}
+
+fn default_doc_type() -> String {
+    "page".into()
+}
+fn default_request_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+
+/// A DokuWiki reached over XML-RPC at `<url>/lib/exe/xmlrpc.php`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DokuWikiConfig {
+    /// Base URL, e.g. `http://127.0.0.1:8090`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Name of an environment variable holding the base URL (e.g. `DOKUWIKI_URL`).
+    #[serde(default)]
+    pub url_env: Option<String>,
+}
+
+/// Confluence Cloud or Data Center, searched with CQL over REST.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfluenceConfig {
+    /// Site URL: `https://example.atlassian.net` (Cloud) or the Data Center base URL including
+    /// its context path.
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub url_env: Option<String>,
+    pub flavor: ConfluenceFlavor,
+    /// Content types searched (`type in (...)`).
+    #[serde(default = "default_content_types")]
+    pub content_types: Vec<String>,
+    /// Results asked for per request (Confluence caps this server-side).
+    #[serde(default = "default_page_size")]
+    pub page_size: u32,
+    /// Requests per sub-query at most (paging when filters drop results).
+    #[serde(default = "default_max_pages")]
+    pub max_pages: u32,
+}
+
+fn default_content_types() -> Vec<String> {
+    vec!["page".into(), "blogpost".into()]
+}
+fn default_page_size() -> u32 {
+    25
+}
+fn default_max_pages() -> u32 {
+    4
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfluenceFlavor {
+    /// `/wiki/rest/api/search`, Basic `email:api_token`.
+    Cloud,
+    /// `/rest/api/content/search`, Bearer personal access token.
+    DataCenter,
+}
+
+/// Whose credential a request to the wiki carries. There is no service-account mode.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityConfig {
+    pub mode: IdentityMode,
+    /// `mapped`: YAML file mapping subject → `{username, password}` or `{token}`.
+    #[serde(default)]
+    pub secrets_file: Option<String>,
+    #[serde(default)]
+    pub secrets_file_env: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityMode {
+    /// The caller's own credential from `SubQuery.user.delegated_credential`.
+    Delegated,
+    /// The verified subject mapped to a credential from a secrets file.
+    Mapped,
+}
+
+fn one_of(a: &Option<String>, b: &Option<String>, key: &str) -> Result<(), String> {
+    match (a, b) {
+        (Some(_), Some(_)) => Err(format!("set only one of `{key}` and `{key}_env`")),
+        (None, None) => Err(format!("`{key}` or `{key}_env` is required")),
+        (Some(v), None) | (None, Some(v)) if v.trim().is_empty() => Err(format!("`{key}` must not be empty")),
+        _ => Ok(()),
+    }
+}
+
+/// Resolves a `key` / `key_env` pair to its value.
+pub fn resolve(value: &Option<String>, env: &Option<String>, key: &str) -> Result<String, String> {
+    if let Some(v) = value {
+        return Ok(v.clone());
+    }
+    let name = env.as_deref().ok_or_else(|| format!("`{key}` or `{key}_env` is required"))?;
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => Ok(v),
+        _ => Err(format!("environment variable {name} (named by `{key}_env`) is not set")),
+    }
+}
+
+fn check_url(url: &Option<String>, key: &str) -> Result<(), String> {
+    match url {
+        Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+            Err(format!("`{key}` must start with http:// or https://"))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl SourceConfig {
+    fn validate(&self, at: &str) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err(format!("`{at}.name` must not be empty"));
+        }
+        match (&self.dokuwiki, &self.confluence) {
+            (Some(d), None) => {
+                one_of(&d.url, &d.url_env, &format!("{at}.dokuwiki.url"))?;
+                check_url(&d.url, &format!("{at}.dokuwiki.url"))?;
+            }
+            (None, Some(c)) => {
+                one_of(&c.url, &c.url_env, &format!("{at}.confluence.url"))?;
+                check_url(&c.url, &format!("{at}.confluence.url"))?;
+                if c.page_size == 0 || c.page_size > 1000 {
+                    return Err(format!("`{at}.confluence.page_size` must be 1..=1000"));
+                }
+                if c.max_pages == 0 {
+                    return Err(format!("`{at}.confluence.max_pages` must be at least 1"));
+                }
+                if c.content_types.is_empty() {
+                    return Err(format!("`{at}.confluence.content_types` must not be empty"));
+                }
+                if let Some(bad) = c.content_types.iter().find(|t| t.is_empty() || !t.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')) {
+                    return Err(format!("`{at}.confluence.content_types` has an invalid type `{bad}`"));
+                }
+            }
+            (Some(_), Some(_)) => return Err(format!("`{at}` must have only one of `dokuwiki` and `confluence`")),
+            (None, None) => return Err(format!("`{at}` needs a connector: `dokuwiki` or `confluence`")),
+        }
+        match self.identity.mode {
+            IdentityMode::Mapped => {
+                one_of(&self.identity.secrets_file, &self.identity.secrets_file_env, &format!("{at}.identity.secrets_file"))?
+            }
+            IdentityMode::Delegated => {
+                if self.identity.secrets_file.is_some() || self.identity.secrets_file_env.is_some() {
+                    return Err(format!("`{at}.identity.secrets_file` is only used with `mode: mapped`"));
+                }
+            }
+        }
+        if self.request_timeout.is_zero() {
+            return Err(format!("`{at}.request_timeout` must be positive"));
+        }
+        if self.default_doc_type.trim().is_empty() {
+            return Err(format!("`{at}.default_doc_type` must not be empty"));
+        }
+        if let Some((ns, _)) = self.doc_types.iter().find(|(ns, t)| ns.is_empty() || t.is_empty()) {
+            return Err(format!("`{at}.doc_types` has an empty entry `{ns}`"));
+        }
+        Ok(())
+    }
+}
+
+impl Validate for WikiAdapterConfig {
+    fn validate(&self) -> Result<(), String> {
+        self.server.validate()?;
+        if self.sources.is_empty() {
+            return Err("`sources` must list at least one source".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, s) in self.sources.iter().enumerate() {
+            s.validate(&format!("sources[{i}]"))?;
+            if !seen.insert(s.name.as_str()) {
+                return Err(format!("`sources[{i}].name` `{}` is used twice", s.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AdapterConfig for WikiAdapterConfig {
+    fn server(&self) -> &ServerConfig {
+        &self.server
+    }
+    fn telemetry(&self) -> &TelemetryConfig {
+        &self.telemetry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fedsearch_core::config::from_yaml_str;
+
+    use super::*;
+
+    const GOOD: &str = r#"
+server:
+  listen: 127.0.0.1:0
+sources:
+  - name: wiki
+    dokuwiki: { url: "http://127.0.0.1:8090" }
+    identity: { mode: mapped, secrets_file_env: DOKUWIKI_SECRETS }
+    doc_types: { support: runbook, public: policy }
+  - name: confluence
+    confluence: { url_env: CONFLUENCE_URL, flavor: data_center }
+    identity: { mode: delegated }
+"#;
+
+    #[test]
+    fn the_shipped_example_config_parses() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/wiki-adapter.yaml"))
+            .expect("deploy/config/wiki-adapter.yaml exists");
+        let cfg: WikiAdapterConfig = from_yaml_str(&text).unwrap();
+        assert_eq!(cfg.sources[0].name, "wiki");
+        assert_eq!(cfg.sources[0].identity.mode, IdentityMode::Mapped);
+    }
+
+    #[test]
+    fn good_config_parses_with_defaults() {
+        let cfg: WikiAdapterConfig = from_yaml_str(GOOD).unwrap();
+        assert_eq!(cfg.sources.len(), 2);
+        assert_eq!(cfg.sources[0].default_doc_type, "page");
+        let c = cfg.sources[1].confluence.as_ref().unwrap();
+        assert_eq!((c.flavor, c.page_size, c.content_types.len()), (ConfluenceFlavor::DataCenter, 25, 2));
+    }
+
+    #[test]
+    fn bad_configs_name_the_key() {
+        let cases = [
+            (GOOD.replace("doc_types:", "doc_typos:"), "doc_typos"),
+            (GOOD.replace("mode: delegated", "mode: service_account"), "service_account"),
+            (GOOD.replace("url: \"http://127.0.0.1:8090\"", "url: \"ftp://x\""), "sources[0].dokuwiki.url"),
+            (GOOD.replace("secrets_file_env: DOKUWIKI_SECRETS", ""), "sources[0].identity.secrets_file"),
+            (GOOD.replace("name: confluence", "name: wiki"), "sources[1].name"),
+            (GOOD.replace("dokuwiki: { url: \"http://127.0.0.1:8090\" }", ""), "sources[0]"),
+            (GOOD.replace("mode: delegated }", "mode: delegated, secrets_file: /x }"), "sources[1].identity.secrets_file"),
+        ];
+        for (yaml, key) in cases {
+            let err = from_yaml_str::<WikiAdapterConfig>(&yaml).unwrap_err();
+            assert!(err.contains(key), "{key}: {err}");
+        }
+    }
+
+    #[test]
+    fn env_indirection_resolves_or_names_the_variable() {
+        assert_eq!(resolve(&Some("v".into()), &None, "url").unwrap(), "v");
+        let err = resolve(&None, &Some("FEDSEARCH_WIKI_TEST_SURELY_UNSET".into()), "url").unwrap_err();
+        assert!(err.contains("FEDSEARCH_WIKI_TEST_SURELY_UNSET") && err.contains("url_env"), "{err}");
+    }
+}

@@ -1,0 +1,331 @@
+//! One logical wiki source: a connector, an identity mode, namespace → doc type mapping and
+//! the filters the adapter applies after the wiki answered.
+//!
+//! Filters (reported in `SourceDescription.supported_filters`):
+//! - `time_range`: DokuWiki has no date filter, so it is applied on each page's `mtime` after the
+//!   search; Confluence gets it as `lastmodified` bounds in the CQL and again afterwards.
+//! - `doc_types`: applied on the doc type derived from the namespace (space) mapping.
+//! - `equals`: only the key `namespace` is supported (exact namespace or space key).
+//! - `tags` and other `equals` keys are not supported by this source and are ignored on purpose
+//!   (wiki pages carry no tags the adapter can read); Describe does not list them, and the
+//!   adapter logs each ignored filter at debug level.
+//!
+//! Results are cut to the sub-query limit after filtering, ranked 1.. in the wiki's own order.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use fedsearch_adapter_kit::{AdapterError, FetchResponse, SourceDescription, SourceHit, SubQuery, UserContext};
+use fedsearch_proto::types::{Filters, TimeRange};
+use prost_types::Timestamp;
+
+use crate::{
+    confluence::{self, Confluence},
+    dokuwiki::{self, DokuWiki},
+    identity::{Credential, Identity},
+};
+
+/// One search result as a connector understood it.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Page id (DokuWiki) or content id (Confluence): local id and full-text reference.
+    pub id: String,
+    pub title: String,
+    /// Clean, bounded plain text.
+    pub snippet: String,
+    pub url: String,
+    pub updated_at: Option<Timestamp>,
+    pub score: Option<f64>,
+    /// DokuWiki namespace or Confluence space key.
+    pub namespace: String,
+    /// More metadata.
+    pub extra: Vec<(String, String)>,
+}
+
+/// A page's full text as a connector read it.
+#[derive(Debug, Clone)]
+pub struct PageText {
+    pub id: String,
+    pub title: String,
+    pub content: String,
+    pub url: String,
+    pub updated_at: Option<Timestamp>,
+    pub namespace: String,
+    pub extra: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Connector {
+    DokuWiki(DokuWiki),
+    Confluence(Confluence),
+}
+
+impl Connector {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Connector::DokuWiki(_) => "dokuwiki",
+            Connector::Confluence(_) => "confluence",
+        }
+    }
+}
+
+/// A configured logical source.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub description: String,
+    pub when_to_use: String,
+    pub connector: Connector,
+    pub identity: Arc<Identity>,
+    pub doc_types: BTreeMap<String, String>,
+    pub default_doc_type: String,
+    pub namespaces: Vec<String>,
+    pub request_timeout: Duration,
+}
+
+/// The filter names this adapter applies.
+pub const SUPPORTED_FILTERS: [&str; 3] = ["time_range", "doc_types", "equals"];
+
+fn in_namespace(ns: &str, prefix: &str) -> bool {
+    ns == prefix || ns.strip_prefix(prefix).is_some_and(|rest| rest.starts_with(':'))
+}
+
+fn in_range(t: Option<&Timestamp>, range: &TimeRange) -> bool {
+    let Some(t) = t else {
+        // no date known: a time filter cannot be satisfied
+        return range.from.is_none() && range.to.is_none();
+    };
+    let key = |t: &Timestamp| (t.seconds, t.nanos);
+    range.from.as_ref().is_none_or(|from| key(t) >= key(from)) && range.to.as_ref().is_none_or(|to| key(t) <= key(to))
+}
+
+impl Source {
+    /// The doc type of a namespace: longest configured prefix, else the default.
+    pub fn doc_type_of(&self, namespace: &str) -> &str {
+        self.doc_types
+            .iter()
+            .filter(|(prefix, _)| in_namespace(namespace, prefix))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map_or(self.default_doc_type.as_str(), |(_, t)| t.as_str())
+    }
+
+    pub fn describe(&self) -> SourceDescription {
+        let mut doc_types: Vec<String> = self.doc_types.values().cloned().collect();
+        doc_types.push(self.default_doc_type.clone());
+        doc_types.sort();
+        doc_types.dedup();
+        SourceDescription {
+            name: self.name.clone(),
+            kind: self.connector.kind().into(),
+            description: self.description.clone(),
+            when_to_use: self.when_to_use.clone(),
+            supported_filters: SUPPORTED_FILTERS.iter().map(|f| f.to_string()).collect(),
+            doc_types,
+        }
+    }
+
+    fn allowed_namespace(&self, ns: &str) -> bool {
+        self.namespaces.is_empty() || self.namespaces.iter().any(|p| in_namespace(ns, p))
+    }
+
+    /// Whether a result passes the configured namespaces and the sub-query's filters.
+    pub fn keep(&self, found: &Found, filters: Option<&Filters>) -> bool {
+        if !self.allowed_namespace(&found.namespace) {
+            return false;
+        }
+        let Some(f) = filters else { return true };
+        if let Some(range) = &f.time_range {
+            if !in_range(found.updated_at.as_ref(), range) {
+                return false;
+            }
+        }
+        if !f.doc_types.is_empty() && !f.doc_types.iter().any(|t| t == self.doc_type_of(&found.namespace)) {
+            return false;
+        }
+        if let Some(ns) = f.equals.get("namespace") {
+            if &found.namespace != ns {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn log_ignored(&self, filters: Option<&Filters>) {
+        if let Some(f) = filters {
+            if !f.tags.is_empty() {
+                tracing::debug!(source = %self.name, "tags filter ignored: wiki pages carry no tags");
+            }
+            for key in f.equals.keys().filter(|k| k.as_str() != "namespace") {
+                tracing::debug!(source = %self.name, key = %key, "equals filter ignored: unsupported key");
+            }
+        }
+    }
+
+    pub fn to_hit(&self, found: Found, rank: u32) -> SourceHit {
+        let mut metadata: std::collections::HashMap<String, String> = found.extra.into_iter().collect();
+        metadata.insert("namespace".into(), found.namespace.clone());
+        metadata.insert("wiki".into(), self.connector.kind().into());
+        SourceHit {
+            local_id: found.id.clone(),
+            title: found.title,
+            snippet: found.snippet,
+            url: found.url,
+            updated_at: found.updated_at,
+            rank,
+            score: found.score,
+            metadata,
+            full_text_ref: found.id,
+            doc_type: self.doc_type_of(&found.namespace).to_string(),
+            content_fingerprint: String::new(),
+        }
+    }
+
+    fn credential(&self, user: Option<&UserContext>) -> Result<Credential, AdapterError> {
+        self.identity.credential_for(user)
+    }
+
+    /// Runs one sub-query as its user and returns the hits, ranked, at most `limit`.
+    pub async fn search(&self, query: &SubQuery, budget: Duration) -> Result<Vec<SourceHit>, AdapterError> {
+        let text = query.text.trim();
+        if text.is_empty() {
+            return Err(AdapterError::InvalidArgument("query text must not be empty".into()));
+        }
+        let credential = self.credential(query.user.as_ref())?;
+        let filters = query.filters.as_ref();
+        self.log_ignored(filters);
+        let timeout = budget.min(self.request_timeout);
+        let limit = query.limit.max(1) as usize;
+        let found = match &self.connector {
+            Connector::DokuWiki(wiki) => {
+                let all = wiki.search(&credential, text, timeout).await?;
+                all.into_iter().filter(|f| self.keep(f, filters)).take(limit).collect::<Vec<_>>()
+            }
+            Connector::Confluence(site) => {
+                let cql = site.cql(text, filters.and_then(|f| f.time_range.as_ref()));
+                let mut kept = Vec::new();
+                let mut start = 0u32;
+                for _ in 0..site.max_pages {
+                    let want = (limit - kept.len()) as u32;
+                    let page = site.search_page(&credential, &cql, start, want.min(site.page_size), timeout).await?;
+                    kept.extend(page.found.into_iter().filter(|f| self.keep(f, filters)));
+                    start += page.size as u32;
+                    if kept.len() >= limit || !page.more || page.size == 0 {
+                        break;
+                    }
+                }
+                kept.truncate(limit);
+                kept
+            }
+        };
+        Ok(found.into_iter().enumerate().map(|(i, f)| self.to_hit(f, i as u32 + 1)).collect())
+    }
+
+    /// The full text of `reference` as the user; the wiki re-checks permission now.
+    pub async fn fetch(&self, reference: &str, user: Option<&UserContext>, budget: Duration) -> Result<FetchResponse, AdapterError> {
+        let credential = self.credential(user)?;
+        let timeout = budget.min(self.request_timeout);
+        let page = match &self.connector {
+            Connector::DokuWiki(wiki) => {
+                if !dokuwiki::valid_page_id(reference) {
+                    return Err(AdapterError::InvalidArgument("reference is not a wiki page id".into()));
+                }
+                wiki.page(&credential, reference, timeout).await?
+            }
+            Connector::Confluence(site) => {
+                if !confluence::valid_content_id(reference) {
+                    return Err(AdapterError::InvalidArgument("reference is not a confluence content id".into()));
+                }
+                site.page(&credential, reference, timeout).await?
+            }
+        };
+        if !self.allowed_namespace(&page.namespace) {
+            return Err(AdapterError::NotFound("no such page in this source".into()));
+        }
+        let mut metadata: std::collections::HashMap<String, String> = page.extra.into_iter().collect();
+        metadata.insert("namespace".into(), page.namespace.clone());
+        metadata.insert("wiki".into(), self.connector.kind().into());
+        Ok(FetchResponse {
+            id: page.id,
+            title: page.title,
+            content: page.content,
+            url: page.url,
+            updated_at: page.updated_at,
+            metadata,
+            doc_type: self.doc_type_of(&page.namespace).to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::CredentialKind;
+
+    fn source(namespaces: &[&str]) -> Source {
+        Source {
+            name: "wiki".into(),
+            description: String::new(),
+            when_to_use: String::new(),
+            connector: Connector::DokuWiki(DokuWiki::new("http://w", reqwest::Client::new())),
+            identity: Arc::new(Identity::Delegated { kind: CredentialKind::Basic }),
+            doc_types: [("public".to_string(), "policy".to_string()), ("support".into(), "runbook".into()), ("support:old".into(), "archive".into())]
+                .into_iter()
+                .collect(),
+            default_doc_type: "page".into(),
+            namespaces: namespaces.iter().map(|s| s.to_string()).collect(),
+            request_timeout: Duration::from_secs(1),
+        }
+    }
+
+    fn found(ns: &str, seconds: Option<i64>) -> Found {
+        Found {
+            id: format!("{ns}:p"),
+            title: "t".into(),
+            snippet: "s".into(),
+            url: "u".into(),
+            updated_at: seconds.map(|seconds| Timestamp { seconds, nanos: 0 }),
+            score: Some(3.0),
+            namespace: ns.into(),
+            extra: vec![],
+        }
+    }
+
+    #[test]
+    fn doc_type_is_the_longest_namespace_prefix() {
+        let s = source(&[]);
+        assert_eq!(s.doc_type_of("support"), "runbook");
+        assert_eq!(s.doc_type_of("support:old:x"), "archive");
+        assert_eq!(s.doc_type_of("supportive"), "page");
+        assert_eq!(s.doc_type_of(""), "page");
+        assert_eq!(s.describe().doc_types, vec!["archive", "page", "policy", "runbook"]);
+        assert_eq!(s.describe().supported_filters, vec!["time_range", "doc_types", "equals"]);
+    }
+
+    #[test]
+    fn filters_apply_on_mtime_doc_type_and_namespace() {
+        let s = source(&[]);
+        let range = TimeRange { from: Some(Timestamp { seconds: 100, nanos: 0 }), to: Some(Timestamp { seconds: 200, nanos: 0 }) };
+        let f = Filters { time_range: Some(range), ..Default::default() };
+        assert!(s.keep(&found("public", Some(150)), Some(&f)));
+        assert!(!s.keep(&found("public", Some(99)), Some(&f)));
+        assert!(!s.keep(&found("public", Some(201)), Some(&f)));
+        assert!(!s.keep(&found("public", None), Some(&f)));
+        let f = Filters { doc_types: vec!["runbook".into()], ..Default::default() };
+        assert!(s.keep(&found("support", None), Some(&f)));
+        assert!(!s.keep(&found("public", None), Some(&f)));
+        let f = Filters { equals: [("namespace".to_string(), "public".to_string())].into_iter().collect(), tags: vec!["x".into()], ..Default::default() };
+        assert!(s.keep(&found("public", None), Some(&f)));
+        assert!(!s.keep(&found("support", None), Some(&f)));
+        let scoped = source(&["public"]);
+        assert!(scoped.keep(&found("public", None), None));
+        assert!(!scoped.keep(&found("finance", None), None));
+    }
+
+    #[test]
+    fn hits_carry_rank_ref_doc_type_and_namespace() {
+        let hit = source(&[]).to_hit(found("support", Some(5)), 2);
+        assert_eq!((hit.rank, hit.local_id.as_str(), hit.full_text_ref.as_str()), (2, "support:p", "support:p"));
+        assert_eq!(hit.doc_type, "runbook");
+        assert_eq!(hit.metadata.get("namespace").map(String::as_str), Some("support"));
+        assert_eq!(hit.updated_at.map(|t| t.seconds), Some(5));
+    }
+}
