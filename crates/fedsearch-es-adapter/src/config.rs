@@ -1,0 +1,398 @@
+//! The es-adapter's configuration: cluster connection, credentials and logical sources.
+//!
+//! ```yaml
+//! server: { listen: 127.0.0.1:50061 }
+//! cluster:
+//!   urls: [http://127.0.0.1:9201]
+//!   auth: { basic: { username: fedsearch, password: { env: ES_PASSWORD } } }
+//! sources:
+//!   - name: tickets
+//!     index: tickets
+//!     search_fields: [title^3, body]
+//! ```
+//!
+//! Secrets are never inline: they name an environment variable or a file, and are read once at
+//! start-up by [`ClusterConfig::credentials`].
+
+use std::{collections::HashSet, path::PathBuf, time::Duration};
+
+use elasticsearch::auth::Credentials;
+use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_core::config::{TelemetryConfig, Validate};
+use serde::Deserialize;
+
+/// Hard upper bound on snippet length, in characters.
+pub const MAX_SNIPPET_CHARS: usize = 300;
+
+/// The whole `es-adapter` config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EsAdapterConfig {
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+    pub cluster: ClusterConfig,
+    pub sources: Vec<SourceConfig>,
+}
+
+/// How to reach the Elasticsearch / OpenSearch cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// One or more node URLs; requests go round-robin over them.
+    pub urls: Vec<String>,
+    #[serde(default)]
+    pub auth: Option<AuthConfig>,
+    /// Client-side cap on one request, also the budget when a sub-query carries no deadline.
+    #[serde(default = "default_request_timeout", with = "fedsearch_core::config::duration")]
+    pub request_timeout: Duration,
+}
+
+fn default_request_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+
+/// Credentials of the adapter's own service account at the cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum AuthConfig {
+    Basic { username: String, password: SecretRef },
+    /// A base64-encoded API key (`id:api_key`, as Elasticsearch returns it in `encoded`).
+    ApiKey(SecretRef),
+}
+
+/// Where a secret comes from: an environment variable or a file (trailing newline trimmed).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum SecretRef {
+    Env(String),
+    File(PathBuf),
+}
+
+impl SecretRef {
+    /// Reads the secret. The error names where it looked, never the value.
+    pub fn resolve(&self, key: &str) -> Result<String, String> {
+        let value = match self {
+            Self::Env(name) => {
+                std::env::var(name).map_err(|_| format!("`{key}`: environment variable {name} is not set"))?
+            }
+            Self::File(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("`{key}`: cannot read secret file {}: {e}", path.display()))?
+                .trim_end_matches(['\r', '\n'])
+                .to_string(),
+        };
+        if value.is_empty() {
+            return Err(format!("`{key}`: the secret is empty"));
+        }
+        Ok(value)
+    }
+}
+
+impl ClusterConfig {
+    /// Resolves the configured credentials (reads env vars / files now).
+    pub fn credentials(&self) -> Result<Option<Credentials>, String> {
+        match &self.auth {
+            None => Ok(None),
+            Some(AuthConfig::Basic { username, password }) => {
+                Ok(Some(Credentials::Basic(username.clone(), password.resolve("cluster.auth.basic.password")?)))
+            }
+            Some(AuthConfig::ApiKey(key)) => Ok(Some(Credentials::EncodedApiKey(key.resolve("cluster.auth.api_key")?))),
+        }
+    }
+}
+
+/// One logical source: an index (or pattern / comma list) with its field mapping.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Adapter-side source name, e.g. `tickets`.
+    pub name: String,
+    /// Index name, alias, pattern (`logs-*`) or comma-separated list.
+    pub index: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub when_to_use: String,
+    /// Document types this source holds; the first one is used when a document has none.
+    pub doc_types: Vec<String>,
+    #[serde(default)]
+    pub fields: FieldMapping,
+    /// Fields the text query runs over, with optional boosts: `title^3`, `body`.
+    pub search_fields: Vec<String>,
+    /// `minimum_should_match` of the text query (e.g. `2<75%`); unset means any term matches.
+    #[serde(default)]
+    pub minimum_should_match: Option<String>,
+    /// Snippet length in characters (1..=300).
+    #[serde(default = "default_snippet_chars")]
+    pub snippet_chars: usize,
+    /// Fields returned as hit metadata (`status`, `order_no`, ...).
+    #[serde(default)]
+    pub metadata_fields: Vec<String>,
+    /// Keys an `equals` filter may use; each is a keyword field of the index.
+    #[serde(default)]
+    pub filterable_fields: Vec<String>,
+}
+
+fn default_snippet_chars() -> usize {
+    200
+}
+
+/// Where the adapter finds each part of a document. Permission fields are what the
+/// permission filter runs on; `allowed_users` and `public` may be switched off with `null`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FieldMapping {
+    /// Field holding the document id; `null` uses the index's `_id`.
+    pub id: Option<String>,
+    pub title: String,
+    pub body: String,
+    pub timestamp: String,
+    pub url: Option<String>,
+    pub doc_type: String,
+    pub tags: String,
+    pub allowed_groups: String,
+    pub allowed_users: Option<String>,
+    pub public: Option<String>,
+}
+
+impl Default for FieldMapping {
+    fn default() -> Self {
+        Self {
+            id: None,
+            title: "title".into(),
+            body: "body".into(),
+            timestamp: "updated_at".into(),
+            url: Some("url".into()),
+            doc_type: "doc_type".into(),
+            tags: "tags".into(),
+            allowed_groups: "allowed_groups".into(),
+            allowed_users: Some("allowed_users".into()),
+            public: Some("public".into()),
+        }
+    }
+}
+
+impl SourceConfig {
+    /// Whether `index` (a concrete index name from a hit or reference) belongs to this source.
+    pub fn covers_index(&self, index: &str) -> bool {
+        self.index.split(',').map(str::trim).any(|pattern| glob_match(pattern, index))
+    }
+
+    /// Whether the source names exactly one concrete index (no pattern, no list).
+    pub fn single_index(&self) -> bool {
+        !self.index.contains([',', '*'])
+    }
+}
+
+/// `*`-only glob matching (the wildcard Elasticsearch index patterns use).
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// A field name as Elasticsearch accepts it in our DSL: letters, digits, `_`, `-`, `.`, `@`.
+fn valid_field(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
+}
+
+/// Splits `title^3` into (`title`, Some(3.0)).
+pub fn parse_boosted(spec: &str) -> Option<(&str, Option<f64>)> {
+    match spec.split_once('^') {
+        None => valid_field(spec).then_some((spec, None)),
+        Some((field, boost)) => {
+            let boost: f64 = boost.parse().ok()?;
+            (valid_field(field) && boost.is_finite() && boost > 0.0).then_some((field, Some(boost)))
+        }
+    }
+}
+
+impl Validate for EsAdapterConfig {
+    fn validate(&self) -> Result<(), String> {
+        self.server.validate()?;
+        if self.cluster.urls.is_empty() {
+            return Err("`cluster.urls` needs at least one URL".into());
+        }
+        for (i, url) in self.cluster.urls.iter().enumerate() {
+            match elasticsearch::http::Url::parse(url) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+                _ => return Err(format!("`cluster.urls[{i}]` is not an http(s) URL")),
+            }
+        }
+        if self.cluster.request_timeout.is_zero() {
+            return Err("`cluster.request_timeout` must be positive".into());
+        }
+        if self.sources.is_empty() {
+            return Err("`sources` needs at least one source".into());
+        }
+        let mut names = HashSet::new();
+        for (i, s) in self.sources.iter().enumerate() {
+            let at = |key: &str| format!("sources[{i}].{key}");
+            if s.name.trim().is_empty() {
+                return Err(format!("`{}` must not be empty", at("name")));
+            }
+            if !names.insert(s.name.as_str()) {
+                return Err(format!("`{}`: duplicate source name `{}`", at("name"), s.name));
+            }
+            if s.index.trim().is_empty() || s.index.contains(['/', ' ', '?', '#']) {
+                return Err(format!("`{}` must be an index name, pattern or comma list", at("index")));
+            }
+            if s.doc_types.is_empty() {
+                return Err(format!("`{}` needs at least one document type", at("doc_types")));
+            }
+            if s.search_fields.is_empty() {
+                return Err(format!("`{}` needs at least one field", at("search_fields")));
+            }
+            for (j, f) in s.search_fields.iter().enumerate() {
+                if parse_boosted(f).is_none() {
+                    return Err(format!("`{}[{j}]`: `{f}` is not `field` or `field^boost`", at("search_fields")));
+                }
+            }
+            if s.snippet_chars == 0 || s.snippet_chars > MAX_SNIPPET_CHARS {
+                return Err(format!("`{}` must be between 1 and {MAX_SNIPPET_CHARS}", at("snippet_chars")));
+            }
+            let m = &s.fields;
+            let named = [
+                ("fields.title", Some(&m.title)),
+                ("fields.body", Some(&m.body)),
+                ("fields.timestamp", Some(&m.timestamp)),
+                ("fields.doc_type", Some(&m.doc_type)),
+                ("fields.tags", Some(&m.tags)),
+                ("fields.allowed_groups", Some(&m.allowed_groups)),
+                ("fields.id", m.id.as_ref()),
+                ("fields.url", m.url.as_ref()),
+                ("fields.allowed_users", m.allowed_users.as_ref()),
+                ("fields.public", m.public.as_ref()),
+            ];
+            for (key, value) in named {
+                if let Some(v) = value
+                    && !valid_field(v)
+                {
+                    return Err(format!("`{}`: `{v}` is not a field name", at(key)));
+                }
+            }
+            for (key, list) in [("metadata_fields", &s.metadata_fields), ("filterable_fields", &s.filterable_fields)] {
+                for (j, f) in list.iter().enumerate() {
+                    if !valid_field(f) {
+                        return Err(format!("`{}[{j}]`: `{f}` is not a field name", at(key)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AdapterConfig for EsAdapterConfig {
+    fn server(&self) -> &ServerConfig {
+        &self.server
+    }
+    fn telemetry(&self) -> &TelemetryConfig {
+        &self.telemetry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+server: { listen: "127.0.0.1:0" }
+cluster:
+  urls: ["http://127.0.0.1:9201"]
+  auth: { basic: { username: fedsearch, password: { env: FEDSEARCH_ES_TEST_UNSET_PASSWORD } } }
+sources:
+  - name: tickets
+    index: tickets
+    doc_types: [ticket]
+    search_fields: ["title^3", body]
+    metadata_fields: [status]
+    filterable_fields: [status]
+"#;
+
+    fn load(yaml: &str) -> Result<EsAdapterConfig, String> {
+        fedsearch_core::config::from_yaml_str(yaml)
+    }
+
+    #[test]
+    fn the_shipped_example_config_loads() {
+        let yaml = include_str!("../../../deploy/config/es-adapter.yaml");
+        let cfg = load(yaml).unwrap();
+        let names: Vec<_> = cfg.sources.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["tickets", "incidents", "kb"]);
+    }
+
+    #[test]
+    fn a_good_config_loads_with_default_field_names() {
+        let cfg = load(GOOD).unwrap();
+        let s = &cfg.sources[0];
+        assert_eq!(s.fields.allowed_groups, "allowed_groups");
+        assert_eq!(s.fields.public.as_deref(), Some("public"));
+        assert_eq!(s.snippet_chars, 200);
+        assert_eq!(cfg.cluster.request_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let err = load(&GOOD.replace("doc_types: [ticket]", "doc_types: [ticket]\n    boosts: {}")).unwrap_err();
+        assert!(err.contains("boosts"), "{err}");
+        let err = load(&GOOD.replace("\"title^3\"", "\"title^x\"")).unwrap_err();
+        assert!(err.contains("sources[0].search_fields[0]"), "{err}");
+        let err = load(&GOOD.replace("[status]\n    filterable", "[\"a b\"]\n    filterable")).unwrap_err();
+        assert!(err.contains("sources[0].metadata_fields[0]"), "{err}");
+        let err = load(&GOOD.replace("http://127.0.0.1:9201", "ftp://x")).unwrap_err();
+        assert!(err.contains("cluster.urls[0]"), "{err}");
+        let err = load(&GOOD.replace("index: tickets", "index: tickets/_doc")).unwrap_err();
+        assert!(err.contains("sources[0].index"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "snippet_chars: 301")).unwrap_err();
+        assert!(err.contains("sources[0].snippet_chars"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_source_names_are_refused() {
+        let twice = format!("{GOOD}{}", &GOOD[GOOD.find("  - name").unwrap()..]);
+        let err = load(&twice).unwrap_err();
+        assert!(err.contains("sources[1].name") && err.contains("duplicate"), "{err}");
+    }
+
+    #[test]
+    fn missing_secrets_name_the_key_but_never_a_value() {
+        let cfg = load(GOOD).unwrap();
+        let err = cfg.cluster.credentials().unwrap_err();
+        assert!(err.contains("cluster.auth.basic.password"), "{err}");
+        assert!(err.contains("FEDSEARCH_ES_TEST_UNSET_PASSWORD"), "{err}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("key");
+        std::fs::write(&file, "c2VjcmV0OmtleQ==\n").unwrap();
+        let secret = SecretRef::File(file);
+        assert_eq!(secret.resolve("k").unwrap(), "c2VjcmV0OmtleQ==");
+    }
+
+    #[test]
+    fn index_patterns_cover_their_indices_only() {
+        let mut s = load(GOOD).unwrap().sources.remove(0);
+        assert!(s.covers_index("tickets") && !s.covers_index("tickets2") && s.single_index());
+        s.index = "logs-*,kb".into();
+        assert!(s.covers_index("logs-2026.11") && s.covers_index("kb") && !s.covers_index("finance"));
+        assert!(!s.single_index());
+        assert!(glob_match("a*b*c", "aXbYc") && !glob_match("a*b*c", "aXbY") && glob_match("*", "x"));
+    }
+
+    #[test]
+    fn boosted_fields_parse() {
+        assert_eq!(parse_boosted("title^3"), Some(("title", Some(3.0))));
+        assert_eq!(parse_boosted("body.cjk"), Some(("body.cjk", None)));
+        assert_eq!(parse_boosted("title^-1"), None);
+        assert_eq!(parse_boosted("ti tle"), None);
+    }
+}

@@ -1,0 +1,286 @@
+//! Conversion of `_search` responses into source hits and fetched documents.
+//!
+//! Snippets come from the body highlight (or its `no_match_size` start of the body), with every
+//! tag stripped, whitespace collapsed and the length cut at a character boundary.
+
+use std::collections::HashMap;
+
+use fedsearch_adapter_kit::{FetchResponse, SourceHit};
+use prost_types::Timestamp;
+use serde_json::Value;
+
+use crate::config::SourceConfig;
+
+/// One document of a `_search` response, as the adapter reads it.
+#[derive(Debug)]
+pub struct RawHit<'a> {
+    pub index: &'a str,
+    pub id: &'a str,
+    pub score: Option<f64>,
+    pub source: &'a Value,
+    pub highlight: Option<&'a str>,
+}
+
+/// The `hits.hits` of a response (malformed entries are skipped).
+pub fn raw_hits<'a>(response: &'a Value, body_field: &str) -> Vec<RawHit<'a>> {
+    static EMPTY: Value = Value::Null;
+    let Some(hits) = response.pointer("/hits/hits").and_then(Value::as_array) else { return Vec::new() };
+    hits.iter()
+        .filter_map(|h| {
+            Some(RawHit {
+                index: h.get("_index")?.as_str()?,
+                id: h.get("_id")?.as_str()?,
+                score: h.get("_score").and_then(Value::as_f64),
+                source: h.get("_source").unwrap_or(&EMPTY),
+                highlight: h
+                    .get("highlight")
+                    .and_then(|hl| hl.get(body_field))
+                    .and_then(|f| f.get(0))
+                    .and_then(Value::as_str),
+            })
+        })
+        .collect()
+}
+
+/// Value at a dotted path of `_source` (`a.b` is either the key `a.b` or `a` → `b`).
+fn lookup<'a>(source: &'a Value, path: &str) -> Option<&'a Value> {
+    if let Some(v) = source.get(path) {
+        return Some(v);
+    }
+    let (head, rest) = path.split_once('.')?;
+    lookup(source.get(head)?, rest)
+}
+
+/// A `_source` value as one metadata string: arrays join with `,`; objects and null give none.
+fn as_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().filter_map(as_text).collect();
+            (!parts.is_empty()).then(|| parts.join(","))
+        }
+        Value::Null | Value::Object(_) => None,
+    }
+}
+
+fn text_field(source: &Value, path: &str) -> Option<String> {
+    lookup(source, path).and_then(as_text)
+}
+
+/// Parses an RFC 3339 date-time, a plain date or epoch milliseconds.
+pub fn parse_time(v: &Value) -> Option<Timestamp> {
+    match v {
+        Value::Number(n) => {
+            let ms = n.as_i64()?;
+            Some(Timestamp { seconds: ms.div_euclid(1000), nanos: (ms.rem_euclid(1000) * 1_000_000) as i32 })
+        }
+        Value::String(s) => fedsearch_core::time::parse_rfc3339(s).or_else(|| {
+            let date = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+            Some(fedsearch_core::time::from_chrono(date.and_hms_opt(0, 0, 0)?.and_utc()))
+        }),
+        _ => None,
+    }
+}
+
+/// Plain text of a highlight fragment or body: tags removed, whitespace collapsed, at most
+/// `max_chars` characters (an ellipsis marks a cut and counts toward the limit).
+pub fn snippet(raw: &str, max_chars: usize) -> String {
+    let mut plain = String::with_capacity(raw.len().min(max_chars * 4));
+    let mut chars = raw.chars().peekable();
+    let mut pending_space = false;
+    while let Some(c) = chars.next() {
+        if c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || *n == '/' || *n == '!') {
+            for t in chars.by_ref() {
+                if t == '>' {
+                    break;
+                }
+            }
+            continue;
+        }
+        if c.is_whitespace() {
+            pending_space = !plain.is_empty();
+            continue;
+        }
+        if pending_space {
+            plain.push(' ');
+            pending_space = false;
+        }
+        plain.push(c);
+    }
+    if plain.chars().count() <= max_chars {
+        return plain;
+    }
+    let mut cut: String = plain.chars().take(max_chars.saturating_sub(1)).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
+}
+
+/// The id a source reports for a document: the configured id field, else `_id`; qualified
+/// with the index when the source spans several indices.
+fn local_id(source: &SourceConfig, hit: &RawHit<'_>) -> String {
+    let id = source.fields.id.as_deref().and_then(|f| text_field(hit.source, f)).unwrap_or_else(|| hit.id.to_string());
+    if source.single_index() { id } else { format!("{}/{id}", hit.index) }
+}
+
+/// The adapter-side reference Fetch takes: `<index>/<_id>`.
+pub fn full_text_ref(hit: &RawHit<'_>) -> String {
+    format!("{}/{}", hit.index, hit.id)
+}
+
+/// Splits a Fetch reference into (`index`, `_id`).
+pub fn parse_ref(reference: &str) -> Option<(&str, &str)> {
+    let (index, id) = reference.split_once('/')?;
+    (!index.is_empty() && !id.is_empty() && !index.contains(['*', ',', ' '])).then_some((index, id))
+}
+
+fn metadata(source: &SourceConfig, doc: &Value) -> HashMap<String, String> {
+    source.metadata_fields.iter().filter_map(|f| Some((f.clone(), text_field(doc, f)?))).collect()
+}
+
+fn doc_type(source: &SourceConfig, doc: &Value) -> String {
+    text_field(doc, &source.fields.doc_type).unwrap_or_else(|| source.doc_types[0].clone())
+}
+
+/// One search hit at 1-based `rank`.
+pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> SourceHit {
+    let f = &source.fields;
+    let snippet_text = hit
+        .highlight
+        .map(str::to_string)
+        .or_else(|| text_field(hit.source, &f.body))
+        .map(|raw| snippet(&raw, source.snippet_chars))
+        .unwrap_or_default();
+    SourceHit {
+        local_id: local_id(source, hit),
+        title: text_field(hit.source, &f.title).unwrap_or_default(),
+        snippet: snippet_text,
+        url: f.url.as_deref().and_then(|u| text_field(hit.source, u)).unwrap_or_default(),
+        updated_at: lookup(hit.source, &f.timestamp).and_then(parse_time),
+        rank,
+        score: hit.score,
+        metadata: metadata(source, hit.source),
+        full_text_ref: full_text_ref(hit),
+        doc_type: doc_type(source, hit.source),
+        content_fingerprint: String::new(),
+    }
+}
+
+/// The full document of a Fetch.
+pub fn to_fetch_response(source: &SourceConfig, hit: &RawHit<'_>) -> FetchResponse {
+    let f = &source.fields;
+    FetchResponse {
+        id: local_id(source, hit),
+        title: text_field(hit.source, &f.title).unwrap_or_default(),
+        content: text_field(hit.source, &f.body).unwrap_or_default(),
+        url: f.url.as_deref().and_then(|u| text_field(hit.source, u)).unwrap_or_default(),
+        updated_at: lookup(hit.source, &f.timestamp).and_then(parse_time),
+        metadata: metadata(source, hit.source),
+        doc_type: doc_type(source, hit.source),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::FieldMapping;
+
+    fn source(index: &str) -> SourceConfig {
+        SourceConfig {
+            name: "tickets".into(),
+            index: index.into(),
+            description: String::new(),
+            when_to_use: String::new(),
+            doc_types: vec!["ticket".into()],
+            fields: FieldMapping::default(),
+            search_fields: vec!["title".into()],
+            minimum_should_match: None,
+            snippet_chars: 40,
+            metadata_fields: vec!["status".into(), "order_no".into(), "owner.team".into(), "missing".into()],
+            filterable_fields: vec![],
+        }
+    }
+
+    fn response() -> Value {
+        json!({ "timed_out": false, "hits": { "hits": [
+            { "_index": "tickets", "_id": "TCK-5002", "_score": 3.5,
+              "_source": { "title": "支付超时：订单SO20261004付款失败", "updated_at": "2026-11-27T15:16:51Z",
+                           "doc_type": "ticket", "url": "https://helpdesk.example/TCK-5002",
+                           "status": "in_progress", "order_no": ["SO20261004", "SO20261006"],
+                           "owner": { "team": "support-wholesale" } },
+              "highlight": { "body": ["付款时<em>支付</em>网关<em>超时</em>，订单状态为 payment_failed"] } },
+            { "_index": "tickets", "_id": "TCK-4990", "_score": 1.0,
+              "_source": { "title": "old", "updated_at": 1_700_000_000_123_i64 } },
+            { "_id": "no-index" }
+        ] } })
+    }
+
+    #[test]
+    fn hits_carry_rank_ids_metadata_and_a_plain_snippet() {
+        let s = source("tickets");
+        let resp = response();
+        let raw = raw_hits(&resp, "body");
+        assert_eq!(raw.len(), 2, "malformed entries are skipped");
+        let hit = to_source_hit(&s, &raw[0], 1);
+        assert_eq!(hit.local_id, "TCK-5002");
+        assert_eq!(hit.full_text_ref, "tickets/TCK-5002");
+        assert_eq!(hit.rank, 1);
+        assert_eq!(hit.score, Some(3.5));
+        assert_eq!(hit.snippet, "付款时支付网关超时，订单状态为 payment_failed");
+        assert_eq!(hit.url, "https://helpdesk.example/TCK-5002");
+        assert_eq!(hit.doc_type, "ticket");
+        assert_eq!(hit.updated_at.unwrap().seconds, 1_795_792_611);
+        assert_eq!(hit.metadata["status"], "in_progress");
+        assert_eq!(hit.metadata["order_no"], "SO20261004,SO20261006");
+        assert_eq!(hit.metadata["owner.team"], "support-wholesale");
+        assert!(!hit.metadata.contains_key("missing"));
+
+        let second = to_source_hit(&s, &raw[1], 2);
+        assert_eq!(second.doc_type, "ticket", "falls back to the source's first doc type");
+        assert_eq!(second.updated_at.unwrap(), Timestamp { seconds: 1_700_000_000, nanos: 123_000_000 });
+        assert_eq!(second.snippet, "");
+    }
+
+    #[test]
+    fn multi_index_sources_qualify_local_ids_with_the_index() {
+        let resp = response();
+        let raw = raw_hits(&resp, "body");
+        assert_eq!(to_source_hit(&source("tickets-*"), &raw[0], 1).local_id, "tickets/TCK-5002");
+    }
+
+    #[test]
+    fn snippets_are_plain_bounded_and_cut_at_char_boundaries() {
+        assert_eq!(snippet("a <em>b</em>\n\n  c <br/>d", 100), "a b c d");
+        assert_eq!(snippet("1 < 2 and 3 > 2", 100), "1 < 2 and 3 > 2");
+        let cjk = "支付超时".repeat(100);
+        let s = snippet(&cjk, 10);
+        assert_eq!(s.chars().count(), 10);
+        assert!(s.ends_with('…') && s.starts_with("支付超时支付超时支"));
+        assert!(snippet(&"x".repeat(1000), 300).chars().count() <= 300);
+        assert_eq!(snippet("", 10), "");
+    }
+
+    #[test]
+    fn references_round_trip_and_reject_patterns() {
+        assert_eq!(parse_ref("tickets/TCK-1"), Some(("tickets", "TCK-1")));
+        assert_eq!(parse_ref("tickets/a/b"), Some(("tickets", "a/b")));
+        assert_eq!(parse_ref("tick*/x"), None);
+        assert_eq!(parse_ref("tickets"), None);
+        assert_eq!(parse_ref("/x"), None);
+    }
+
+    #[test]
+    fn fetch_returns_the_full_body() {
+        let doc = json!({ "hits": { "hits": [{ "_index": "kb", "_id": "KB-101",
+            "_source": { "title": "t", "body": "full body text", "updated_at": "2026-10-30" } }] } });
+        let raw = raw_hits(&doc, "body");
+        let r = to_fetch_response(&source("kb"), &raw[0]);
+        assert_eq!(r.content, "full body text");
+        assert_eq!(r.id, "KB-101");
+        assert!(r.updated_at.is_some());
+    }
+}

@@ -1,0 +1,22 @@
+//! The es-adapter: full-text search over Elasticsearch/OpenSearch indices, with the end user's permissions applied inside the query.
+//!
+//! Each configured logical source (tickets, incident logs, KB articles, ...) is an index or
+//! index pattern with a field mapping. A sub-query becomes one `_search` whose `bool.filter`
+//! holds the user's permission filter (`public` OR one of the user's groups in
+//! `allowed_groups` OR the user in `allowed_users`), so documents the user may not see never
+//! leave the cluster. Fetch re-runs the same permission filter on the one document.
+//!
+//! - [`config`]: the config file (cluster, credentials, sources) and its validation.
+//! - [`query`]: the only place that writes query DSL.
+//! - [`client`]: the HTTP client and the mapping of cluster failures to adapter errors.
+//! - [`hits`]: responses into hits, snippets and fetched documents.
+//! - [`adapter`]: the [`fedsearch_adapter_kit::Adapter`] implementation.
+
+pub mod adapter;
+pub mod client;
+pub mod config;
+pub mod hits;
+pub mod query;
+
+pub use adapter::{ADAPTER_NAME, EsAdapter};
+pub use config::EsAdapterConfig;

@@ -1,0 +1,435 @@
+//! Translation of a unified sub-query into Elasticsearch / OpenSearch query DSL.
+//!
+//! This is the only module that writes DSL. Every value that comes from the caller (text,
+//! filter values, user subject and groups, document ids) is placed into a JSON value slot of a
+//! `multi_match`, `term`, `terms`, `range` or `ids` query — never into a query string — so it
+//! cannot change the query's structure. Field names come from the config only; an `equals` key
+//! is used as a field name only when it is in the source's `filterable_fields` allow-list.
+//!
+//! The permission filter sits in `bool.filter` of every query, so a document the user may not
+//! see never leaves the cluster. Only DSL that both Elasticsearch 8/9 and OpenSearch 2/3 accept
+//! is used: `bool`, `multi_match`, `term(s)`, `range`, `ids`, `match_all`, `highlight`,
+//! `_source` includes, `sort`, `size`, `timeout`, `track_total_hits`.
+
+use std::time::Duration;
+
+use chrono::SecondsFormat;
+use fedsearch_adapter_kit::{AdapterError, SubQuery, UserContext};
+use fedsearch_proto::types::Filters;
+use serde_json::{Map, Value, json};
+
+use crate::config::{SourceConfig, parse_boosted};
+
+/// Longest query text accepted, in characters (longer text would only hit clause limits).
+pub const MAX_TEXT_CHARS: usize = 1000;
+
+/// Highlight markers; [`crate::hits`] strips every tag from the snippet.
+const PRE_TAG: &str = "<em>";
+const POST_TAG: &str = "</em>";
+
+/// `public:true OR allowed_groups ∈ user.groups OR allowed_users = user.subject`.
+pub fn permission_filter(source: &SourceConfig, user: &UserContext) -> Value {
+    let f = &source.fields;
+    let mut should = Vec::new();
+    if let Some(public) = &f.public {
+        should.push(json!({ "term": { public: true } }));
+    }
+    let groups: Vec<&str> = user.groups.iter().map(String::as_str).filter(|g| !g.is_empty()).collect();
+    if !groups.is_empty() {
+        should.push(json!({ "terms": { &f.allowed_groups: groups } }));
+    }
+    if let Some(users) = &f.allowed_users
+        && !user.subject.is_empty()
+    {
+        should.push(json!({ "term": { users: user.subject } }));
+    }
+    if should.is_empty() {
+        // Nothing can grant access: match no document.
+        return json!({ "bool": { "must_not": [{ "match_all": {} }] } });
+    }
+    json!({ "bool": { "should": should, "minimum_should_match": 1 } })
+}
+
+/// The structured filters of a sub-query as `bool.filter` clauses.
+fn filter_clauses(source: &SourceConfig, filters: &Filters) -> Result<Vec<Value>, AdapterError> {
+    let f = &source.fields;
+    let mut clauses = Vec::new();
+    if let Some(range) = &filters.time_range {
+        let bound = |t: &Option<prost_types::Timestamp>, key: &str| -> Result<Option<String>, AdapterError> {
+            t.as_ref()
+                .map(|t| {
+                    fedsearch_core::time::to_chrono(t)
+                        .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
+                        .ok_or_else(|| AdapterError::InvalidArgument(format!("filters.time_range.{key} is not a valid time")))
+                })
+                .transpose()
+        };
+        let from = bound(&range.from, "from")?;
+        let to = bound(&range.to, "to")?;
+        if let (Some(a), Some(b)) = (&range.from, &range.to)
+            && (a.seconds, a.nanos) > (b.seconds, b.nanos)
+        {
+            return Err(AdapterError::InvalidArgument("filters.time_range.from is after filters.time_range.to".into()));
+        }
+        let mut r = Map::new();
+        if let Some(from) = from {
+            r.insert("gte".into(), from.into());
+        }
+        if let Some(to) = to {
+            r.insert("lte".into(), to.into());
+        }
+        if !r.is_empty() {
+            r.insert("format".into(), "strict_date_optional_time".into());
+            clauses.push(json!({ "range": { &f.timestamp: r } }));
+        }
+    }
+    if !filters.doc_types.is_empty() {
+        clauses.push(json!({ "terms": { &f.doc_type: filters.doc_types } }));
+    }
+    for tag in &filters.tags {
+        clauses.push(json!({ "term": { &f.tags: tag } }));
+    }
+    let mut keys: Vec<&String> = filters.equals.keys().collect();
+    keys.sort();
+    for key in keys {
+        if !source.filterable_fields.iter().any(|k| k == key) {
+            let allowed = if source.filterable_fields.is_empty() {
+                "none".to_string()
+            } else {
+                source.filterable_fields.join(", ")
+            };
+            return Err(AdapterError::InvalidArgument(format!(
+                "filters.equals key `{key}` is not filterable in source `{}` (filterable: {allowed})",
+                source.name
+            )));
+        }
+        clauses.push(json!({ "term": { key.as_str(): filters.equals[key] } }));
+    }
+    Ok(clauses)
+}
+
+/// Fields `_source` returns for a hit (`with_body` for Fetch).
+fn source_includes(source: &SourceConfig, with_body: bool) -> Vec<String> {
+    let f = &source.fields;
+    let mut out: Vec<String> = [Some(&f.title), Some(&f.timestamp), Some(&f.doc_type), f.id.as_ref(), f.url.as_ref()]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if with_body {
+        out.push(f.body.clone());
+    }
+    for m in &source.metadata_fields {
+        if !out.contains(m) {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
+fn es_duration(d: Duration) -> String {
+    format!("{}ms", d.as_millis().max(1))
+}
+
+/// The `_search` body for one sub-query. `es_timeout` is the server-side search timeout.
+pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration) -> Result<Value, AdapterError> {
+    let user = query.user.clone().unwrap_or_default();
+    let filters = query.filters.clone().unwrap_or_default();
+    let text = query.text.trim();
+    if text.chars().count() > MAX_TEXT_CHARS {
+        return Err(AdapterError::InvalidArgument(format!("text is longer than {MAX_TEXT_CHARS} characters")));
+    }
+    let mut filter = vec![permission_filter(source, &user)];
+    let structured = filter_clauses(source, &filters)?;
+    if text.is_empty() && structured.is_empty() {
+        return Err(AdapterError::InvalidArgument("text must not be empty unless a filter is given".into()));
+    }
+    filter.extend(structured);
+
+    let must = if text.is_empty() {
+        json!({ "match_all": {} })
+    } else {
+        let fields: Vec<String> = source
+            .search_fields
+            .iter()
+            .filter_map(|s| parse_boosted(s))
+            .map(|(field, boost)| match boost {
+                Some(b) => format!("{field}^{b}"),
+                None => field.to_string(),
+            })
+            .collect();
+        let mut mm = json!({ "query": text, "fields": fields, "type": "best_fields", "tie_breaker": 0.3 });
+        if let Some(msm) = &source.minimum_should_match {
+            mm["minimum_should_match"] = msm.clone().into();
+        }
+        json!({ "multi_match": mm })
+    };
+
+    let chars = source.snippet_chars;
+    let mut body = json!({
+        "query": { "bool": { "must": [must], "filter": filter } },
+        "size": query.limit,
+        "timeout": es_duration(es_timeout),
+        "track_total_hits": false,
+        "_source": { "includes": source_includes(source, false) },
+        "highlight": {
+            "pre_tags": [PRE_TAG],
+            "post_tags": [POST_TAG],
+            "fields": { &source.fields.body: {
+                "type": "unified",
+                "fragment_size": chars,
+                "number_of_fragments": 1,
+                "no_match_size": chars,
+            } },
+        },
+    });
+    if text.is_empty() {
+        // Without text every hit scores the same: newest first is the useful order.
+        body["sort"] = json!([{ &source.fields.timestamp: { "order": "desc", "unmapped_type": "date" } }, "_doc"]);
+    }
+    Ok(body)
+}
+
+/// The Fetch query: the one document `id`, with the same permission filter as a search.
+pub fn fetch_body(source: &SourceConfig, id: &str, user: &UserContext, es_timeout: Duration) -> Value {
+    json!({
+        "query": { "bool": {
+            "must": [{ "ids": { "values": [id] } }],
+            "filter": [permission_filter(source, user)],
+        } },
+        "size": 1,
+        "timeout": es_duration(es_timeout),
+        "track_total_hits": false,
+        "_source": { "includes": source_includes(source, true) },
+    })
+}
+
+/// Whether document `id` exists at all (count only: no field of it leaves the cluster).
+pub fn exists_body(id: &str, es_timeout: Duration) -> Value {
+    json!({
+        "query": { "ids": { "values": [id] } },
+        "size": 0,
+        "timeout": es_duration(es_timeout),
+        "track_total_hits": true,
+        "_source": false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use fedsearch_proto::types::TimeRange;
+    use prost_types::Timestamp;
+
+    use super::*;
+    use crate::config::{FieldMapping, SourceConfig};
+
+    fn source() -> SourceConfig {
+        SourceConfig {
+            name: "tickets".into(),
+            index: "tickets".into(),
+            description: String::new(),
+            when_to_use: String::new(),
+            doc_types: vec!["ticket".into()],
+            fields: FieldMapping::default(),
+            search_fields: vec!["title^3".into(), "title.cjk^3".into(), "body".into()],
+            minimum_should_match: None,
+            snippet_chars: 120,
+            metadata_fields: vec!["status".into(), "order_no".into()],
+            filterable_fields: vec!["status".into(), "priority".into()],
+        }
+    }
+
+    fn alice() -> UserContext {
+        UserContext { subject: "alice".into(), groups: vec!["employee".into(), "support".into()], ..Default::default() }
+    }
+
+    fn query(text: &str, filters: Filters) -> SubQuery {
+        SubQuery {
+            id: "q1".into(),
+            source: "tickets".into(),
+            text: text.into(),
+            filters: Some(filters),
+            limit: 7,
+            user: Some(alice()),
+            ..Default::default()
+        }
+    }
+
+    fn build(text: &str, filters: Filters) -> Result<Value, AdapterError> {
+        search_body(&source(), &query(text, filters), Duration::from_millis(1500))
+    }
+
+    #[test]
+    fn text_becomes_a_multi_match_over_boosted_fields() {
+        let body = build("payment timeout", Filters::default()).unwrap();
+        assert_eq!(
+            body["query"]["bool"]["must"][0],
+            json!({ "multi_match": {
+                "query": "payment timeout",
+                "fields": ["title^3", "title.cjk^3", "body"],
+                "type": "best_fields",
+                "tie_breaker": 0.3,
+            } })
+        );
+        assert_eq!(body["size"], 7);
+        assert_eq!(body["timeout"], "1500ms");
+        assert_eq!(body["_source"]["includes"], json!(["title", "updated_at", "doc_type", "url", "status", "order_no"]));
+        assert!(body.get("sort").is_none(), "text queries rank by score");
+        let hl = &body["highlight"]["fields"]["body"];
+        assert_eq!(hl["fragment_size"], 120);
+        assert_eq!(hl["no_match_size"], 120);
+        assert_eq!(hl["number_of_fragments"], 1);
+    }
+
+    #[test]
+    fn minimum_should_match_is_passed_when_configured() {
+        let mut s = source();
+        s.minimum_should_match = Some("2<75%".into());
+        let body = search_body(&s, &query("支付超时", Filters::default()), Duration::from_secs(1)).unwrap();
+        assert_eq!(body["query"]["bool"]["must"][0]["multi_match"]["minimum_should_match"], "2<75%");
+    }
+
+    #[test]
+    fn the_permission_filter_is_always_in_bool_filter() {
+        let body = build("x", Filters::default()).unwrap();
+        assert_eq!(
+            body["query"]["bool"]["filter"][0],
+            json!({ "bool": { "should": [
+                { "term": { "public": true } },
+                { "terms": { "allowed_groups": ["employee", "support"] } },
+                { "term": { "allowed_users": "alice" } },
+            ], "minimum_should_match": 1 } })
+        );
+        assert_eq!(body["query"]["bool"]["filter"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_user_without_groups_gets_public_and_own_documents_only() {
+        let user = UserContext { subject: "eve".into(), ..Default::default() };
+        let f = permission_filter(&source(), &user);
+        assert_eq!(
+            f,
+            json!({ "bool": { "should": [
+                { "term": { "public": true } },
+                { "term": { "allowed_users": "eve" } },
+            ], "minimum_should_match": 1 } })
+        );
+    }
+
+    #[test]
+    fn a_source_with_nothing_that_can_grant_access_matches_nothing() {
+        let mut s = source();
+        s.fields.public = None;
+        s.fields.allowed_users = None;
+        let f = permission_filter(&s, &UserContext { subject: "eve".into(), ..Default::default() });
+        assert_eq!(f, json!({ "bool": { "must_not": [{ "match_all": {} }] } }));
+    }
+
+    #[test]
+    fn empty_text_needs_a_filter() {
+        let err = build("  ", Filters::default()).unwrap_err();
+        assert!(matches!(err, AdapterError::InvalidArgument(ref m) if m.contains("text")), "{err:?}");
+
+        let body = build("", Filters { tags: vec!["payment_timeout".into()], ..Default::default() }).unwrap();
+        assert_eq!(body["query"]["bool"]["must"][0], json!({ "match_all": {} }));
+        assert_eq!(body["sort"][0]["updated_at"]["order"], "desc");
+    }
+
+    #[test]
+    fn overlong_text_is_refused() {
+        let err = build(&"支".repeat(MAX_TEXT_CHARS + 1), Filters::default()).unwrap_err();
+        assert!(matches!(err, AdapterError::InvalidArgument(_)));
+        assert!(build(&"支".repeat(MAX_TEXT_CHARS), Filters::default()).is_ok());
+    }
+
+    #[test]
+    fn filters_become_range_terms_and_term_clauses() {
+        let filters = Filters {
+            time_range: Some(TimeRange {
+                from: Some(Timestamp { seconds: 1_790_000_000, nanos: 0 }),
+                to: Some(Timestamp { seconds: 1_790_086_400, nanos: 500_000_000 }),
+            }),
+            doc_types: vec!["ticket".into(), "incident".into()],
+            tags: vec!["payment_timeout".into(), "checkout".into()],
+            equals: HashMap::from([("status".into(), "open".into()), ("priority".into(), "P1".into())]),
+        };
+        let body = build("x", filters).unwrap();
+        let filter = body["query"]["bool"]["filter"].as_array().unwrap();
+        assert_eq!(filter.len(), 7);
+        assert_eq!(
+            filter[1],
+            json!({ "range": { "updated_at": {
+                "gte": "2026-09-21T14:13:20.000Z",
+                "lte": "2026-09-22T14:13:20.500Z",
+                "format": "strict_date_optional_time",
+            } } })
+        );
+        assert_eq!(filter[2], json!({ "terms": { "doc_type": ["ticket", "incident"] } }));
+        assert_eq!(filter[3], json!({ "term": { "tags": "payment_timeout" } }));
+        assert_eq!(filter[4], json!({ "term": { "tags": "checkout" } }));
+        assert_eq!(filter[5], json!({ "term": { "priority": "P1" } }));
+        assert_eq!(filter[6], json!({ "term": { "status": "open" } }));
+    }
+
+    #[test]
+    fn a_half_open_time_range_has_one_bound() {
+        let filters = Filters {
+            time_range: Some(TimeRange { from: Some(Timestamp { seconds: 0, nanos: 0 }), to: None }),
+            ..Default::default()
+        };
+        let body = build("", filters).unwrap();
+        let range = &body["query"]["bool"]["filter"][1]["range"]["updated_at"];
+        assert_eq!(range["gte"], "1970-01-01T00:00:00.000Z");
+        assert!(range.get("lte").is_none());
+    }
+
+    #[test]
+    fn an_inverted_time_range_is_refused() {
+        let filters = Filters {
+            time_range: Some(TimeRange {
+                from: Some(Timestamp { seconds: 10, nanos: 0 }),
+                to: Some(Timestamp { seconds: 5, nanos: 0 }),
+            }),
+            ..Default::default()
+        };
+        assert!(matches!(build("x", filters), Err(AdapterError::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn an_equals_key_outside_the_allow_list_is_refused_by_name() {
+        let filters = Filters { equals: HashMap::from([("allowed_groups".into(), "finance".into())]), ..Default::default() };
+        let err = build("x", filters).unwrap_err();
+        match err {
+            AdapterError::InvalidArgument(m) => {
+                assert!(m.contains("`allowed_groups`") && m.contains("status, priority"), "{m}")
+            }
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn caller_values_stay_json_values() {
+        let hostile = r#"x" } }, { "match_all": {} } ] } }"#;
+        let filters = Filters { equals: HashMap::from([("status".into(), hostile.into())]), ..Default::default() };
+        let body = build(hostile, filters).unwrap();
+        assert_eq!(body["query"]["bool"]["must"][0]["multi_match"]["query"], hostile);
+        assert_eq!(body["query"]["bool"]["filter"][1]["term"]["status"], hostile);
+        assert_eq!(body["query"]["bool"]["must"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn fetch_uses_ids_with_the_same_permission_filter() {
+        let body = fetch_body(&source(), "TCK-5001", &alice(), Duration::from_secs(2));
+        assert_eq!(body["query"]["bool"]["must"][0], json!({ "ids": { "values": ["TCK-5001"] } }));
+        assert_eq!(body["query"]["bool"]["filter"][0], permission_filter(&source(), &alice()));
+        assert_eq!(body["size"], 1);
+        assert!(body["_source"]["includes"].as_array().unwrap().contains(&json!("body")));
+
+        let exists = exists_body("TCK-5001", Duration::from_secs(2));
+        assert_eq!(exists["size"], 0);
+        assert_eq!(exists["_source"], false);
+        assert_eq!(exists["track_total_hits"], true);
+    }
+}
