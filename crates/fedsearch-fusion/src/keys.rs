@@ -1,0 +1,239 @@
+//! Duplicate-detection keys, computed once per hit when it arrives.
+//!
+//! Three keys, each an `Option<u64>` (a hash of the normalised text; `None` when the key does
+//! not apply to the hit):
+//!
+//! - **url** — the canonical URL: scheme and host lower-cased (the `url` crate's parser), user
+//!   info, fragment and default port dropped, one trailing `/` dropped from the path, tracking
+//!   parameters (`utm_*`, `gclid`, `fbclid`, `msclkid`, `mc_cid`, `mc_eid`) removed and the
+//!   remaining query parameters sorted. `http` and `https` stay distinct. A URL that does not
+//!   parse as an absolute URL (empty, relative) gives no key: a relative path means nothing
+//!   across sources.
+//! - **title** — NFKC, lower-case, every run of non-alphanumeric characters turned into one
+//!   space, trimmed. Only titles of at least [`MIN_TITLE_CHARS`] characters after normalisation
+//!   get a key, so short generic titles ("README", "Home") never merge.
+//! - **content** — the source's `content_fingerprint` when it supplies one (compared as an exact
+//!   string, only with other supplied fingerprints); otherwise a hash of the snippet normalised
+//!   like a title, when that is at least [`MIN_SNIPPET_CHARS`] characters long.
+//!
+//! False merges: a title or a snippet is evidence, not proof. Two different tickets titled
+//! "Password reset link expired" or two documents built from the same template (identical first
+//! paragraph) share a key. To limit this, [`crate::rank`] merges on title and snippet keys only
+//! ACROSS sources (within one source, distinct ids are distinct documents — the source says so),
+//! while URL and supplied fingerprints merge within a source too. Every merge is reported in the
+//! hit's `duplicates` with the key that matched, so a wrong merge is visible.
+//!
+//! Hashes are 64-bit SipHash with fixed keys (deterministic across runs); a collision between two
+//! different normalised strings has probability ~2^-64 per pair.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use fedsearch_proto::types::SourceHit;
+use unicode_normalization::UnicodeNormalization;
+
+/// Normalised titles shorter than this (in chars) never merge.
+pub const MIN_TITLE_CHARS: usize = 8;
+/// Normalised snippets shorter than this (in chars) give no content key.
+pub const MIN_SNIPPET_CHARS: usize = 40;
+
+/// Query parameters dropped from canonical URLs (besides every `utm_*`).
+const TRACKING_PARAMS: &[&str] = &["gclid", "fbclid", "msclkid", "mc_cid", "mc_eid"];
+
+/// Which key matched two hits; also the `matched_on` label of a duplicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Url,
+    Title,
+    Content,
+}
+
+impl KeyKind {
+    pub const ALL: [KeyKind; 3] = [KeyKind::Url, KeyKind::Title, KeyKind::Content];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            KeyKind::Url => "url",
+            KeyKind::Title => "title",
+            KeyKind::Content => "content",
+        }
+    }
+
+    pub(crate) fn bit(self) -> u8 {
+        match self {
+            KeyKind::Url => 1,
+            KeyKind::Title => 2,
+            KeyKind::Content => 4,
+        }
+    }
+
+    /// Whether hits of the same source may merge on this key (see the module doc).
+    pub(crate) fn merges_within_source(self, keys: &Keys) -> bool {
+        match self {
+            KeyKind::Url => true,
+            KeyKind::Title => false,
+            KeyKind::Content => keys.content_supplied,
+        }
+    }
+}
+
+/// The keys of one hit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Keys {
+    pub url: Option<u64>,
+    pub title: Option<u64>,
+    pub content: Option<u64>,
+    /// The content key comes from a supplied `content_fingerprint` (not from the snippet).
+    pub content_supplied: bool,
+}
+
+impl Keys {
+    pub fn of(hit: &SourceHit) -> Self {
+        let (content, content_supplied) = match hit.content_fingerprint.trim() {
+            "" => (normalise_text(&hit.snippet, MIN_SNIPPET_CHARS).map(|s| hash(1, &s)), false),
+            fp => (Some(hash(2, fp)), true),
+        };
+        Keys {
+            url: canonical_url(&hit.url).map(|u| hash(0, &u)),
+            title: normalise_text(&hit.title, MIN_TITLE_CHARS).map(|t| hash(0, &t)),
+            content,
+            content_supplied,
+        }
+    }
+
+    pub fn get(&self, kind: KeyKind) -> Option<u64> {
+        match kind {
+            KeyKind::Url => self.url,
+            KeyKind::Title => self.title,
+            KeyKind::Content => self.content,
+        }
+    }
+}
+
+/// `domain` separates snippet hashes from supplied fingerprints in the content key space.
+fn hash(domain: u8, s: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    domain.hash(&mut h);
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// The canonical form of an absolute URL (see the module doc), `None` when it does not parse.
+pub fn canonical_url(raw: &str) -> Option<String> {
+    let url = url::Url::parse(raw.trim()).ok()?;
+    if url.cannot_be_a_base() {
+        // mailto:, urn:, data: ... compare as parsed.
+        let mut s = url.to_string();
+        if let Some(i) = s.find('#') {
+            s.truncate(i);
+        }
+        return Some(s);
+    }
+    let mut out = String::with_capacity(raw.len());
+    out.push_str(url.scheme());
+    out.push_str("://");
+    if let Some(host) = url.host_str() {
+        out.push_str(&host.to_lowercase());
+    }
+    if let Some(port) = url.port() {
+        // `port()` is already `None` for the scheme's default port.
+        out.push(':');
+        out.push_str(&port.to_string());
+    }
+    let path = url.path();
+    out.push_str(path.strip_suffix('/').unwrap_or(path));
+    let mut params: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_lowercase();
+            !k.starts_with("utm_") && !TRACKING_PARAMS.contains(&k.as_str())
+        })
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    if !params.is_empty() {
+        params.sort();
+        let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(params).finish();
+        out.push('?');
+        out.push_str(&query);
+    }
+    Some(out)
+}
+
+/// NFKC, lower-case, non-alphanumeric runs → one space, trimmed; `None` when shorter than
+/// `min_chars`.
+pub fn normalise_text(raw: &str, min_chars: usize) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = 0usize;
+    let mut pending_space = false;
+    for c in raw.nfkc().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            if pending_space && chars > 0 {
+                out.push(' ');
+                chars += 1;
+            }
+            pending_space = false;
+            out.push(c);
+            chars += 1;
+        } else {
+            pending_space = true;
+        }
+    }
+    (chars >= min_chars).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_variants_share_one_canonical_form() {
+        let want = canonical_url("https://wiki.example.com/page?a=1&b=2").unwrap();
+        for variant in [
+            "HTTPS://Wiki.Example.COM/page?b=2&a=1",
+            "https://wiki.example.com:443/page/?a=1&b=2#section-3",
+            "https://wiki.example.com/page?utm_source=x&a=1&utm_campaign=y&b=2",
+            "https://user:pw@wiki.example.com/page?a=1&gclid=abc&b=2",
+            "  https://wiki.example.com/page?a=1&b=2  ",
+        ] {
+            assert_eq!(canonical_url(variant).unwrap(), want, "{variant}");
+        }
+        assert_eq!(want, "https://wiki.example.com/page?a=1&b=2");
+        assert_eq!(canonical_url("http://h.example/").unwrap(), "http://h.example");
+        assert_eq!(canonical_url("http://h.example:8080/x").unwrap(), "http://h.example:8080/x");
+    }
+
+    #[test]
+    fn different_urls_and_relative_urls_do_not_share_a_key() {
+        assert_ne!(canonical_url("https://a.example/x"), canonical_url("https://a.example/y"));
+        assert_ne!(canonical_url("https://a.example/x?id=1"), canonical_url("https://a.example/x?id=2"));
+        assert_ne!(canonical_url("http://a.example/x"), canonical_url("https://a.example/x"));
+        assert_eq!(canonical_url("/wiki/page"), None);
+        assert_eq!(canonical_url(""), None);
+    }
+
+    #[test]
+    fn titles_normalise_case_punctuation_width_and_space() {
+        let a = normalise_text("VPN  setup — Guide!", 8).unwrap();
+        assert_eq!(a, "vpn setup guide");
+        assert_eq!(normalise_text("vpn setup: guide", 8).unwrap(), a);
+        // Full-width letters fold under NFKC.
+        assert_eq!(normalise_text("ＶＰＮ setup guide", 8).unwrap(), a);
+        assert_eq!(normalise_text("README", 8), None);
+        assert_eq!(normalise_text("  !!  ", 1), None);
+        // CJK is kept (alphanumeric), counted in chars, not bytes.
+        assert_eq!(normalise_text("東京オフィスの入館手順", 8).unwrap(), "東京オフィスの入館手順");
+    }
+
+    #[test]
+    fn content_key_prefers_the_supplied_fingerprint() {
+        let snippet = "the quarterly close checklist lists every step finance runs at month end";
+        let a = SourceHit { snippet: snippet.into(), ..Default::default() };
+        let b = SourceHit { snippet: snippet.to_uppercase(), ..Default::default() };
+        assert_eq!(Keys::of(&a).content, Keys::of(&b).content);
+        assert!(Keys::of(&a).content.is_some());
+        let short = SourceHit { snippet: "too short".into(), ..Default::default() };
+        assert_eq!(Keys::of(&short).content, None);
+        let fp = SourceHit { snippet: snippet.into(), content_fingerprint: "sha256:ab".into(), ..Default::default() };
+        assert_ne!(Keys::of(&fp).content, Keys::of(&a).content);
+        assert!(Keys::of(&fp).content_supplied);
+    }
+}

@@ -1,0 +1,40 @@
+//! The fusion service: deduplicates and fuses per-source result lists into one ranked, explained list.
+//!
+//! - [`Fuser`] is the library API: the gRPC service uses it, and the router calls it in-process
+//!   when the fusion service is unreachable.
+//! - [`rank`] documents and implements the ranking (RRF, weighted score, duplicate groups,
+//!   representatives, order); [`keys`] the duplicate-detection keys.
+//! - [`service`] is the `fedsearch.fusion.v1.Fusion` gRPC service; [`config`] the binary's
+//!   config file; [`serve`] runs it until a shutdown future resolves.
+
+pub mod config;
+mod error;
+mod fuser;
+pub mod keys;
+pub mod rank;
+pub mod service;
+
+use std::future::Future;
+
+pub use config::FusionConfig;
+pub use error::FusionError;
+pub use fuser::{DEFAULT_TOP_K, Fuser, MAX_TOP_K};
+pub use rank::{DEFAULT_RRF_K, Method};
+pub use service::FusionService;
+
+/// The name reported by the health service.
+pub const SERVICE_NAME: &str = "fedsearch.fusion.v1.Fusion";
+
+/// Serves fusion (plus health and reflection) on `listener` until `shutdown` resolves, then
+/// drains in-flight streams for up to `config.server.shutdown_grace`.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: &FusionConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let served = fedsearch_core::grpc::Served {
+        routes: tonic::service::Routes::new(FusionService::default().into_server()),
+        service_names: vec![SERVICE_NAME],
+    };
+    fedsearch_core::grpc::serve(listener, served, shutdown, config.server.shutdown_grace).await
+}

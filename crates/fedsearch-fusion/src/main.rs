@@ -1,0 +1,28 @@
+//! The fusion service: deduplicates and fuses per-source result lists into one ranked, explained list.
+//!
+//! `fusion --config deploy/config/fusion.yaml`: load the config (exit 2 with one line when it is
+//! bad), start telemetry, serve until SIGTERM/SIGINT, drain, flush spans.
+
+use fedsearch_fusion::FusionConfig;
+
+#[derive(clap::Parser, Debug)]
+struct Args {
+    /// YAML config file; `FEDSEARCH_*` environment variables override it.
+    #[arg(long, env = "FEDSEARCH_CONFIG")]
+    config: Option<std::path::PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = <Args as clap::Parser>::parse();
+    let config: FusionConfig = fedsearch_core::config::load(args.config.as_deref()).unwrap_or_else(|e| {
+        eprintln!("fusion: {e}");
+        std::process::exit(2);
+    });
+    let telemetry = fedsearch_core::telemetry::init("fusion", &config.telemetry)?;
+    let listener = fedsearch_core::grpc::bind(config.server.listen).await?;
+    tracing::info!(service = "fusion", listen = %listener.local_addr()?, "serving");
+    let result = fedsearch_fusion::serve(listener, &config, fedsearch_core::shutdown::signal()).await;
+    telemetry.shutdown();
+    result
+}

@@ -1,0 +1,395 @@
+//! How per-source lists become one ranked list: positions, scores, duplicate groups, order.
+//!
+//! Every step below is deterministic: the same hits give the same list, byte for byte, whatever
+//! the order in which sources, batches or hits arrived (given the same `rank` fields).
+//!
+//! # 1. Positions within a source
+//!
+//! A source's hits are ordered by their `rank` field (1-based, as the adapter ranked them), hits
+//! without a rank (`rank == 0`) after all ranked ones, ties by order of arrival. A hit's
+//! **position** `p` is its 1-based place in that order. The same `local_id` repeated in one
+//! source's list is ONE hit, kept at its best rank: repeating a hit never adds score (the
+//! LangChain/LlamaIndex "ensemble" inflation bug). Positions count distinct hits.
+//!
+//! # 2. Weights
+//!
+//! The weight `w_s` of source `s` is `options.weights[s]` when present, else
+//! `FuseStart.sources[s].weight` when non-zero, else `1.0`. (A proto3 `double` cannot tell 0
+//! from unset, so a `SourceSpec.weight` of 0 means "unset"; to switch a source off, send
+//! `options.weights[s] = 0`.) Weights must be finite and `>= 0`.
+//!
+//! **Weight 0** switches a source's contribution off: its hits still take part in duplicate
+//! detection (so its copy of a document merges with the others' and shows in `duplicates`), but
+//! contribute 0. A document found only by weight-0 sources scores 0 and sorts after every
+//! document that has any contribution from a source with a positive weight.
+//!
+//! # 3. Contribution of one hit
+//!
+//! - **RRF** (reciprocal rank fusion, the default): `value = w_s / (k + p)`, `k = 60` unless
+//!   `options.rrf_k` says otherwise (`k >= 1`). Scores of the sources are ignored. A hit at
+//!   position 1 with weight 1 contributes `1/61 ≈ 0.016393`.
+//! - **Weighted score**: `value = w_s × n`, where `n` is the hit's score min-max normalised within
+//!   its source over the hits that have arrived: `n = (score − min) / (max − min)`, so the
+//!   source's best hit gets 1 and its worst 0. Non-finite scores count as missing; a hit without
+//!   a score in a source whose other hits have scores gets `n = 0`. When a source has fewer than
+//!   two distinct scores (no scores at all, one hit, or all equal) min-max means nothing and
+//!   `n = 1 / p` instead, which keeps the source's own order (1, 0.5, 0.333, ...).
+//!
+//! # 4. Duplicate groups
+//!
+//! Hits are merged with union-find over three keys ([`crate::keys`]): canonical URL, normalised
+//! title (≥ 8 chars) and content (supplied fingerprint, else normalised snippet ≥ 40 chars). Two
+//! hits sharing any key are in one group, transitively: A~B by URL and B~C by title puts A, B and
+//! C in one group. URL and supplied fingerprints merge hits of the same source as well; title
+//! and snippet keys only merge hits of different sources (see [`crate::keys`] on false merges).
+//!
+//! # 5. Score of a group
+//!
+//! `fused_score = Σ over the DISTINCT sources in the group of that source's best contribution`.
+//! A document found by two sources gets two contributions; two copies in one source count once.
+//! Hence for RRF no fused score exceeds `Σ_s w_s / (k + 1)`, and for weighted score `Σ_s w_s`.
+//! Contributions are summed in the order they are listed in the explanation (value descending,
+//! then source name), so the floating-point sum does not depend on arrival order.
+//!
+//! # 6. Representative and order
+//!
+//! The group's **representative** — whose id, title, snippet, url, metadata... the fused hit
+//! shows — is the member with the best single contribution; ties go to the newer `updated_at`,
+//! then the smaller source name, then the better position, then the smaller `local_id`. Every
+//! other member is listed in `duplicates` with the key it matched on (`url`, `title` or
+//! `content`: the first key it shares with the representative, else the first key that linked it
+//! into the group).
+//!
+//! Groups are sorted by fused score (descending), then groups with a positive-weight
+//! contribution first, then by the representative's `updated_at` (newer first), source name and
+//! `local_id`; the first `top_k` are returned.
+
+use std::{cmp::Ordering, collections::HashMap};
+
+use fedsearch_proto::types::SourceHit;
+use prost_types::Timestamp;
+
+use crate::keys::{KeyKind, Keys};
+
+/// The RRF rank constant used when `options.rrf_k` is unset.
+pub const DEFAULT_RRF_K: u32 = 60;
+
+/// A fusion method with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Reciprocal rank fusion with rank constant `k`.
+    Rrf { k: u32 },
+    /// Min-max-normalised source scores times the source weight.
+    WeightedScore,
+}
+
+impl Method {
+    /// The label used in explanations, logs and spans.
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::Rrf { .. } => "rrf",
+            Method::WeightedScore => "weighted_score",
+        }
+    }
+}
+
+/// One distinct hit of one source, with its keys computed on arrival.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub hit: SourceHit,
+    pub keys: Keys,
+    /// Order of first arrival within the source.
+    pub arrival: u32,
+}
+
+impl Entry {
+    fn order_key(&self) -> (u32, u32) {
+        (if self.hit.rank == 0 { u32::MAX } else { self.hit.rank }, self.arrival)
+    }
+}
+
+/// Everything that arrived from one source.
+#[derive(Debug)]
+pub(crate) struct SourceList {
+    pub name: String,
+    pub weight: f64,
+    pub entries: Vec<Entry>,
+    pub by_id: HashMap<String, u32>,
+    pub ended: bool,
+}
+
+impl SourceList {
+    pub fn new(name: String, weight: f64) -> Self {
+        Self { name, weight, entries: Vec::new(), by_id: HashMap::new(), ended: false }
+    }
+
+    /// Adds one hit; a repeated `local_id` keeps the copy with the better rank.
+    pub fn push(&mut self, hit: SourceHit) {
+        if let Some(&i) = self.by_id.get(&hit.local_id) {
+            let old = &mut self.entries[i as usize];
+            let arrival = old.arrival;
+            let candidate = Entry { keys: Keys::default(), hit, arrival };
+            if candidate.order_key() < old.order_key() {
+                old.keys = Keys::of(&candidate.hit);
+                old.hit = candidate.hit;
+            }
+            return;
+        }
+        let arrival = self.entries.len() as u32;
+        self.by_id.insert(hit.local_id.clone(), arrival);
+        self.entries.push(Entry { keys: Keys::of(&hit), hit, arrival });
+    }
+}
+
+/// One hit's place and contribution.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scored {
+    pub src: u32,
+    pub ent: u32,
+    /// 1-based position in its source.
+    pub pos: u32,
+    pub value: f64,
+    /// The normalised score (weighted score only).
+    pub norm: Option<f64>,
+}
+
+/// A fused hit before its fields are filled in.
+#[derive(Debug)]
+pub(crate) struct PlannedHit {
+    pub score: f64,
+    pub rep: Scored,
+    /// The best contribution of each distinct source, in summing order.
+    pub contributions: Vec<Scored>,
+    /// Every other member, sorted by source name then position, with the key it matched on.
+    pub duplicates: Vec<(Scored, KeyKind)>,
+}
+
+/// The fused list before materialisation.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub hits: Vec<PlannedHit>,
+    pub duplicates_merged: u32,
+}
+
+struct Group {
+    start: usize,
+    len: usize,
+    score: f64,
+    rep: Scored,
+    positive: bool,
+    contributions: Vec<Scored>,
+}
+
+/// Fuses `sources` (see the module doc) and keeps the first `top_k` groups.
+pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan {
+    let scored = score_all(method, sources);
+    let n = scored.len();
+    let (roots, bits) = group(&scored, sources);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by_key(|&g| (roots[g as usize], g));
+    let mut groups = Vec::with_capacity(n);
+    let mut start = 0;
+    while start < n {
+        let root = roots[order[start] as usize];
+        let len = order[start..].iter().take_while(|&&g| roots[g as usize] == root).count();
+        groups.push(summarise(&order[start..start + len], start, &scored, sources));
+        start += len;
+    }
+    let duplicates_merged = (n - groups.len()) as u32;
+    groups.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| b.positive.cmp(&a.positive))
+            .then_with(|| cmp_tie(&a.rep, &b.rep, sources))
+    });
+    groups.truncate(top_k);
+    let hits = groups
+        .into_iter()
+        .map(|g| {
+            let rep_keys = keys_of(&g.rep, sources);
+            let mut duplicates: Vec<(Scored, KeyKind)> = order[g.start..g.start + g.len]
+                .iter()
+                .map(|&m| (scored[m as usize], bits[m as usize]))
+                .filter(|(m, _)| (m.src, m.ent) != (g.rep.src, g.rep.ent))
+                .map(|(m, linked)| (m, matched_on(keys_of(&m, sources), rep_keys, linked)))
+                .collect();
+            duplicates.sort_by(|(a, _), (b, _)| name(a, sources).cmp(name(b, sources)).then(a.pos.cmp(&b.pos)));
+            PlannedHit { score: g.score, rep: g.rep, contributions: g.contributions, duplicates }
+        })
+        .collect();
+    Plan { hits, duplicates_merged }
+}
+
+fn entry<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a Entry {
+    &sources[s.src as usize].entries[s.ent as usize]
+}
+
+fn keys_of<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a Keys {
+    &entry(s, sources).keys
+}
+
+fn name<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a str {
+    &sources[s.src as usize].name
+}
+
+fn updated(s: &Scored, sources: &[SourceList]) -> (i64, i32) {
+    entry(s, sources).hit.updated_at.as_ref().map(|t: &Timestamp| (t.seconds, t.nanos)).unwrap_or((i64::MIN, 0))
+}
+
+/// Tie-break between two hits of equal value: newer `updated_at`, source name, position,
+/// `local_id`. `Less` means `a` wins.
+fn cmp_tie(a: &Scored, b: &Scored, sources: &[SourceList]) -> Ordering {
+    updated(b, sources)
+        .cmp(&updated(a, sources))
+        .then_with(|| name(a, sources).cmp(name(b, sources)))
+        .then(a.pos.cmp(&b.pos))
+        .then_with(|| entry(a, sources).hit.local_id.cmp(&entry(b, sources).hit.local_id))
+}
+
+/// Best contribution first. `Less` means `a` is the better hit.
+fn cmp_best(a: &Scored, b: &Scored, sources: &[SourceList]) -> Ordering {
+    b.value.total_cmp(&a.value).then_with(|| cmp_tie(a, b, sources))
+}
+
+/// Positions and contributions of every hit, source by source, in position order.
+fn score_all(method: Method, sources: &[SourceList]) -> Vec<Scored> {
+    let total = sources.iter().map(|s| s.entries.len()).sum();
+    let mut scored = Vec::with_capacity(total);
+    let mut order: Vec<u32> = Vec::new();
+    for (si, source) in sources.iter().enumerate() {
+        order.clear();
+        order.extend(0..source.entries.len() as u32);
+        order.sort_unstable_by_key(|&e| source.entries[e as usize].order_key());
+        let w = source.weight;
+        let range = match method {
+            Method::Rrf { .. } => None,
+            Method::WeightedScore => score_range(source),
+        };
+        for (i, &ent) in order.iter().enumerate() {
+            let pos = i as u32 + 1;
+            let (value, norm) = match method {
+                Method::Rrf { k } => (w / (f64::from(k) + f64::from(pos)), None),
+                Method::WeightedScore => {
+                    let n = match range {
+                        Some((min, max)) => {
+                            finite_score(&source.entries[ent as usize].hit).map_or(0.0, |s| (s - min) / (max - min))
+                        }
+                        None => 1.0 / f64::from(pos),
+                    };
+                    (w * n, Some(n))
+                }
+            };
+            scored.push(Scored { src: si as u32, ent, pos, value, norm });
+        }
+    }
+    scored
+}
+
+fn finite_score(hit: &SourceHit) -> Option<f64> {
+    hit.score.filter(|s| s.is_finite())
+}
+
+/// `(min, max)` of a source's finite scores, `None` when there are fewer than two distinct ones.
+fn score_range(source: &SourceList) -> Option<(f64, f64)> {
+    let mut range: Option<(f64, f64)> = None;
+    for s in source.entries.iter().filter_map(|e| finite_score(&e.hit)) {
+        range = Some(match range {
+            None => (s, s),
+            Some((min, max)) => (min.min(s), max.max(s)),
+        });
+    }
+    range.filter(|(min, max)| max > min)
+}
+
+/// Union-find over the keys; returns each hit's root and the keys that linked it to another hit.
+fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
+    struct Bucket {
+        first: u32,
+        src: u32,
+        multi_source: bool,
+    }
+    let n = scored.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    let mut linked = vec![0u8; n];
+    let mut index: HashMap<u64, u32> = HashMap::with_capacity(n);
+    let mut buckets: Vec<Bucket> = Vec::with_capacity(n);
+    let mut slot: Vec<u32> = vec![u32::MAX; n];
+    for kind in KeyKind::ALL {
+        index.clear();
+        buckets.clear();
+        for (g, s) in scored.iter().enumerate() {
+            slot[g] = u32::MAX;
+            let Some(key) = keys_of(s, sources).get(kind) else { continue };
+            let b = *index.entry(key).or_insert_with(|| {
+                buckets.push(Bucket { first: g as u32, src: s.src, multi_source: false });
+                buckets.len() as u32 - 1
+            });
+            let bucket = &mut buckets[b as usize];
+            bucket.multi_source |= bucket.src != s.src;
+            slot[g] = b;
+        }
+        for (g, s) in scored.iter().enumerate() {
+            let Some(bucket) = buckets.get(slot[g] as usize) else { continue };
+            let first = bucket.first as usize;
+            if first == g || !(bucket.multi_source || kind.merges_within_source(keys_of(s, sources))) {
+                continue;
+            }
+            union(&mut parent, g, first);
+            linked[g] |= kind.bit();
+            linked[first] |= kind.bit();
+        }
+    }
+    let roots = (0..n).map(|g| find(&mut parent, g)).collect();
+    (roots, linked)
+}
+
+fn find(parent: &mut [u32], mut x: usize) -> u32 {
+    while parent[x] as usize != x {
+        let grand = parent[parent[x] as usize];
+        parent[x] = grand;
+        x = grand as usize;
+    }
+    x as u32
+}
+
+fn union(parent: &mut [u32], a: usize, b: usize) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        parent[hi as usize] = lo;
+    }
+}
+
+/// The key a duplicate is reported under: the first it shares with the representative, else
+/// the first that linked it into the group.
+fn matched_on(keys: &Keys, rep: &Keys, linked: u8) -> KeyKind {
+    KeyKind::ALL
+        .into_iter()
+        .find(|&k| keys.get(k).is_some() && keys.get(k) == rep.get(k))
+        .or_else(|| KeyKind::ALL.into_iter().find(|k| linked & k.bit() != 0))
+        .unwrap_or(KeyKind::Url)
+}
+
+/// Score, representative and per-source best contributions of one group.
+fn summarise(members: &[u32], start: usize, scored: &[Scored], sources: &[SourceList]) -> Group {
+    let mut best: Vec<Scored> = Vec::with_capacity(members.len().min(sources.len()));
+    for &m in members {
+        let m = scored[m as usize];
+        match best.iter_mut().find(|b| b.src == m.src) {
+            Some(b) => {
+                if cmp_best(&m, b, sources) == Ordering::Less {
+                    *b = m;
+                }
+            }
+            None => best.push(m),
+        }
+    }
+    best.sort_by(|a, b| b.value.total_cmp(&a.value).then_with(|| name(a, sources).cmp(name(b, sources))));
+    let score = best.iter().map(|b| b.value).sum();
+    let rep = *best.iter().min_by(|a, b| cmp_best(a, b, sources)).unwrap_or(&scored[members[0] as usize]);
+    let positive = best.iter().any(|b| sources[b.src as usize].weight > 0.0);
+    Group { start, len: members.len(), score, rep, positive, contributions: best }
+}
+
+#[cfg(test)]
+mod tests;
