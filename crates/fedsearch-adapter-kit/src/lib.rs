@@ -8,6 +8,7 @@
 
 mod error;
 mod service;
+pub mod testing;
 
 use std::{future::Future, net::SocketAddr, time::Duration};
 

@@ -28,15 +28,20 @@ pub fn load<T: DeserializeOwned + Validate>(path: Option<&Path>) -> Result<T, St
     }
     figment = figment.merge(Env::prefixed(ENV_PREFIX).split("__"));
     let config: T = figment.extract().map_err(|e| one_line(&e))?;
-    config.validate().map_err(|e| format!("invalid config: {e}"))?;
+    config.validate().map_err(|e| format!("invalid config: {}", single_line(&e)))?;
     Ok(config)
 }
 
 /// Parses `T` from a YAML string (tests and fixtures), then validates it.
 pub fn from_yaml_str<T: DeserializeOwned + Validate>(yaml: &str) -> Result<T, String> {
     let config: T = Figment::new().merge(Yaml::string(yaml)).extract().map_err(|e| one_line(&e))?;
-    config.validate().map_err(|e| format!("invalid config: {e}"))?;
+    config.validate().map_err(|e| format!("invalid config: {}", single_line(&e)))?;
     Ok(config)
+}
+
+/// Collapses a multi-line message (regex errors, ...) onto one line.
+pub fn single_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn one_line(e: &figment::Error) -> String {
@@ -49,7 +54,7 @@ fn one_line(e: &figment::Error) -> String {
             parts.push(format!("invalid config at `{path}`: {}", err.kind));
         }
     }
-    parts.join("; ")
+    single_line(&parts.join("; "))
 }
 
 /// Semantic checks a config needs beyond its types.

@@ -23,8 +23,44 @@ impl<B> MakeSpan<B> for MakeServerSpan {
 }
 
 /// The tower layer every fedsearch server runs: one span per request, parented remotely.
-pub fn trace_layer() -> TraceLayer<tower_http::classify::SharedClassifier<tower_http::classify::GrpcErrorsAsFailures>, MakeServerSpan> {
-    TraceLayer::new_for_grpc().make_span_with(MakeServerSpan)
+pub fn trace_layer() -> TraceLayer<
+    tower_http::classify::SharedClassifier<tower_http::classify::GrpcErrorsAsFailures>,
+    MakeServerSpan,
+    tower_http::trace::DefaultOnRequest,
+    tower_http::trace::DefaultOnResponse,
+    tower_http::trace::DefaultOnBodyChunk,
+    tower_http::trace::DefaultOnEos,
+    LogFailure,
+> {
+    TraceLayer::new_for_grpc().make_span_with(MakeServerSpan).on_failure(LogFailure)
+}
+
+/// Logs failed calls: the caller's mistakes (bad input, no token, not found, denied) at debug,
+/// everything else at warn.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LogFailure;
+
+impl tower_http::trace::OnFailure<tower_http::classify::GrpcFailureClass> for LogFailure {
+    fn on_failure(&mut self, class: tower_http::classify::GrpcFailureClass, latency: Duration, _span: &tracing::Span) {
+        use tower_http::classify::GrpcFailureClass;
+        let latency_ms = latency.as_millis() as u64;
+        match class {
+            GrpcFailureClass::Code(code) => {
+                let code = tonic::Code::from_i32(code.get());
+                match code {
+                    tonic::Code::InvalidArgument
+                    | tonic::Code::Unauthenticated
+                    | tonic::Code::PermissionDenied
+                    | tonic::Code::NotFound
+                    | tonic::Code::Cancelled => {
+                        tracing::debug!(code = code_name(code), latency_ms, "call refused")
+                    }
+                    _ => tracing::warn!(code = code_name(code), latency_ms, "call failed"),
+                }
+            }
+            GrpcFailureClass::Error(e) => tracing::warn!(error = %e, latency_ms, "call failed"),
+        }
+    }
 }
 
 /// What to serve.
@@ -95,4 +131,63 @@ pub fn lazy_channel(endpoint: &str, connect_timeout: Duration) -> anyhow::Result
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_while_idle(true);
     Ok(ep.connect_lazy())
+}
+
+/// The canonical name of a gRPC code, as used in `SourceStatus.code`.
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// Reads the `grpc-timeout` request header (e.g. `250m`, `3S`) as a duration.
+pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
+    let v = metadata.get("grpc-timeout")?.to_str().ok()?;
+    if v.len() < 2 || v.len() > 9 {
+        return None;
+    }
+    let (num, unit) = v.split_at(v.len() - 1);
+    let n: u64 = num.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeout_header_parses() {
+        let mut md = tonic::metadata::MetadataMap::new();
+        md.insert("grpc-timeout", "250m".parse().unwrap());
+        assert_eq!(grpc_timeout(&md), Some(Duration::from_millis(250)));
+        md.insert("grpc-timeout", "3S".parse().unwrap());
+        assert_eq!(grpc_timeout(&md), Some(Duration::from_secs(3)));
+        md.insert("grpc-timeout", "x".parse().unwrap());
+        assert_eq!(grpc_timeout(&md), None);
+    }
 }

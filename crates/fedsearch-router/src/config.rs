@@ -1,0 +1,288 @@
+//! The router's configuration: listen address, limits, identity, fusion endpoint and the
+//! source registry. Loaded by [`fedsearch_core::config::load`]; unknown keys and bad values fail
+//! start-up with one line naming the key.
+
+use std::{collections::HashSet, net::SocketAddr, time::Duration};
+
+use fedsearch_core::{
+    JwtConfig,
+    config::{TelemetryConfig, Validate, duration},
+};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterConfig {
+    pub server: ServerSection,
+    pub auth: JwtConfig,
+    #[serde(default)]
+    pub fusion: FusionSection,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub circuit_breaker: CircuitBreakerConfig,
+    pub sources: Vec<SourceConfig>,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub listen: SocketAddr,
+    #[serde(default = "default_grace", with = "duration")]
+    pub shutdown_grace: Duration,
+}
+
+fn default_grace() -> Duration {
+    Duration::from_secs(10)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FusionSection {
+    /// The fusion service, e.g. `http://127.0.0.1:50052`. Unset → fuse in-process.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+    /// Time allowed for fusion to answer after the last source ended.
+    #[serde(default = "default_fusion_timeout", with = "duration")]
+    pub timeout: Duration,
+    #[serde(default = "default_connect_timeout", with = "duration")]
+    pub connect_timeout: Duration,
+}
+
+impl Default for FusionSection {
+    fn default() -> Self {
+        Self { endpoint: None, timeout: default_fusion_timeout(), connect_timeout: default_connect_timeout() }
+    }
+}
+
+fn default_fusion_timeout() -> Duration {
+    Duration::from_millis(500)
+}
+fn default_connect_timeout() -> Duration {
+    Duration::from_millis(500)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Timeout when neither the request nor the gRPC deadline gives one.
+    #[serde(default = "default_timeout", with = "duration")]
+    pub default_timeout: Duration,
+    /// No search waits longer than this, whatever the client asks.
+    #[serde(default = "default_max_timeout", with = "duration")]
+    pub max_timeout: Duration,
+    #[serde(default = "default_max_query_chars")]
+    pub max_query_chars: usize,
+    #[serde(default = "default_top_k")]
+    pub default_top_k: u32,
+    #[serde(default = "default_max_top_k")]
+    pub max_top_k: u32,
+    /// Searches served at once; more get RESOURCE_EXHAUSTED.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            default_timeout: default_timeout(),
+            max_timeout: default_max_timeout(),
+            max_query_chars: default_max_query_chars(),
+            default_top_k: default_top_k(),
+            max_top_k: default_max_top_k(),
+            max_in_flight: default_max_in_flight(),
+        }
+    }
+}
+
+fn default_timeout() -> Duration {
+    Duration::from_secs(3)
+}
+fn default_max_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_max_query_chars() -> usize {
+    1024
+}
+fn default_top_k() -> u32 {
+    10
+}
+fn default_max_top_k() -> u32 {
+    50
+}
+fn default_max_in_flight() -> usize {
+    1024
+}
+
+/// Suspends a source after repeated failures (SearXNG-style), so a dead backend costs nothing.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CircuitBreakerConfig {
+    /// Consecutive failures (error, unavailable, timeout) that open the circuit. 0 disables it.
+    #[serde(default = "default_failures")]
+    pub failure_threshold: u32,
+    /// How long an open circuit skips the source before one probe is let through.
+    #[serde(default = "default_open_for", with = "duration")]
+    pub open_for: Duration,
+}
+
+impl Default for CircuitBreakerConfig {
+    fn default() -> Self {
+        Self { failure_threshold: default_failures(), open_for: default_open_for() }
+    }
+}
+
+fn default_failures() -> u32 {
+    5
+}
+fn default_open_for() -> Duration {
+    Duration::from_secs(30)
+}
+
+/// One source in the registry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Public name, used in requests, hits ids and statuses.
+    pub name: String,
+    /// The adapter service, e.g. `http://127.0.0.1:50061`.
+    pub adapter: String,
+    /// The adapter-side logical source (defaults to `name`).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// "search", "sql", "wiki", ...
+    #[serde(default)]
+    pub kind: String,
+    pub description: String,
+    #[serde(default)]
+    pub when_to_use: String,
+    #[serde(default)]
+    pub when_not_to_use: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default = "default_weight")]
+    pub weight: f64,
+    #[serde(default = "default_source_timeout", with = "duration")]
+    pub timeout: Duration,
+    /// The caller must be in one of these groups to use the source (empty = everyone).
+    #[serde(default)]
+    pub required_groups: Vec<String>,
+    /// Filters the source applies.
+    #[serde(default)]
+    pub supported_filters: Vec<String>,
+    /// Rule routing: when any rule matches a query, the source is selected.
+    #[serde(default)]
+    pub routing: RoutingRules,
+    /// How fresh the data is, for the agent (e.g. "live", "indexed every 5 min").
+    #[serde(default)]
+    pub freshness: String,
+    /// Relative cost of a query, for the agent ("low", "medium", "high").
+    #[serde(default)]
+    pub cost: String,
+}
+
+fn default_weight() -> f64 {
+    1.0
+}
+fn default_source_timeout() -> Duration {
+    Duration::from_secs(2)
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingRules {
+    /// Case-insensitive substrings, e.g. "订单", "refund".
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Regular expressions for entities, e.g. `SO\d{8}`.
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// Selected when the request filters on one of these doc types.
+    #[serde(default)]
+    pub doc_types: Vec<String>,
+}
+
+impl Validate for RouterConfig {
+    fn validate(&self) -> Result<(), String> {
+        fedsearch_core::JwtVerifier::new(&self.auth)?;
+        if self.limits.max_top_k == 0 || self.limits.max_top_k > 50 {
+            return Err("`limits.max_top_k` must be within 1..=50".into());
+        }
+        if self.limits.default_top_k == 0 || self.limits.default_top_k > self.limits.max_top_k {
+            return Err("`limits.default_top_k` must be within 1..=limits.max_top_k".into());
+        }
+        if self.limits.max_timeout.is_zero() || self.limits.default_timeout.is_zero() {
+            return Err("`limits.default_timeout` and `limits.max_timeout` must be positive".into());
+        }
+        if self.limits.max_in_flight == 0 {
+            return Err("`limits.max_in_flight` must be at least 1".into());
+        }
+        if self.sources.is_empty() {
+            return Err("`sources` must list at least one source".into());
+        }
+        let mut names = HashSet::new();
+        for (i, s) in self.sources.iter().enumerate() {
+            let at = format!("sources[{i}]");
+            if s.name.is_empty() || !s.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return Err(format!("`{at}.name` must be non-empty and use only a-z, 0-9, '_' or '-'"));
+            }
+            if !names.insert(s.name.as_str()) {
+                return Err(format!("`{at}.name`: source `{}` is declared twice", s.name));
+            }
+            if !(s.adapter.starts_with("http://") || s.adapter.starts_with("https://")) {
+                return Err(format!("`{at}.adapter` must be an http:// or https:// URL"));
+            }
+            if !s.weight.is_finite() || s.weight < 0.0 {
+                return Err(format!("`{at}.weight` must be a finite number >= 0"));
+            }
+            if s.timeout.is_zero() {
+                return Err(format!("`{at}.timeout` must be positive"));
+            }
+            if s.description.trim().is_empty() {
+                return Err(format!("`{at}.description` must say what the source holds"));
+            }
+            for (j, p) in s.routing.patterns.iter().enumerate() {
+                regex::Regex::new(p).map_err(|e| format!("`{at}.routing.patterns[{j}]` is not a valid regex: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+server: { listen: "127.0.0.1:0" }
+auth: { hs256_secret: "0123456789abcdef0123456789abcdef" }
+sources:
+  - { name: tickets, adapter: "http://127.0.0.1:1", description: "support tickets", timeout: 500ms }
+"#;
+
+    #[test]
+    fn a_minimal_config_loads_with_defaults() {
+        let c: RouterConfig = fedsearch_core::config::from_yaml_str(OK).unwrap();
+        assert_eq!(c.sources[0].weight, 1.0);
+        assert_eq!(c.sources[0].timeout, Duration::from_millis(500));
+        assert_eq!(c.limits.max_top_k, 50);
+    }
+
+    #[test]
+    fn bad_configs_fail_with_one_line_naming_the_key() {
+        for (yaml, needle) in [
+            (OK.replace("timeout: 500ms", "timeout: 500ms, colour: red"), "colour"),
+            (OK.replace("timeout: 500ms", "timeout: soon"), "timeout"),
+            (OK.replace("http://127.0.0.1:1", "127.0.0.1:1"), "sources[0].adapter"),
+            (OK.replace("0123456789abcdef0123456789abcdef", "short"), "32 bytes"),
+            (OK.replace("timeout: 500ms", "timeout: 500ms, weight: -1"), "sources[0].weight"),
+            (OK.replace("timeout: 500ms", "timeout: 500ms, routing: { patterns: ['('] }"), "patterns[0]"),
+        ] {
+            let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&yaml).unwrap_err();
+            assert!(err.contains(needle), "expected `{needle}` in: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+}

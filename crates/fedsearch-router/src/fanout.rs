@@ -1,0 +1,207 @@
+//! Fan-out: one bidirectional adapter stream per selected source, all opened at once, each
+//! bounded by min(source timeout, overall deadline). Every source ends with exactly one
+//! status; a slow, failing or crashed source never fails the search.
+
+use std::time::Duration;
+
+use fedsearch_core::Identity;
+use fedsearch_proto::{
+    adapter::{ResultFrame, SearchFrame, SubQuery, result_frame, search_frame},
+    types::{Filters, Secret, SourceHit, SourceState, SourceStatus},
+};
+use tokio::{sync::mpsc, task::JoinSet, time::Instant};
+use tracing::Instrument;
+
+use fedsearch_core::grpc::code_name;
+
+use crate::{
+    breaker::Admission,
+    registry::{Registry, Source},
+};
+
+/// What a source task reports to the search loop.
+#[derive(Debug)]
+pub enum SourceEvent {
+    Batch { source: String, hits: Vec<SourceHit> },
+    Done(SourceStatus),
+}
+
+/// One sub-query to send.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    pub source: String,
+    pub text: String,
+    pub filters: Option<Filters>,
+    pub limit: u32,
+    pub template: String,
+    pub params: std::collections::HashMap<String, String>,
+    pub credential: Option<Secret>,
+}
+
+/// Starts every dispatch at once. The returned set owns the tasks: dropping it cancels every
+/// sub-query (which is how client cancellation reaches the adapters).
+pub fn start(
+    registry: &Registry,
+    user: &Identity,
+    dispatches: Vec<Dispatch>,
+    deadline: Instant,
+    events: mpsc::Sender<SourceEvent>,
+) -> JoinSet<()> {
+    let mut tasks = JoinSet::new();
+    for d in dispatches {
+        let Some(source) = registry.get(&d.source) else { continue };
+        let registry = registry.clone();
+        let user = user.clone();
+        let events = events.clone();
+        let span = tracing::info_span!(
+            "router.dispatch",
+            otel.name = %format!("router.dispatch {}", d.source),
+            source = %d.source,
+            state = tracing::field::Empty,
+            hits = tracing::field::Empty,
+        );
+        let _ = source;
+        tasks.spawn(
+            async move {
+                let source = registry.get(&d.source).expect("source exists: checked above");
+                let status = run_source(source, &user, d, deadline, &events).await;
+                let span = tracing::Span::current();
+                span.record("state", status.state().label());
+                span.record("hits", status.hit_count);
+                record_outcome(source, status.state());
+                let _ = events.send(SourceEvent::Done(status)).await;
+            }
+            .instrument(span),
+        );
+    }
+    tasks
+}
+
+fn record_outcome(source: &Source, state: SourceState) {
+    match state {
+        SourceState::Ok => source.breaker.record_success(),
+        SourceState::Error | SourceState::Unavailable | SourceState::Timeout => source.breaker.record_failure(),
+        _ => {}
+    }
+}
+
+fn status(source: &str, state: SourceState, code: &str, message: impl Into<String>, hits: u32, started: Instant) -> SourceStatus {
+    SourceStatus {
+        source: source.to_string(),
+        state: state as i32,
+        hit_count: hits,
+        latency_ms: started.elapsed().as_millis() as u64,
+        message: message.into(),
+        code: code.to_string(),
+    }
+}
+
+async fn run_source(
+    source: &Source,
+    user: &Identity,
+    d: Dispatch,
+    deadline: Instant,
+    events: &mpsc::Sender<SourceEvent>,
+) -> SourceStatus {
+    let started = Instant::now();
+    let name = source.name().to_string();
+    if let Admission::Open(retry_in) = source.breaker.admit() {
+        return status(
+            &name,
+            SourceState::CircuitOpen,
+            "UNAVAILABLE",
+            format!("suspended after repeated failures; next try in {} s", retry_in.as_secs().max(1)),
+            0,
+            started,
+        );
+    }
+    let until = deadline.min(started + source.config.timeout);
+    let budget = until.saturating_duration_since(started);
+    let mut hits = 0u32;
+    let work = stream_source(source, user, d, budget, events, &mut hits);
+    match tokio::time::timeout_at(until, work).await {
+        Ok(s) => SourceStatus { latency_ms: started.elapsed().as_millis() as u64, ..s },
+        Err(_) => status(
+            &name,
+            SourceState::Timeout,
+            "DEADLINE_EXCEEDED",
+            format!("no complete answer within {} ms; kept {hits} hits that arrived", budget.as_millis()),
+            hits,
+            started,
+        ),
+    }
+}
+
+async fn stream_source(
+    source: &Source,
+    user: &Identity,
+    d: Dispatch,
+    budget: Duration,
+    events: &mpsc::Sender<SourceEvent>,
+    hits: &mut u32,
+) -> SourceStatus {
+    let started = Instant::now();
+    let name = source.name().to_string();
+    let mut ctx = user.to_user_context();
+    ctx.delegated_credential = d.credential;
+    let sub_query = SubQuery {
+        id: "1".into(),
+        source: source.target.clone(),
+        text: d.text,
+        filters: d.filters,
+        limit: d.limit,
+        deadline: Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget)),
+        user: Some(ctx),
+        params: d.params,
+        template: d.template,
+    };
+    let (tx, rx) = mpsc::channel(1);
+    // The frame fits the buffer, and the sender stays open until we stop reading, so the
+    // adapter sees a half-close only if we finish first (which it treats as "no more").
+    let _ = tx.try_send(SearchFrame { frame: Some(search_frame::Frame::SubQuery(sub_query)) });
+    let mut client = source.client.clone();
+    let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
+    request.set_timeout(budget);
+    let mut stream = match client.search(request).await {
+        Ok(r) => r.into_inner(),
+        Err(e) => return status_from_rpc_error(&name, &e, 0, started),
+    };
+    loop {
+        match stream.message().await {
+            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Batch(batch)) })) => {
+                *hits += batch.hits.len() as u32;
+                let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: batch.hits }).await;
+            }
+            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(done)) })) => {
+                drop(tx);
+                let state = SourceState::try_from(done.state).unwrap_or(SourceState::Error);
+                return status(&name, state, &done.code, done.message, *hits, started);
+            }
+            Ok(Some(ResultFrame { frame: None })) => {}
+            Ok(None) => {
+                return status(&name, SourceState::Error, "INTERNAL", "adapter ended the stream without a status", *hits, started);
+            }
+            Err(e) => return status_from_rpc_error(&name, &e, *hits, started),
+        }
+    }
+}
+
+/// Maps a transport/RPC failure to a per-source state with a message safe to show.
+fn status_from_rpc_error(source: &str, e: &tonic::Status, hits: u32, started: Instant) -> SourceStatus {
+    use tonic::Code;
+    let (state, code, message) = match e.code() {
+        Code::Unavailable => (SourceState::Unavailable, "UNAVAILABLE", "adapter unreachable".to_string()),
+        Code::DeadlineExceeded => (SourceState::Timeout, "DEADLINE_EXCEEDED", "adapter did not answer in time".to_string()),
+        Code::Cancelled => (SourceState::Error, "CANCELLED", "adapter stream was cancelled".to_string()),
+        Code::Unauthenticated | Code::PermissionDenied => (SourceState::Denied, code_name(e.code()), e.message().to_string()),
+        Code::InvalidArgument => (SourceState::Error, "INVALID_ARGUMENT", e.message().to_string()),
+        Code::Unknown | Code::Internal => (
+            SourceState::Error,
+            code_name(e.code()),
+            if hits > 0 { "adapter stream broke mid-answer".to_string() } else { "adapter failed".to_string() },
+        ),
+        other => (SourceState::Error, code_name(other), "adapter failed".to_string()),
+    };
+    tracing::warn!(source, code = code, error = %e.message(), "source failed");
+    status(source, state, code, message, hits, started)
+}

@@ -1,0 +1,155 @@
+//! The router's side of fusion: a session that forwards each source's batches to the fusion
+//! service as they arrive, and falls back to fusing in-process (same algorithm, the
+//! `fedsearch-fusion` library) when the service is unreachable or fails mid-way. Batches are
+//! also kept locally so a late failure loses nothing.
+
+use std::time::Duration;
+
+use fedsearch_fusion::Fuser;
+use fedsearch_proto::{
+    fusion::{
+        FuseInput, FuseOutput, FuseStart, FusedList, SourceBatch, SourceEnd, fuse_input, fuse_output,
+        fusion_client::FusionClient,
+    },
+    types::{SourceHit, SourceState},
+};
+use tokio::sync::mpsc;
+use tonic::{service::interceptor::InterceptedService, transport::Channel};
+
+use fedsearch_core::propagation::TraceInjector;
+
+pub type FusionRpc = FusionClient<InterceptedService<Channel, TraceInjector>>;
+
+/// How the final list was produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FusedBy {
+    Service,
+    /// In-process, with the reason the service was not used.
+    InProcess(String),
+}
+
+struct Remote {
+    tx: mpsc::Sender<FuseInput>,
+    outputs: tonic::Streaming<FuseOutput>,
+}
+
+pub struct FusionSession {
+    start: FuseStart,
+    remote: Option<Remote>,
+    fallback_reason: Option<String>,
+    record: Vec<(String, Vec<SourceHit>)>,
+    ended: Vec<(String, SourceState)>,
+    timeout: Duration,
+}
+
+impl FusionSession {
+    /// Opens a session; `client` is `None` when no fusion service is configured.
+    pub async fn open(client: Option<&FusionRpc>, start: FuseStart, timeout: Duration) -> Self {
+        let mut session =
+            Self { start: start.clone(), remote: None, fallback_reason: None, record: Vec::new(), ended: Vec::new(), timeout };
+        let Some(client) = client else {
+            session.fallback_reason = Some("no fusion service configured".into());
+            return session;
+        };
+        let (tx, rx) = mpsc::channel(64);
+        let _ = tx.try_send(FuseInput { input: Some(fuse_input::Input::Start(start)) });
+        let mut client = client.clone();
+        match tokio::time::timeout(timeout, client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx))).await {
+            Ok(Ok(resp)) => session.remote = Some(Remote { tx, outputs: resp.into_inner() }),
+            Ok(Err(e)) => session.fail(format!("fusion service unavailable ({})", fedsearch_core::grpc::code_name(e.code()))),
+            Err(_) => session.fail("fusion service did not answer in time".into()),
+        }
+        session
+    }
+
+    fn fail(&mut self, reason: String) {
+        if self.fallback_reason.is_none() {
+            tracing::warn!(reason = %reason, "fusing in-process");
+            self.fallback_reason = Some(reason);
+        }
+        self.remote = None;
+    }
+
+    pub async fn add_batch(&mut self, source: &str, hits: Vec<SourceHit>) {
+        if let Some(remote) = &self.remote {
+            let msg = FuseInput { input: Some(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() })) };
+            if remote.tx.send(msg).await.is_err() {
+                self.fail("fusion service stream closed".into());
+            }
+        }
+        self.record.push((source.to_string(), hits));
+    }
+
+    pub async fn end_source(&mut self, source: &str, state: SourceState) {
+        if let Some(remote) = &self.remote {
+            let msg = FuseInput { input: Some(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 })) };
+            if remote.tx.send(msg).await.is_err() {
+                self.fail("fusion service stream closed".into());
+            }
+        }
+        self.ended.push((source.to_string(), state));
+    }
+
+    /// Reads any snapshot the service has ready, without waiting.
+    pub fn try_snapshot(&mut self) -> Option<FusedList> {
+        let remote = self.remote.as_mut()?;
+        let next = futures::FutureExt::now_or_never(remote.outputs.message())?;
+        match next {
+            Ok(Some(FuseOutput { output: Some(fuse_output::Output::Snapshot(s)) })) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A snapshot computed in-process over what arrived so far (used for SearchStream when the
+    /// service is not in use).
+    pub fn local_snapshot(&self) -> Option<FusedList> {
+        let mut fuser = Fuser::new(&self.start).ok()?;
+        for (s, hits) in &self.record {
+            fuser.add_batch(s, hits.clone());
+        }
+        for (s, _) in &self.ended {
+            fuser.end_source(s);
+        }
+        Some(fuser.snapshot())
+    }
+
+    /// Closes the session and returns the fused list.
+    pub async fn finish(mut self) -> (FusedList, FusedBy) {
+        if let Some(remote) = self.remote.take() {
+            let Remote { tx, mut outputs } = remote;
+            drop(tx);
+            let wait = async {
+                loop {
+                    match outputs.message().await {
+                        Ok(Some(FuseOutput { output: Some(fuse_output::Output::Result(list)) })) => return Ok(list),
+                        Ok(Some(_)) => continue,
+                        Ok(None) => return Err("fusion service ended without a result".to_string()),
+                        Err(e) => return Err(format!("fusion service failed ({})", fedsearch_core::grpc::code_name(e.code()))),
+                    }
+                }
+            };
+            match tokio::time::timeout(self.timeout, wait).await {
+                Ok(Ok(list)) => return (list, FusedBy::Service),
+                Ok(Err(reason)) => self.fail(reason),
+                Err(_) => self.fail("fusion service did not answer in time".into()),
+            }
+        }
+        let reason = self.fallback_reason.clone().unwrap_or_default();
+        let list = match Fuser::new(&self.start) {
+            Ok(mut fuser) => {
+                for (s, hits) in self.record {
+                    fuser.add_batch(&s, hits);
+                }
+                for (s, _) in &self.ended {
+                    fuser.end_source(s);
+                }
+                fuser.finish()
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "in-process fusion refused the options");
+                FusedList::default()
+            }
+        };
+        (list, FusedBy::InProcess(reason))
+    }
+}

@@ -1,0 +1,39 @@
+//! The fedsearch router: authenticates the caller, routes, fans out to adapters, fuses, answers.
+//!
+//! The path of one query: [`service`] verifies the bearer token and sheds load →
+//! [`search::run`] validates and computes the deadline → [`routing::route`] picks sources →
+//! [`fanout::start`] opens one adapter stream per source, all at once → batches flow into a
+//! [`fuse::FusionSession`] (the fusion service, or in-process as the fallback) → one response
+//! with hits, per-source statuses, the routing decision and the trace id.
+
+pub mod breaker;
+pub mod config;
+pub mod fanout;
+pub mod fuse;
+pub mod registry;
+pub mod routing;
+pub mod search;
+pub mod service;
+pub mod sources;
+pub mod state;
+
+use std::future::Future;
+
+pub use config::RouterConfig;
+pub use state::RouterState;
+
+/// Serves the router on `listener` until `shutdown` resolves, then drains.
+pub async fn serve(
+    config: RouterConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let grace = config.server.shutdown_grace;
+    let state = RouterState::new(config)?;
+    let service = service::FederatedSearchService::new(state);
+    let served = fedsearch_core::grpc::Served {
+        routes: tonic::service::Routes::new(service.into_server()),
+        service_names: vec!["fedsearch.v1.FederatedSearch"],
+    };
+    fedsearch_core::grpc::serve(listener, served, shutdown, grace).await
+}

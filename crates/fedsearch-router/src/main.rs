@@ -1,0 +1,29 @@
+//! The `router` binary: load config, start telemetry, serve, shut down.
+
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(about = "fedsearch router: one question, many sources, one cited answer")]
+struct Args {
+    /// YAML config file; `FEDSEARCH_*` environment variables override it.
+    #[arg(long, env = "FEDSEARCH_CONFIG")]
+    config: Option<std::path::PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let config: fedsearch_router::RouterConfig = match fedsearch_core::config::load(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("router: {e}");
+            std::process::exit(2);
+        }
+    };
+    let telemetry = fedsearch_core::telemetry::init("router", &config.telemetry)?;
+    let listener = fedsearch_core::grpc::bind(config.server.listen).await?;
+    tracing::info!(listen = %listener.local_addr()?, sources = config.sources.len(), "router serving");
+    let result = fedsearch_router::serve(config, listener, fedsearch_core::shutdown::signal()).await;
+    telemetry.shutdown();
+    result
+}

@@ -1,0 +1,94 @@
+//! The source registry: every configured source, its long-lived adapter channel, its routing
+//! rules and its circuit breaker. Built once at start-up; shared by all queries.
+
+use std::{collections::HashMap, sync::Arc};
+
+use fedsearch_core::{Identity, propagation::TraceInjector};
+use fedsearch_proto::adapter::source_adapter_client::SourceAdapterClient;
+use regex::Regex;
+use tonic::{service::interceptor::InterceptedService, transport::Channel};
+
+use crate::{
+    breaker::CircuitBreaker,
+    config::{CircuitBreakerConfig, SourceConfig},
+};
+
+/// A client to one adapter that injects the current trace context into every call.
+pub type AdapterClient = SourceAdapterClient<InterceptedService<Channel, TraceInjector>>;
+
+/// One source, ready to query.
+#[derive(Debug)]
+pub struct Source {
+    pub config: SourceConfig,
+    /// The adapter-side logical source name.
+    pub target: String,
+    pub keywords: Vec<String>,
+    pub patterns: Vec<Regex>,
+    pub client: AdapterClient,
+    pub breaker: CircuitBreaker,
+}
+
+impl Source {
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Whether `user` may use this source at all.
+    pub fn permits(&self, user: &Identity) -> bool {
+        user.in_any_group(&self.config.required_groups)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Registry {
+    sources: Arc<Vec<Source>>,
+    by_name: Arc<HashMap<String, usize>>,
+}
+
+impl Registry {
+    /// Builds the registry; adapter channels connect lazily and are shared per address.
+    pub fn new(configs: &[SourceConfig], breaker: &CircuitBreakerConfig) -> anyhow::Result<Self> {
+        let mut channels: HashMap<String, Channel> = HashMap::new();
+        let mut sources = Vec::with_capacity(configs.len());
+        for c in configs {
+            let channel = match channels.get(&c.adapter) {
+                Some(ch) => ch.clone(),
+                None => {
+                    let ch = fedsearch_core::grpc::lazy_channel(&c.adapter, std::time::Duration::from_millis(500))?;
+                    channels.insert(c.adapter.clone(), ch.clone());
+                    ch
+                }
+            };
+            let patterns = c
+                .routing
+                .patterns
+                .iter()
+                .map(|p| Regex::new(p))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| anyhow::anyhow!("source {}: bad routing pattern: {e}", c.name))?;
+            sources.push(Source {
+                target: c.target.clone().unwrap_or_else(|| c.name.clone()),
+                keywords: c.routing.keywords.iter().map(|k| k.to_lowercase()).collect(),
+                patterns,
+                client: SourceAdapterClient::with_interceptor(channel, TraceInjector),
+                breaker: CircuitBreaker::new(breaker.failure_threshold, breaker.open_for),
+                config: c.clone(),
+            });
+        }
+        let by_name = sources.iter().enumerate().map(|(i, s)| (s.config.name.clone(), i)).collect();
+        Ok(Self { sources: Arc::new(sources), by_name: Arc::new(by_name) })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Source> {
+        self.by_name.get(name).map(|&i| &self.sources[i])
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Source> {
+        self.sources.iter()
+    }
+
+    /// The sources `user` may use, in registry order.
+    pub fn permitted<'a>(&'a self, user: &'a Identity) -> impl Iterator<Item = &'a Source> + 'a {
+        self.sources.iter().filter(move |s| s.permits(user))
+    }
+}

@@ -1,0 +1,241 @@
+//! One search, start to finish: validate → route → fan out → forward to fusion → answer with
+//! hits, one status per selected source, the routing decision and the trace id.
+
+use std::{collections::HashMap, time::Duration};
+
+use fedsearch_core::Identity;
+use fedsearch_proto::{
+    api::{FusedSnapshot, FusionReport, SearchEvent, SearchRequest, SearchResponse, search_event},
+    fusion::{FuseStart, SourceSpec},
+    types::{FusionMethod, SourceState, SourceStatus},
+};
+use tokio::{sync::mpsc, time::Instant};
+use tonic::Status;
+use tracing::Instrument;
+
+use crate::{
+    fanout::{self, Dispatch, SourceEvent},
+    fuse::{FusedBy, FusionSession},
+    routing::{self, RouteError},
+    state::RouterState,
+};
+
+/// Checks a request against the limits; the message names the bad field.
+pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> {
+    let limits = &state.config.limits;
+    let query = req.query.trim();
+    if query.is_empty() {
+        return Err(Status::invalid_argument("query must not be empty"));
+    }
+    let chars = req.query.chars().count();
+    if chars > limits.max_query_chars {
+        return Err(Status::invalid_argument(format!("query is {chars} characters; the limit is {}", limits.max_query_chars)));
+    }
+    if req.query.chars().any(|c| c == '\0') {
+        return Err(Status::invalid_argument("query must not contain NUL characters"));
+    }
+    if req.top_k > limits.max_top_k {
+        return Err(Status::invalid_argument(format!("top_k must be within 1..={} (0 means {})", limits.max_top_k, limits.default_top_k)));
+    }
+    if let Some(f) = &req.filters {
+        if let Some(tr) = &f.time_range {
+            for (name, t) in [("from", &tr.from), ("to", &tr.to)] {
+                if let Some(t) = t {
+                    if !(0..1_000_000_000).contains(&t.nanos) {
+                        return Err(Status::invalid_argument(format!("filters.time_range.{name} has invalid nanos")));
+                    }
+                }
+            }
+            if let (Some(from), Some(to)) = (&tr.from, &tr.to) {
+                if (from.seconds, from.nanos) > (to.seconds, to.nanos) {
+                    return Err(Status::invalid_argument("filters.time_range.from is after filters.time_range.to"));
+                }
+            }
+        }
+        for (field, values) in [("doc_types", &f.doc_types), ("tags", &f.tags)] {
+            if values.len() > 32 || values.iter().any(|v| v.trim().is_empty() || v.len() > 128) {
+                return Err(Status::invalid_argument(format!(
+                    "filters.{field}: at most 32 non-empty values of at most 128 bytes"
+                )));
+            }
+        }
+        if f.equals.len() > 32 || f.equals.iter().any(|(k, v)| k.trim().is_empty() || k.len() > 64 || v.len() > 256) {
+            return Err(Status::invalid_argument("filters.equals: at most 32 pairs; keys 1..=64 bytes, values at most 256 bytes"));
+        }
+    }
+    if let Some(t) = &req.timeout {
+        if t.seconds < 0 || t.nanos < 0 || (t.seconds == 0 && t.nanos == 0) {
+            return Err(Status::invalid_argument("timeout must be positive"));
+        }
+    }
+    if let Some(opts) = &req.fusion {
+        if FusionMethod::try_from(opts.method).is_err() {
+            return Err(Status::invalid_argument("fusion.method is not a known method"));
+        }
+        if opts.rrf_k == Some(0) {
+            return Err(Status::invalid_argument("fusion.rrf_k must be at least 1"));
+        }
+        for (name, w) in &opts.weights {
+            if state.registry.get(name).is_none() {
+                return Err(Status::invalid_argument(format!("fusion.weights names unknown source `{name}`")));
+            }
+            if !w.is_finite() || *w < 0.0 {
+                return Err(Status::invalid_argument(format!("fusion.weights[{name}] must be a finite number >= 0")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The overall deadline: min(request timeout, gRPC deadline, configured maximum).
+pub fn deadline(state: &RouterState, req: &SearchRequest, grpc_timeout: Option<Duration>) -> Duration {
+    let limits = &state.config.limits;
+    let asked = req.timeout.as_ref().and_then(|t| Duration::try_from(*t).ok());
+    let mut d = match (asked, grpc_timeout) {
+        (Some(a), Some(g)) => a.min(g),
+        (Some(a), None) => a,
+        (None, Some(g)) => g,
+        (None, None) => limits.default_timeout,
+    };
+    d = d.min(limits.max_timeout);
+    // Keep a little of the gRPC deadline for fusing and answering.
+    if grpc_timeout.is_some_and(|g| d + Duration::from_millis(20) > g) {
+        d = d.saturating_sub(Duration::from_millis(20)).max(Duration::from_millis(1));
+    }
+    d
+}
+
+/// Runs one search. `events` receives routing, per-source statuses and snapshots as they
+/// happen (SearchStream); the final response is returned.
+pub async fn run(
+    state: &RouterState,
+    user: &Identity,
+    req: SearchRequest,
+    grpc_timeout: Option<Duration>,
+    events: Option<mpsc::Sender<SearchEvent>>,
+) -> Result<SearchResponse, Status> {
+    validate(state, &req)?;
+    let budget = deadline(state, &req, grpc_timeout);
+    let deadline = Instant::now() + budget;
+    let top_k = if req.top_k == 0 { state.config.limits.default_top_k } else { req.top_k };
+
+    let routing = {
+        let _route = tracing::info_span!("router.route").entered();
+        routing::route(&state.registry, user, &req.query, req.filters.as_ref(), &req.sources).map_err(|e| match e {
+            RouteError::UnknownSource(_) => Status::invalid_argument(e.to_string()),
+            RouteError::NoSources => Status::permission_denied(e.to_string()),
+        })?
+    };
+    emit(&events, search_event::Event::Routing(routing.clone())).await;
+
+    let options = req.fusion.clone().unwrap_or_default();
+    let start = FuseStart {
+        options: Some(options.clone()),
+        top_k,
+        sources: routing
+            .selected
+            .iter()
+            .map(|r| SourceSpec { source: r.source.clone(), weight: state.registry.get(&r.source).map_or(1.0, |s| s.config.weight) })
+            .collect(),
+        snapshots: events.is_some(),
+    };
+    fedsearch_fusion::Fuser::new(&start).map_err(|e| Status::invalid_argument(e.to_string()))?;
+
+    let per_source_limit = (top_k * 2).clamp(10, 100);
+    let dispatches: Vec<Dispatch> = routing
+        .selected
+        .iter()
+        .map(|r| {
+            let explicit = req.source_params.get(&r.source);
+            Dispatch {
+                source: r.source.clone(),
+                text: req.query.clone(),
+                filters: req.filters.clone(),
+                limit: per_source_limit,
+                template: explicit.map(|p| p.template.clone()).unwrap_or_default(),
+                params: explicit.map(|p| p.params.clone()).unwrap_or_default(),
+                credential: req.source_credentials.get(&r.source).cloned(),
+            }
+        })
+        .collect();
+
+    let fuse_span = tracing::info_span!("router.fuse");
+    let mut session = FusionSession::open(state.fusion.as_ref(), start, state.config.fusion.timeout)
+        .instrument(fuse_span.clone())
+        .await;
+
+    let (tx, mut rx) = mpsc::channel::<SourceEvent>(256);
+    let expected = dispatches.len();
+    // Owned here: if the caller goes away, this future is dropped and so are the sub-queries.
+    let mut tasks = fanout::start(&state.registry, user, dispatches, deadline, tx);
+    let mut statuses: HashMap<String, SourceStatus> = HashMap::new();
+    let grace = deadline + Duration::from_millis(50);
+    while statuses.len() < expected {
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(SourceEvent::Batch { source, hits }) => session.add_batch(&source, hits).instrument(fuse_span.clone()).await,
+                Some(SourceEvent::Done(status)) => {
+                    let st = status.state();
+                    session.end_source(&status.source, st).instrument(fuse_span.clone()).await;
+                    emit(&events, search_event::Event::SourceStatus(status.clone())).await;
+                    statuses.insert(status.source.clone(), status);
+                    if events.is_some() {
+                        let snap = session.try_snapshot().or_else(|| session.local_snapshot());
+                        if let Some(s) = snap {
+                            emit(&events, search_event::Event::Snapshot(FusedSnapshot { hits: s.hits, sources_done: s.sources_done })).await;
+                        }
+                    }
+                }
+                None => break,
+            },
+            _ = tokio::time::sleep_until(grace) => break,
+        }
+    }
+    tasks.abort_all();
+    for r in &routing.selected {
+        if !statuses.contains_key(&r.source) {
+            let status = SourceStatus {
+                source: r.source.clone(),
+                state: SourceState::Timeout as i32,
+                hit_count: 0,
+                latency_ms: budget.as_millis() as u64,
+                message: "no answer before the search deadline".into(),
+                code: "DEADLINE_EXCEEDED".into(),
+            };
+            session.end_source(&r.source, SourceState::Timeout).await;
+            emit(&events, search_event::Event::SourceStatus(status.clone())).await;
+            statuses.insert(r.source.clone(), status);
+        }
+    }
+
+    let (fused, by) = session.finish().instrument(fuse_span).await;
+    let method = match FusionMethod::try_from(options.method).unwrap_or_default() {
+        FusionMethod::WeightedScore => "weighted_score",
+        _ => "rrf",
+    };
+    let fusion = FusionReport {
+        method: method.into(),
+        rrf_k: options.rrf_k.unwrap_or(60),
+        in_process_fallback: matches!(by, FusedBy::InProcess(_)) && state.fusion.is_some(),
+        duplicates_merged: fused.duplicates_merged,
+        message: match &by {
+            FusedBy::Service => "fused by the fusion service".into(),
+            FusedBy::InProcess(reason) => format!("fused in-process: {reason}"),
+        },
+    };
+    let sources = routing.selected.iter().filter_map(|r| statuses.remove(&r.source)).collect();
+    Ok(SearchResponse {
+        hits: fused.hits,
+        sources,
+        routing: Some(routing),
+        trace_id: fedsearch_core::propagation::current_trace_id(),
+        fusion: Some(fusion),
+        context: None,
+    })
+}
+
+async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::Event) {
+    if let Some(tx) = events {
+        let _ = tx.send(SearchEvent { event: Some(event) }).await;
+    }
+}

@@ -1,0 +1,159 @@
+//! The `fedsearch.v1.FederatedSearch` gRPC service: authentication, load shedding and the
+//! mapping from router errors to gRPC status codes happen here, at the edge.
+
+use std::pin::Pin;
+
+use fedsearch_core::Identity;
+use fedsearch_proto::{
+    adapter::FetchRequest,
+    api::{
+        Document, GetDocumentRequest, ListSourcesRequest, ListSourcesResponse, SearchEvent, SearchRequest, SearchResponse,
+        federated_search_server::{FederatedSearch, FederatedSearchServer},
+        search_event,
+    },
+};
+use futures::Stream;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::{search, sources, state::RouterState};
+
+pub struct FederatedSearchService {
+    state: RouterState,
+}
+
+impl FederatedSearchService {
+    pub fn new(state: RouterState) -> Self {
+        Self { state }
+    }
+
+    pub fn into_server(self) -> FederatedSearchServer<Self> {
+        FederatedSearchServer::new(self)
+    }
+
+    fn authenticate<T>(&self, request: &Request<T>) -> Result<Identity, Status> {
+        let identity = self.state.verifier.verify_metadata(request.metadata())?;
+        tracing::Span::current().record("user", identity.subject.as_str());
+        Ok(identity)
+    }
+
+    fn admit(&self) -> Result<OwnedSemaphorePermit, Status> {
+        self.state
+            .in_flight
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Status::resource_exhausted("too many searches in flight; retry shortly"))
+    }
+}
+
+fn search_span(user: &Identity, query_chars: usize) -> tracing::Span {
+    tracing::info_span!(
+        "router.search",
+        user = %user.subject,
+        query_chars,
+        trace_id = %fedsearch_core::propagation::current_trace_id(),
+    )
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<SearchEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl FederatedSearch for FederatedSearchService {
+    async fn search(&self, request: Request<SearchRequest>) -> Result<Response<SearchResponse>, Status> {
+        let user = self.authenticate(&request)?;
+        let _permit = self.admit()?;
+        let timeout = fedsearch_core::grpc::grpc_timeout(request.metadata());
+        let req = request.into_inner();
+        let span = search_span(&user, req.query.chars().count());
+        let response = search::run(&self.state, &user, req, timeout, None).instrument(span).await?;
+        Ok(Response::new(response))
+    }
+
+    type SearchStreamStream = EventStream;
+
+    async fn search_stream(&self, request: Request<SearchRequest>) -> Result<Response<Self::SearchStreamStream>, Status> {
+        let user = self.authenticate(&request)?;
+        let permit = self.admit()?;
+        let timeout = fedsearch_core::grpc::grpc_timeout(request.metadata());
+        let req = request.into_inner();
+        search::validate(&self.state, &req)?;
+        let (out_tx, out_rx) = mpsc::channel::<Result<SearchEvent, Status>>(32);
+        let (ev_tx, mut ev_rx) = mpsc::channel::<SearchEvent>(32);
+        let state = self.state.clone();
+        let span = search_span(&user, req.query.chars().count());
+        tokio::spawn(
+            async move {
+                let _permit = permit;
+                let forward_tx = out_tx.clone();
+                let forward = async move {
+                    while let Some(ev) = ev_rx.recv().await {
+                        if forward_tx.send(Ok(ev)).await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                let work = search::run(&state, &user, req, timeout, Some(ev_tx));
+                tokio::select! {
+                    // The caller hung up: dropping `work` cancels every sub-query.
+                    _ = out_tx.closed() => {}
+                    (result, ()) = async { tokio::join!(work, forward) } => {
+                        let msg = result.map(|r| SearchEvent { event: Some(search_event::Event::Result(r)) });
+                        let _ = out_tx.send(msg).await;
+                    }
+                }
+            }
+            .instrument(span),
+        );
+        Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
+    }
+
+    async fn get_document(&self, request: Request<GetDocumentRequest>) -> Result<Response<Document>, Status> {
+        let user = self.authenticate(&request)?;
+        let req = request.into_inner();
+        let (name, reference) = req
+            .full_text_ref
+            .split_once(':')
+            .filter(|(s, r)| !s.is_empty() && !r.is_empty())
+            .ok_or_else(|| Status::invalid_argument("full_text_ref must look like `<source>:<reference>`"))?;
+        let source = self
+            .state
+            .registry
+            .get(name)
+            .filter(|s| s.permits(&user))
+            .ok_or_else(|| Status::not_found(format!("unknown source `{name}`")))?;
+        let mut ctx = user.to_user_context();
+        ctx.delegated_credential = req.source_credentials.get(name).cloned();
+        let fetch = FetchRequest { source: source.target.clone(), reference: reference.to_string(), user: Some(ctx) };
+        let mut client = source.client.clone();
+        let mut call = Request::new(fetch);
+        call.set_timeout(source.config.timeout);
+        let span = tracing::info_span!("router.fetch", source = %name);
+        let doc = match client.fetch(call).instrument(span).await {
+            Ok(r) => r.into_inner(),
+            Err(e) => {
+                return Err(match e.code() {
+                    tonic::Code::Unavailable => Status::unavailable(format!("source `{name}` is unavailable")),
+                    tonic::Code::Unknown | tonic::Code::Internal => Status::internal(format!("source `{name}` failed")),
+                    code => Status::new(code, e.message().to_string()),
+                });
+            }
+        };
+        Ok(Response::new(Document {
+            id: format!("{name}:{}", doc.id),
+            source: name.to_string(),
+            title: doc.title,
+            content: doc.content,
+            url: doc.url,
+            updated_at: doc.updated_at,
+            metadata: doc.metadata,
+            doc_type: doc.doc_type,
+        }))
+    }
+
+    async fn list_sources(&self, request: Request<ListSourcesRequest>) -> Result<Response<ListSourcesResponse>, Status> {
+        let user = self.authenticate(&request)?;
+        Ok(Response::new(ListSourcesResponse { sources: sources::list(&self.state.registry, &user) }))
+    }
+}

@@ -1,0 +1,34 @@
+//! Everything a request handler needs, built once at start-up and shared.
+
+use std::sync::Arc;
+
+use fedsearch_core::{JwtVerifier, propagation::TraceInjector};
+use fedsearch_proto::fusion::fusion_client::FusionClient;
+use tokio::sync::Semaphore;
+
+use crate::{config::RouterConfig, fuse::FusionRpc, registry::Registry};
+
+#[derive(Clone)]
+pub struct RouterState {
+    pub config: Arc<RouterConfig>,
+    pub verifier: JwtVerifier,
+    pub registry: Registry,
+    pub fusion: Option<FusionRpc>,
+    pub in_flight: Arc<Semaphore>,
+}
+
+impl RouterState {
+    pub fn new(config: RouterConfig) -> anyhow::Result<Self> {
+        let verifier = JwtVerifier::new(&config.auth).map_err(|e| anyhow::anyhow!(e))?;
+        let registry = Registry::new(&config.sources, &config.circuit_breaker)?;
+        let fusion = match &config.fusion.endpoint {
+            Some(ep) => Some(FusionClient::with_interceptor(
+                fedsearch_core::grpc::lazy_channel(ep, config.fusion.connect_timeout)?,
+                TraceInjector,
+            )),
+            None => None,
+        };
+        let in_flight = Arc::new(Semaphore::new(config.limits.max_in_flight));
+        Ok(Self { config: Arc::new(config), verifier, registry, fusion, in_flight })
+    }
+}

@@ -1,0 +1,429 @@
+//! The router's own logic, against in-process scripted adapters (test doubles are allowed for
+//! the router's logic only; real adapters are tested against real backends elsewhere).
+
+mod common;
+
+use std::{pin::Pin, sync::atomic::Ordering, time::Duration};
+
+use common::*;
+use fedsearch_adapter_kit::{
+    AdapterError,
+    testing::{Behaviour, Gate, Script, ScriptedAdapter, make_hits},
+};
+use fedsearch_proto::{
+    adapter::{
+        DescribeRequest, DescribeResponse, FetchRequest, FetchResponse, HitBatch, ResultFrame, SearchFrame, result_frame,
+        source_adapter_server::{SourceAdapter, SourceAdapterServer},
+    },
+    api::{GetDocumentRequest, ListSourcesRequest, SearchRequest, search_event},
+    types::{FusionOptions, Secret, SourceState, Filters, TimeRange},
+};
+use tonic::{Code, Request, Response, Status, Streaming};
+
+fn state_of(resp: &fedsearch_proto::api::SearchResponse, source: &str) -> SourceState {
+    resp.sources.iter().find(|s| s.source == source).unwrap_or_else(|| panic!("no status for {source}")).state()
+}
+
+#[tokio::test]
+async fn all_sub_queries_are_in_flight_before_any_answers() {
+    // Each source waits at a gate until all three sub-queries have arrived: a router that
+    // dispatched one after another would never open the gate and every source would time out.
+    let gate = Gate::new(3);
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("one", Script::answer(make_hits("one", 3), Duration::ZERO)),
+            ("two", Script::answer(make_hits("two", 3), Duration::ZERO)),
+        ]),
+    )
+    .with_gate(gate.clone());
+    let b = ScriptedAdapter::new("b", scripts(vec![("three", Script::answer(make_hits("three", 3), Duration::ZERO))]))
+        .with_gate(gate);
+    let (ra, rb) = (start_adapter(a.clone()).await, start_adapter(b.clone()).await);
+    let router = start_router(&router_yaml(
+        &[("one", &ra.url(), ""), ("two", &ra.url(), ""), ("three", &rb.url(), "")],
+        "",
+    ))
+    .await;
+    let resp = client(&router).await.search(authed(query("anything"), &token("alice", &["support"]))).await.unwrap().into_inner();
+    for s in ["one", "two", "three"] {
+        assert_eq!(state_of(&resp, s), SourceState::Ok, "{s}: {:?}", resp.sources);
+    }
+    assert_eq!(resp.hits.len(), 9);
+    assert!(!resp.trace_id.is_empty(), "a trace id is returned");
+}
+
+#[tokio::test]
+async fn a_hanging_source_times_out_and_the_others_still_answer() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("fast", Script::answer(make_hits("fast", 4), Duration::from_millis(5))),
+            ("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang }),
+        ]),
+    );
+    let ra = start_adapter(a).await;
+    let router =
+        start_router(&router_yaml(&[("fast", &ra.url(), ""), ("slow", &ra.url(), "timeout: 300ms")], "")).await;
+    let resp = client(&router).await.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "fast"), SourceState::Ok);
+    assert_eq!(state_of(&resp, "slow"), SourceState::Timeout);
+    assert_eq!(resp.hits.len(), 4);
+    assert!(resp.hits.iter().all(|h| h.source == "fast"));
+}
+
+#[tokio::test]
+async fn the_grpc_deadline_is_honoured_with_a_partial_answer() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("fast", Script::answer(make_hits("fast", 2), Duration::ZERO)),
+            ("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang }),
+        ]),
+    );
+    let ra = start_adapter(a).await;
+    // Source timeouts are long; only the client's deadline can end the search in time.
+    let router = start_router(&router_yaml(&[("fast", &ra.url(), "timeout: 5s"), ("slow", &ra.url(), "timeout: 5s")], "")).await;
+    let mut req = authed(query("q"), &token("alice", &[]));
+    req.set_timeout(Duration::from_millis(400));
+    let resp = client(&router).await.search(req).await.expect("an answer before the deadline, not an error").into_inner();
+    assert_eq!(state_of(&resp, "fast"), SourceState::Ok);
+    assert_eq!(state_of(&resp, "slow"), SourceState::Timeout);
+}
+
+#[tokio::test]
+async fn request_timeout_is_capped_by_the_configured_maximum() {
+    let a = ScriptedAdapter::new("a", scripts(vec![("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang })]));
+    let ra = start_adapter(a).await;
+    let router =
+        start_router(&router_yaml(&[("slow", &ra.url(), "timeout: 30s")], "limits: { max_timeout: 300ms }")).await;
+    let mut q = query("q");
+    q.timeout = Some(prost_types::Duration { seconds: 60, nanos: 0 });
+    let resp = client(&router).await.search(authed(q, &token("alice", &[]))).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "slow"), SourceState::Timeout);
+}
+
+#[tokio::test]
+async fn failing_down_and_panicking_adapters_become_statuses() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("ok", Script::answer(make_hits("ok", 2), Duration::ZERO)),
+            ("broken", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(AdapterError::Unavailable("database unreachable".into())) }),
+            ("bad", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(AdapterError::InvalidArgument("parameter `order_no` must match SO\\d{8}".into())) }),
+            ("panics", Script { hits: make_hits("panics", 3), latency: Duration::ZERO, behaviour: Behaviour::PanicAfterFirstBatch }),
+        ]),
+    );
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(
+        &[
+            ("ok", &ra.url(), ""),
+            ("broken", &ra.url(), ""),
+            ("bad", &ra.url(), ""),
+            ("panics", &ra.url(), ""),
+            ("down", "http://127.0.0.1:1", ""),
+        ],
+        "",
+    ))
+    .await;
+    let resp = client(&router).await.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "ok"), SourceState::Ok);
+    assert_eq!(state_of(&resp, "broken"), SourceState::Unavailable);
+    let bad = resp.sources.iter().find(|s| s.source == "bad").unwrap();
+    assert_eq!((bad.state(), bad.code.as_str()), (SourceState::Error, "INVALID_ARGUMENT"));
+    assert!(bad.message.contains("order_no"), "{}", bad.message);
+    let panics = resp.sources.iter().find(|s| s.source == "panics").unwrap();
+    assert_eq!((panics.state(), panics.code.as_str()), (SourceState::Error, "INTERNAL"));
+    assert_eq!(panics.hit_count, 1, "the batch that arrived before the crash is kept");
+    let down = resp.sources.iter().find(|s| s.source == "down").unwrap();
+    assert_eq!(down.state(), SourceState::Unavailable);
+    assert!(!down.message.contains("127.0.0.1"), "no host in the message: {}", down.message);
+    assert_eq!(resp.hits.iter().filter(|h| h.source == "ok").count(), 2);
+}
+
+/// An adapter whose stream breaks after one batch, like a process dying mid-answer.
+struct BreaksMidStream;
+
+#[tonic::async_trait]
+impl SourceAdapter for BreaksMidStream {
+    async fn describe(&self, _: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
+        Ok(Response::new(DescribeResponse::default()))
+    }
+    type SearchStream = Pin<Box<dyn futures::Stream<Item = Result<ResultFrame, Status>> + Send>>;
+    async fn search(&self, req: Request<Streaming<SearchFrame>>) -> Result<Response<Self::SearchStream>, Status> {
+        let mut inbound = req.into_inner();
+        let first = inbound.message().await?.and_then(|f| f.frame);
+        let id = match first {
+            Some(fedsearch_proto::adapter::search_frame::Frame::SubQuery(q)) => q.id,
+            _ => String::new(),
+        };
+        let batch = ResultFrame {
+            frame: Some(result_frame::Frame::Batch(HitBatch { sub_query_id: id, hits: make_hits("crashy", 2) })),
+        };
+        let s = futures::stream::iter(vec![Ok(batch), Err(Status::internal("boom"))]);
+        Ok(Response::new(Box::pin(s)))
+    }
+    async fn fetch(&self, _: Request<FetchRequest>) -> Result<Response<FetchResponse>, Status> {
+        Err(Status::unimplemented("no"))
+    }
+}
+
+#[tokio::test]
+async fn an_adapter_stream_that_breaks_mid_answer_keeps_what_arrived() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(SourceAdapterServer::new(BreaksMidStream))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let router = start_router(&router_yaml(&[("crashy", &format!("http://{addr}"), "")], "")).await;
+    let resp = client(&router).await.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    let st = &resp.sources[0];
+    assert_eq!(st.state(), SourceState::Error);
+    assert_eq!(st.hit_count, 2);
+    assert!(!st.message.contains("boom"), "adapter internals are not shown: {}", st.message);
+    assert_eq!(resp.hits.len(), 2, "hits that arrived before the break are fused");
+}
+
+#[tokio::test]
+async fn cancelling_the_client_call_cancels_the_sub_queries() {
+    let a = ScriptedAdapter::new("a", scripts(vec![("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang })]));
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("slow", &ra.url(), "timeout: 30s")], "limits: { max_timeout: 30s }")).await;
+    let mut c = client(&router).await;
+    let mut q = query("q");
+    q.timeout = Some(prost_types::Duration { seconds: 30, nanos: 0 });
+    let call = tokio::spawn(async move { c.search(authed(q, &token("alice", &[]))).await });
+    assert!(eventually(|| record.started.load(Ordering::SeqCst) == 1).await, "the sub-query started");
+    call.abort();
+    assert!(
+        eventually(|| record.cancelled.load(Ordering::SeqCst) == 1).await,
+        "the adapter saw its sub-query cancelled after the client went away"
+    );
+}
+
+#[tokio::test]
+async fn callers_without_a_valid_token_are_unauthenticated() {
+    let ra = start_adapter(ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]))).await;
+    let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "")).await;
+    let mut c = client(&router).await;
+    let expired = fedsearch_core::auth::mint_claims(
+        SECRET,
+        &fedsearch_core::auth::Claims { sub: "a".into(), groups: vec![], attrs: Default::default(), exp: 1, iat: None, iss: None, aud: None },
+    )
+    .unwrap();
+    let wrong_key = fedsearch_core::auth::mint_hs256("another-secret-another-secret-0123456", "a", &[], Default::default(), Duration::from_secs(60)).unwrap();
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("missing", None),
+        ("not bearer", Some("Basic YWxpY2U6cHc=".into())),
+        ("garbage", Some("Bearer not-a-jwt".into())),
+        ("expired", Some(format!("Bearer {expired}"))),
+        ("wrong key", Some(format!("Bearer {wrong_key}"))),
+    ];
+    for (name, header) in cases {
+        let mut req = Request::new(query("q"));
+        if let Some(h) = header {
+            req.metadata_mut().insert("authorization", h.parse().unwrap());
+        }
+        let err = c.search(req).await.expect_err(name);
+        assert_eq!(err.code(), Code::Unauthenticated, "{name}: {err:?}");
+        let mut req = Request::new(ListSourcesRequest {});
+        req.metadata_mut().insert("authorization", "Bearer x".parse().unwrap());
+        assert_eq!(c.list_sources(req).await.unwrap_err().code(), Code::Unauthenticated);
+    }
+}
+
+#[tokio::test]
+async fn bad_requests_are_invalid_argument_naming_the_field() {
+    let ra = start_adapter(ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]))).await;
+    let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "")).await;
+    let mut c = client(&router).await;
+    let t = token("alice", &[]);
+    let bad_range = Filters {
+        time_range: Some(TimeRange {
+            from: Some(prost_types::Timestamp { seconds: 2000, nanos: 0 }),
+            to: Some(prost_types::Timestamp { seconds: 1000, nanos: 0 }),
+        }),
+        ..Default::default()
+    };
+    let cases: Vec<(&str, SearchRequest)> = vec![
+        ("query", query("   ")),
+        ("query", query(&"x".repeat(1025))),
+        ("top_k", SearchRequest { top_k: 51, ..query("q") }),
+        ("unknown source", SearchRequest { sources: vec!["nope".into()], ..query("q") }),
+        ("time_range", SearchRequest { filters: Some(bad_range), ..query("q") }),
+        ("fusion.weights", SearchRequest { fusion: Some(FusionOptions { weights: [("s".to_string(), -1.0)].into(), ..Default::default() }), ..query("q") }),
+        ("fusion.weights", SearchRequest { fusion: Some(FusionOptions { weights: [("zzz".to_string(), 1.0)].into(), ..Default::default() }), ..query("q") }),
+        ("rrf_k", SearchRequest { fusion: Some(FusionOptions { rrf_k: Some(0), ..Default::default() }), ..query("q") }),
+        ("timeout", SearchRequest { timeout: Some(prost_types::Duration { seconds: -1, nanos: 0 }), ..query("q") }),
+    ];
+    for (needle, req) in cases {
+        let err = c.search(authed(req, &t)).await.expect_err(needle);
+        assert_eq!(err.code(), Code::InvalidArgument, "{needle}: {err:?}");
+        assert!(err.message().contains(needle.split(' ').next().unwrap()), "{needle}: {}", err.message());
+    }
+}
+
+#[tokio::test]
+async fn a_source_the_caller_may_not_use_is_never_called_nor_listed() {
+    let fin = ScriptedAdapter::new("fin", scripts(vec![("finance", Script::answer(make_hits("finance", 2), Duration::ZERO))]));
+    let pubs = ScriptedAdapter::new("pub", scripts(vec![("public", Script::answer(make_hits("public", 2), Duration::ZERO))]));
+    let fin_record = fin.record.clone();
+    let (rf, rp) = (start_adapter(fin).await, start_adapter(pubs).await);
+    let router = start_router(&router_yaml(
+        &[("finance", &rf.url(), "required_groups: [finance]"), ("public", &rp.url(), "")],
+        "",
+    ))
+    .await;
+    let mut c = client(&router).await;
+    let carol = token("carol", &["employee"]);
+    let resp = c.search(authed(query("q"), &carol)).await.unwrap().into_inner();
+    assert_eq!(resp.routing.as_ref().unwrap().strategy, "fallback_all");
+    assert_eq!(resp.sources.iter().map(|s| s.source.as_str()).collect::<Vec<_>>(), vec!["public"]);
+    let err = c.search(authed(SearchRequest { sources: vec!["finance".into()], ..query("q") }, &carol)).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert_eq!(fin_record.started.load(Ordering::SeqCst), 0, "the finance adapter was never called");
+    let listed = c.list_sources(authed(ListSourcesRequest {}, &carol)).await.unwrap().into_inner();
+    assert_eq!(listed.sources.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["public"]);
+    let bob = token("bob", &["finance"]);
+    let listed = c.list_sources(authed(ListSourcesRequest {}, &bob)).await.unwrap().into_inner();
+    assert_eq!(listed.sources.len(), 2);
+    let spec: serde_json::Value = serde_json::from_str(&listed.sources[0].tool_spec_json).unwrap();
+    assert_eq!(spec["type"], "function");
+    assert_eq!(spec["function"]["parameters"]["required"][0], "query");
+    let err = c.get_document(authed(GetDocumentRequest { full_text_ref: "finance:doc-1".into(), ..Default::default() }, &carol)).await.unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+    let doc = c.get_document(authed(GetDocumentRequest { full_text_ref: "finance:doc-1".into(), ..Default::default() }, &bob)).await.unwrap().into_inner();
+    assert_eq!(doc.id, "finance:doc-1");
+    assert_eq!(fin_record.started.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn the_verified_identity_and_only_its_own_credential_reach_each_source() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("wiki", Script::answer(make_hits("wiki", 1), Duration::ZERO)),
+            ("tickets", Script::answer(make_hits("tickets", 1), Duration::ZERO)),
+        ]),
+    );
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("wiki", &ra.url(), ""), ("tickets", &ra.url(), "")], "")).await;
+    let mut req = query("q");
+    req.source_credentials.insert("wiki".into(), Secret { value: "wiki-token-of-alice".into() });
+    let resp = client(&router).await.search(authed(req, &token("alice", &["support"]))).await.unwrap().into_inner();
+    assert_eq!(resp.sources.len(), 2);
+    let seen = record.seen.lock().unwrap();
+    for q in seen.iter() {
+        let user = q.user.as_ref().unwrap();
+        assert_eq!(user.subject, "alice");
+        assert_eq!(user.groups, vec!["support".to_string()]);
+        let cred = user.delegated_credential.as_ref().map(|s| s.value.as_str());
+        match q.source.as_str() {
+            "wiki" => assert_eq!(cred, Some("wiki-token-of-alice")),
+            _ => assert_eq!(cred, None, "a credential only goes to its own source"),
+        }
+    }
+    let shown = format!("{resp:?}");
+    assert!(!shown.contains("wiki-token-of-alice"), "credentials are never returned");
+}
+
+#[tokio::test]
+async fn without_the_fusion_service_the_router_fuses_in_process_and_says_so() {
+    let a = ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 3), Duration::ZERO))]));
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "fusion: { endpoint: \"http://127.0.0.1:1\" }")).await;
+    let resp = client(&router).await.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    let fusion = resp.fusion.unwrap();
+    assert!(fusion.in_process_fallback, "{fusion:?}");
+    assert!(fusion.message.contains("unavailable"), "{}", fusion.message);
+    assert_eq!(resp.hits.len(), 3);
+    assert_eq!(resp.hits[0].id, "s:doc-1");
+}
+
+#[tokio::test]
+async fn a_repeatedly_failing_source_is_suspended_by_its_circuit_breaker() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![("flaky", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(AdapterError::Unavailable("down".into())) })]),
+    );
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("flaky", &ra.url(), "")], "circuit_breaker: { failure_threshold: 2, open_for: 60s }")).await;
+    let mut c = client(&router).await;
+    let t = token("alice", &[]);
+    for _ in 0..2 {
+        let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+        assert_eq!(resp.sources[0].state(), SourceState::Unavailable);
+    }
+    let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+    assert_eq!(resp.sources[0].state(), SourceState::CircuitOpen);
+    assert!(resp.sources[0].message.contains("next try"), "{}", resp.sources[0].message);
+    assert_eq!(record.started.load(Ordering::SeqCst), 2, "an open circuit does not call the source");
+}
+
+#[tokio::test]
+async fn search_stream_reports_routing_statuses_snapshots_then_the_result() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("fast", Script::answer(make_hits("fast", 2), Duration::ZERO)),
+            ("later", Script::answer(make_hits("later", 2), Duration::from_millis(100))),
+        ]),
+    );
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("fast", &ra.url(), ""), ("later", &ra.url(), "")], "")).await;
+    let mut stream = client(&router).await.search_stream(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    let mut kinds = Vec::new();
+    let mut first_status = None;
+    while let Some(ev) = stream.message().await.unwrap() {
+        match ev.event.unwrap() {
+            search_event::Event::Routing(_) => kinds.push("routing"),
+            search_event::Event::SourceStatus(s) => {
+                first_status.get_or_insert(s.source.clone());
+                kinds.push("status")
+            }
+            search_event::Event::Snapshot(_) => kinds.push("snapshot"),
+            search_event::Event::Result(r) => {
+                assert_eq!(r.hits.len(), 4);
+                kinds.push("result")
+            }
+        }
+    }
+    assert_eq!(kinds, vec!["routing", "status", "snapshot", "status", "snapshot", "result"]);
+    assert_eq!(first_status.as_deref(), Some("fast"), "statuses arrive as sources finish");
+}
+
+#[tokio::test]
+async fn rules_pick_sources_and_explain_why() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("orders", Script::answer(make_hits("orders", 1), Duration::ZERO)),
+            ("wiki", Script::answer(make_hits("wiki", 1), Duration::ZERO)),
+        ]),
+    );
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(
+        &[
+            ("orders", &ra.url(), r"routing: { patterns: ['SO\d{8}'], keywords: ['发货'] }"),
+            ("wiki", &ra.url(), "routing: { keywords: ['policy', '手续费'] }"),
+        ],
+        "",
+    ))
+    .await;
+    let mut c = client(&router).await;
+    let t = token("alice", &[]);
+    let resp = c.search(authed(query("SO20261001 为什么还没发货"), &t)).await.unwrap().into_inner();
+    let routing = resp.routing.unwrap();
+    assert_eq!(routing.strategy, "rules");
+    assert_eq!(routing.selected.iter().map(|r| r.source.as_str()).collect::<Vec<_>>(), vec!["orders"]);
+    assert!(routing.selected[0].reason.contains("SO20261001"), "{}", routing.selected[0].reason);
+    assert_eq!(routing.not_selected[0].source, "wiki");
+    let resp = c.search(authed(query("weather tomorrow"), &t)).await.unwrap().into_inner();
+    assert_eq!(resp.routing.unwrap().strategy, "fallback_all");
+    assert_eq!(resp.sources.len(), 2);
+}
