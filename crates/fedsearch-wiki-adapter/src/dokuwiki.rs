@@ -133,9 +133,26 @@ impl DokuWiki {
         }
     }
 
+    /// Like [`Self::call`], but an empty `<struct>` (DokuWiki's answer to an unknown method or
+    /// a wrong argument count) is `FailedPrecondition`.
+    pub async fn call_strict(
+        &self,
+        credential: &Credential,
+        method: &str,
+        params: &[&str],
+        timeout: Duration,
+    ) -> Result<Value, AdapterError> {
+        let value = self.call(credential, method, params, timeout).await?;
+        if value.is_empty_struct() {
+            tracing::warn!(method, "wiki answered with an empty struct");
+            return Err(unusable(method));
+        }
+        Ok(value)
+    }
+
     /// `dokuwiki.search(text)` as the user: every readable match, best first.
     pub async fn search(&self, credential: &Credential, query: &str, timeout: Duration) -> Result<Vec<Found>, AdapterError> {
-        let value = self.call(credential, "dokuwiki.search", &[query], timeout).await?;
+        let value = self.call_strict(credential, "dokuwiki.search", &[query], timeout).await?;
         let Value::Array(items) = value else {
             return Err(unusable("dokuwiki.search"));
         };
@@ -163,7 +180,7 @@ impl DokuWiki {
     pub async fn page(&self, credential: &Credential, id: &str, timeout: Duration) -> Result<PageText, AdapterError> {
         let params = [id];
         let (page, info) = tokio::join!(
-            self.call(credential, "wiki.getPage", &params, timeout),
+            self.call_strict(credential, "wiki.getPage", &params, timeout),
             self.call(credential, "wiki.getPageInfo", &params, timeout),
         );
         let content = match page? {
