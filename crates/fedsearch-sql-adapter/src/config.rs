@@ -266,7 +266,9 @@ pub struct MatchConfig {
 pub struct HitConfig {
     /// Column holding the row id (unique within the template).
     pub id: String,
+    /// A column, or a pattern with `{column}` placeholders.
     pub title: String,
+    /// A column, or a pattern with `{column}` placeholders; cut to 300 characters.
     #[serde(default)]
     pub snippet: Option<String>,
     /// URL with `{column}` placeholders (values are percent-encoded).

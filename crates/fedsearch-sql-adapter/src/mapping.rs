@@ -45,15 +45,24 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
+/// A title/snippet spec: a column name, or a pattern with `{column}` placeholders (NULL → "").
+fn field(spec: &str, record: &Record) -> String {
+    if spec.contains('{') { fill(spec, record, |v| v) } else { text(record, spec) }
+}
+
 /// Fills `{column}` placeholders with percent-encoded column values.
 fn url(pattern: &str, record: &Record) -> String {
+    fill(pattern, record, |v| percent_encode(&v))
+}
+
+fn fill(pattern: &str, record: &Record, encode: impl Fn(String) -> String) -> String {
     let mut out = String::new();
     let mut rest = pattern;
     while let Some(start) = rest.find('{') {
         out.push_str(&rest[..start]);
         match rest[start..].find('}') {
             Some(end) => {
-                out.push_str(&percent_encode(&text(record, &rest[start + 1..start + end])));
+                out.push_str(&encode(text(record, &rest[start + 1..start + end])));
                 rest = &rest[start + end + 1..];
             }
             None => {
@@ -97,8 +106,8 @@ pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceH
     meta.insert("template".into(), template.name.clone());
     Some(SourceHit {
         local_id: format!("{}:{id}", template.name),
-        title: text(record, &hit.title),
-        snippet: hit.snippet.as_deref().map(|c| snippet(&text(record, c), SNIPPET_CHARS)).unwrap_or_default(),
+        title: field(&hit.title, record),
+        snippet: hit.snippet.as_deref().map(|c| snippet(&field(c, record), SNIPPET_CHARS)).unwrap_or_default(),
         url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
         updated_at: updated_at(record, hit.updated_at.as_deref()),
         rank,
@@ -121,7 +130,7 @@ pub fn to_fetch(template: &Template, record: &Record) -> Option<FetchResponse> {
         .collect();
     Some(FetchResponse {
         id: format!("{}:{id}", template.name),
-        title: text(record, &hit.title),
+        title: field(&hit.title, record),
         content: lines.join("\n"),
         url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
         updated_at: updated_at(record, hit.updated_at.as_deref()),
@@ -147,6 +156,13 @@ mod tests {
     fn url_placeholders_are_percent_encoded() {
         let record: Record = vec![("order_no".into(), Cell::Text("SO 1/张".into()))];
         assert_eq!(url("https://shop.example/orders/{order_no}", &record), "https://shop.example/orders/SO%201%2F%E5%BC%A0");
+    }
+
+    #[test]
+    fn title_patterns_fill_columns_and_skip_nulls() {
+        let record: Record = vec![("no".into(), Cell::Text("SO1".into())), ("note".into(), Cell::Null)];
+        assert_eq!(field("{no} ({note})", &record), "SO1 ()");
+        assert_eq!(field("no", &record), "SO1");
     }
 
     #[test]
