@@ -1,0 +1,105 @@
+//! Filters: time range, doc type, tags and equals each narrow the result set correctly.
+
+use std::collections::{BTreeSet, HashMap};
+
+use fedsearch_proto::types::{Filters, SourceState, TimeRange};
+
+use crate::common::*;
+
+async fn ids(s: &mut Served, source: &str, text: &str, filters: Filters) -> BTreeSet<String> {
+    search_one(&mut s.client, sub_query("q", source, text, "alice", filters)).await.ok().id_set()
+}
+
+fn all_of(source: &str) -> Filters {
+    let doc_type = match source {
+        "tickets" => "ticket",
+        "incidents" => "incident",
+        _ => "kb",
+    };
+    Filters { doc_types: vec![doc_type.into()], ..Default::default() }
+}
+
+#[tokio::test]
+async fn a_time_range_keeps_only_documents_inside_it() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let seeded = seeded_at(&url).await;
+    let seeds = seed_docs();
+    // Last 3 days as of the seed time; no seed document is within hours of either bound.
+    let from = seeded - chrono::Duration::hours(72);
+    let to = seeded + chrono::Duration::hours(1);
+    let range = TimeRange {
+        from: Some(fedsearch_core::time::from_chrono(from)),
+        to: Some(fedsearch_core::time::from_chrono(to)),
+    };
+    let mut filters = all_of("tickets");
+    filters.time_range = Some(range);
+    let got = ids(&mut s, "tickets", "", filters).await;
+    let expected = id_set(seeds.iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.hours_ago <= 72));
+    let everything = ids(&mut s, "tickets", "", all_of("tickets")).await;
+    assert_eq!(got, expected);
+    assert!(!got.is_empty() && got.len() < everything.len(), "{got:?} vs {everything:?}");
+}
+
+#[tokio::test]
+async fn doc_types_keep_only_those_types() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let wrong = Filters { doc_types: vec!["incident".into()], ..Default::default() };
+    assert!(ids(&mut s, "tickets", "payment timeout", wrong).await.is_empty());
+    let right = Filters { doc_types: vec!["ticket".into(), "incident".into()], ..Default::default() };
+    let unfiltered = ids(&mut s, "tickets", "payment timeout", Filters::default()).await;
+    assert!(!unfiltered.is_empty());
+    assert_eq!(ids(&mut s, "tickets", "payment timeout", right).await, unfiltered);
+}
+
+#[tokio::test]
+async fn tags_require_every_listed_tag() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let seeds = seed_docs();
+    let tags = ["payment_timeout", "payment_failed"];
+    let filters = Filters { tags: tags.iter().map(|t| t.to_string()).collect(), ..Default::default() };
+    let got = ids(&mut s, "tickets", "", filters).await;
+    let expected = id_set(
+        seeds
+            .iter()
+            .filter(|d| d.index == "tickets" && d.visible_to("alice") && tags.iter().all(|t| d.tags.iter().any(|x| x == t))),
+    );
+    let one_tag = ids(&mut s, "tickets", "", Filters { tags: vec![tags[0].into()], ..Default::default() }).await;
+    assert_eq!(got, expected);
+    assert!(!got.is_empty() && got.len() < one_tag.len(), "{got:?} vs {one_tag:?}");
+}
+
+#[tokio::test]
+async fn equals_matches_an_allowed_field_exactly() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let seeds = seed_docs();
+    let filters = |status: &str| Filters { equals: HashMap::from([("status".into(), status.into())]), ..Default::default() };
+    let got = ids(&mut s, "tickets", "", filters("open")).await;
+    let expected = id_set(seeds.iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.status == "open"));
+    let everything = ids(&mut s, "tickets", "", all_of("tickets")).await;
+    assert_eq!(got, expected);
+    assert!(!got.is_empty() && got.len() < everything.len());
+}
+
+#[tokio::test]
+async fn an_equals_key_outside_the_allow_list_is_invalid_argument_naming_it() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let filters = Filters { equals: HashMap::from([("allowed_groups".into(), "support".into())]), ..Default::default() };
+    let out = search_one(&mut s.client, sub_query("q", "tickets", "refund", "carol", filters)).await;
+    assert_eq!(out.state(), SourceState::Error);
+    assert_eq!(out.code(), "INVALID_ARGUMENT");
+    assert!(out.message().contains("allowed_groups"), "{}", out.message());
+    assert!(out.hits.is_empty());
+}
+
+#[tokio::test]
+async fn empty_text_without_filters_is_invalid_argument() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let out = search_one(&mut s.client, sub_query("q", "kb", "  ", "carol", Filters::default())).await;
+    assert_eq!(out.code(), "INVALID_ARGUMENT");
+}

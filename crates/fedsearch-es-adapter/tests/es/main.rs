@@ -1,0 +1,13 @@
+//! Integration tests of the es-adapter against a real OpenSearch node, driven over real gRPC.
+//!
+//! Needs the shared node: `scripts/backends/opensearch.sh start && scripts/backends/opensearch.sh
+//! seed`, then `set -a; . .run/opensearch.env; set +a`. The outage test starts its own node on
+//! its own port and run dir.
+
+mod common;
+mod errors;
+mod fetch;
+mod filters;
+mod outage;
+mod permissions;
+mod relevance;
