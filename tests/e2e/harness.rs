@@ -1,0 +1,239 @@
+//! Starting the real binaries as processes on free loopback ports, and the backends' settings.
+
+use std::{
+    collections::HashMap,
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use fedsearch_proto::api::federated_search_client::FederatedSearchClient;
+use tonic::transport::Channel;
+
+pub const SECRET: &str = "e2e-test-secret-0123456789abcdef-xyz";
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// A binary built by `cargo build --workspace` (target/debug/<name>).
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap();
+    let path = dir.join(name);
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace` (make test does) first", path.display());
+    path
+}
+
+/// An environment variable the backend scripts write; missing → a clear failure.
+pub fn need_env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!(
+            "{name} is not set: start the backends with `scripts/backends/all.sh start` and \
+             `eval \"$(scripts/backends/all.sh env)\"`, or run `make test`"
+        )
+    })
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A service process; SIGTERM (graceful: flushes spans) on drop.
+pub struct Proc {
+    pub name: String,
+    pub port: u16,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Proc {
+    pub fn spawn(name: &str, args: &[&str], env: &HashMap<String, String>, logs: &Path) -> Proc {
+        let port = env
+            .get("FEDSEARCH_SERVER__LISTEN")
+            .and_then(|l| l.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .expect("FEDSEARCH_SERVER__LISTEN with a port");
+        let log = logs.join(format!("{name}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(bin(name))
+            .args(args)
+            .envs(env)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Proc { name: name.into(), port, child, log }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Waits until grpc.health.v1 says SERVING (or the process died).
+    pub async fn wait_healthy(&mut self) {
+        for _ in 0..300 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("{} exited with {status}; log:\n{}", self.name, self.log_text());
+            }
+            if let Ok(ch) = Channel::from_shared(self.url()).unwrap().connect().await {
+                let mut health = tonic_health::pb::health_client::HealthClient::new(ch);
+                if let Ok(r) = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await {
+                    if r.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32 {
+                        return;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{} did not become healthy; log:\n{}", self.name, self.log_text());
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM and wait for the exit.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The five services, started against the real backends.
+pub struct Stack {
+    pub procs: Vec<Proc>,
+    pub router_url: String,
+    _logs: tempfile::TempDir,
+}
+
+#[derive(Default)]
+pub struct StackOptions {
+    pub otlp_endpoint: Option<String>,
+    /// SQL database URL for the sql-adapter (default: the SQLite file, read-only).
+    pub sql_url: Option<String>,
+}
+
+impl Stack {
+    pub async fn start(opts: StackOptions) -> Stack {
+        let logs = tempfile::tempdir().unwrap();
+        let root = root();
+        let mut common = HashMap::new();
+        common.insert("FEDSEARCH_TELEMETRY__LOG_FORMAT".to_string(), "json".to_string());
+        if let Some(ep) = &opts.otlp_endpoint {
+            common.insert("FEDSEARCH_TELEMETRY__OTLP_ENDPOINT".to_string(), ep.clone());
+        }
+        let with = |extra: &[(&str, String)]| {
+            let mut env = common.clone();
+            for (k, v) in extra {
+                env.insert(k.to_string(), v.clone());
+            }
+            env
+        };
+        let cfg = |name: &str| root.join("deploy/config").join(format!("{name}.yaml")).display().to_string();
+        let listen = |port: u16| ("FEDSEARCH_SERVER__LISTEN", format!("127.0.0.1:{port}"));
+
+        let opensearch = need_env("OPENSEARCH_URL");
+        let wiki_url = need_env("DOKUWIKI_URL");
+        let wiki_secrets = need_env("DOKUWIKI_SECRETS");
+        let sql_url = opts.sql_url.clone().unwrap_or_else(|| need_env("SQLITE_URL"));
+        let es_cfg = std::fs::read_to_string(cfg("es-adapter"))
+            .unwrap()
+            .replace("http://127.0.0.1:9201", &opensearch);
+        let es_cfg_path = logs.path().join("es-adapter.yaml");
+        std::fs::write(&es_cfg_path, es_cfg).unwrap();
+
+        let (fusion_port, es_port, sql_port, wiki_port, router_port) =
+            (free_port(), free_port(), free_port(), free_port(), free_port());
+        let mut procs = vec![
+            Proc::spawn("fusion", &["--config", &cfg("fusion")], &with(&[listen(fusion_port)]), logs.path()),
+            Proc::spawn(
+                "es-adapter",
+                &["--config", es_cfg_path.to_str().unwrap()],
+                &with(&[listen(es_port)]),
+                logs.path(),
+            ),
+            Proc::spawn(
+                "sql-adapter",
+                &["--config", &cfg("sql-adapter")],
+                &with(&[listen(sql_port), ("SQL_ADAPTER_DATABASE_URL", sql_url)]),
+                logs.path(),
+            ),
+            Proc::spawn(
+                "wiki-adapter",
+                &["--config", &cfg("wiki-adapter")],
+                &with(&[listen(wiki_port), ("DOKUWIKI_URL", wiki_url), ("DOKUWIKI_SECRETS", wiki_secrets)]),
+                logs.path(),
+            ),
+        ];
+        let router_cfg = std::fs::read_to_string(cfg("router"))
+            .unwrap()
+            .replace("127.0.0.1:50052", &format!("127.0.0.1:{fusion_port}"))
+            .replace("127.0.0.1:50061", &format!("127.0.0.1:{es_port}"))
+            .replace("127.0.0.1:50062", &format!("127.0.0.1:{sql_port}"))
+            .replace("127.0.0.1:50063", &format!("127.0.0.1:{wiki_port}"));
+        let router_cfg_path = logs.path().join("router.yaml");
+        std::fs::write(&router_cfg_path, router_cfg).unwrap();
+        procs.push(Proc::spawn(
+            "router",
+            &["--config", router_cfg_path.to_str().unwrap()],
+            &with(&[listen(router_port), ("FEDSEARCH_AUTH__HS256_SECRET", SECRET.to_string())]),
+            logs.path(),
+        ));
+        for p in procs.iter_mut() {
+            p.wait_healthy().await;
+        }
+        Stack { router_url: format!("http://127.0.0.1:{router_port}"), procs, _logs: logs }
+    }
+
+    pub async fn client(&self) -> FederatedSearchClient<Channel> {
+        FederatedSearchClient::connect(self.router_url.clone()).await.unwrap()
+    }
+
+    pub fn logs(&self) -> String {
+        self.procs.iter().map(|p| format!("==== {}\n{}", p.name, p.log_text())).collect()
+    }
+}
+
+/// A token for one of the sample company's people (data/sample/COMPANY.md).
+pub fn token_for(user: &str) -> String {
+    let (groups, attrs): (&[&str], &[(&str, &str)]) = match user {
+        "alice" => (&["employee", "support"], &[("business_lines", "retail")]),
+        "dave" => (&["employee", "support"], &[("business_lines", "wholesale")]),
+        "bob" => (&["employee", "finance"], &[("business_lines", "retail,wholesale")]),
+        "carol" | "eve" => (&["employee"], &[]),
+        other => panic!("unknown sample user {other}"),
+    };
+    fedsearch_core::auth::mint_hs256(
+        SECRET,
+        user,
+        &groups.iter().map(|g| g.to_string()).collect::<Vec<_>>(),
+        attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        Duration::from_secs(600),
+    )
+    .unwrap()
+}
+
+pub fn authed<T>(msg: T, user: &str) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(msg);
+    r.metadata_mut().insert("authorization", format!("Bearer {}", token_for(user)).parse().unwrap());
+    r
+}

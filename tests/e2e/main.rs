@@ -1,0 +1,6 @@
+//! End-to-end scenarios: router → adapters → fusion as real processes over real gRPC, against
+//! the real backends `make test` starts (OpenSearch, SQLite/PostgreSQL, DokuWiki).
+
+mod harness;
+mod spine;
+mod trace;
