@@ -161,7 +161,7 @@ impl DokuWiki {
 
     fn found(&self, item: &Value) -> Option<Found> {
         let id = item.get("id").and_then(Value::as_str).filter(|id| valid_page_id(id))?.to_string();
-        let title = item.get("title").and_then(Value::as_str).map(|t| text::collapse_whitespace(t)).unwrap_or_default();
+        let title = item.get("title").and_then(Value::as_str).map(text::collapse_whitespace).unwrap_or_default();
         let snippet = item.get("snippet").and_then(Value::as_str).map(text::dokuwiki_snippet).unwrap_or_default();
         let updated_at = item.get("mtime").and_then(Value::as_i64).filter(|t| *t > 0).map(|seconds| Timestamp { seconds, nanos: 0 });
         Some(Found {

@@ -133,18 +133,18 @@ impl Source {
             return false;
         }
         let Some(f) = filters else { return true };
-        if let Some(range) = &f.time_range {
-            if !in_range(found.updated_at.as_ref(), range) {
-                return false;
-            }
+        if let Some(range) = &f.time_range
+            && !in_range(found.updated_at.as_ref(), range)
+        {
+            return false;
         }
         if !f.doc_types.is_empty() && !f.doc_types.iter().any(|t| t == self.doc_type_of(&found.namespace)) {
             return false;
         }
-        if let Some(ns) = f.equals.get("namespace") {
-            if &found.namespace != ns {
-                return false;
-            }
+        if let Some(ns) = f.equals.get("namespace")
+            && &found.namespace != ns
+        {
+            return false;
         }
         true
     }

@@ -129,10 +129,10 @@ pub fn strip_dokuwiki_markup(s: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let mut l = line.trim_start();
-        if let Some(stripped) = l.strip_prefix("* ").or_else(|| l.strip_prefix("- ")) {
-            if line.starts_with("  ") || line.starts_with('\t') {
-                l = stripped;
-            }
+        if let Some(stripped) = l.strip_prefix("* ").or_else(|| l.strip_prefix("- "))
+            && (line.starts_with("  ") || line.starts_with('\t'))
+        {
+            l = stripped;
         }
         let l = l.replace("**", "").replace("__", "").replace("''", "");
         let l = remove_italics(&l);
@@ -215,9 +215,11 @@ pub fn confluence_snippet(excerpt: &str) -> String {
 }
 
 /// Confluence text without markers, tags or entities, whitespace collapsed, not truncated.
+/// Excerpts can carry markup escaped once more (`&lt;b&gt;`), so tags are stripped again after
+/// decoding.
 pub fn confluence_plain(s: &str) -> String {
     let unmarked = s.replace(HL_END, "").replace(HL_START, "");
-    collapse_whitespace(&decode_entities(&strip_tags(&unmarked)))
+    collapse_whitespace(&strip_tags(&decode_entities(&strip_tags(&unmarked))))
 }
 
 /// A page body in HTML (Confluence storage format) as plain text with line breaks kept.

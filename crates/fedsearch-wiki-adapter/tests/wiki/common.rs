@@ -124,8 +124,17 @@ pub async fn fetch(
     reference: &str,
     user: UserContext,
 ) -> Result<FetchResponse, tonic::Status> {
+    fetch_from(client, "wiki", reference, user).await
+}
+
+pub async fn fetch_from(
+    client: &mut SourceAdapterClient<Channel>,
+    source: &str,
+    reference: &str,
+    user: UserContext,
+) -> Result<FetchResponse, tonic::Status> {
     client
-        .fetch(FetchRequest { source: "wiki".into(), reference: reference.into(), user: Some(user) })
+        .fetch(FetchRequest { source: source.into(), reference: reference.into(), user: Some(user) })
         .await
         .map(|r| r.into_inner())
 }
