@@ -116,6 +116,9 @@ SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_?KEY|CREDENTIAL|DATABASE_UR
 SERVICES = {"router": 50051, "fusion": 50052, "es-adapter": 50061, "sql-adapter": 50062, "wiki-adapter": 50063}
 
 
+ENV_REF = re.compile(r"^[^#\n]*\b[a-z_]*_env:\s*([A-Z][A-Z0-9_]*)", re.M)
+
+
 def report(name, problems):
     if problems:
         print(f"FAIL {name}: " + "; ".join(problems))
@@ -266,7 +269,7 @@ for name in SERVICES:
             problems.append(f"{name}: env {key} would be read as an unknown config key")
     # Every env var the service's config names (url_env, secrets_file_env, ...) is provided.
     if mounted_config and pathlib.Path(mounted_config).is_file():
-        wanted = set(re.findall(r"^[^#\n]*\b[a-z_]*_env:\s*([A-Z][A-Z0-9_]*)", pathlib.Path(mounted_config).read_text(), re.M))
+        wanted = set(ENV_REF.findall(pathlib.Path(mounted_config).read_text()))
         for var in sorted(wanted - set(env)):
             problems.append(f"{name}: its config reads ${var} but the service does not set it")
     ports = s.get("ports") or []
@@ -395,6 +398,14 @@ for name, port in SERVICES.items():
                 problems.append(f"ConfigMap {v['configMap']['name']} has no key {m['subPath']}")
         if not any(m.get("mountPath") == f"/etc/fedsearch/{name}.yaml" for m in c.get("volumeMounts", [])):
             problems.append(f"config not mounted at /etc/fedsearch/{name}.yaml")
+        # Every env var the embedded config names (url_env, secrets_file_env, ...) is provided.
+        env_names = {e["name"] for e in c.get("env", [])}
+        for cm in config_maps.values():
+            if cm["metadata"].get("labels", {}).get("app.kubernetes.io/name") != name:
+                continue
+            for text in cm.get("data", {}).values():
+                for var in sorted(set(ENV_REF.findall(text)) - env_names):
+                    problems.append(f"its config reads ${var} but the container does not set it")
     services = [s for s in by_kind.get("Service", []) if matches(s["spec"].get("selector"), pod_labels)]
     if not services:
         problems.append("no Service selects its pods")
