@@ -309,6 +309,16 @@ fn relative_now(raw: &str) -> Option<DateTime<Utc>> {
     Some(Utc::now() - delta)
 }
 
+/// Control characters and invisible format characters (bidi controls, zero-width characters, BOM):
+/// a collation may ignore them (MariaDB's `utf8mb4_unicode_ci` does), so `\u{200F}pending`
+/// would compare equal to `pending`. Parameter values never need them.
+fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32,
+            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F
+            | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFB)
+}
+
 impl Param {
     /// Checks and converts one raw value; errors name the parameter and never echo the value.
     pub fn parse(&self, name: &str, raw: &str) -> Result<Value, String> {
@@ -318,6 +328,9 @@ impl Param {
         }
         if raw.contains('\0') {
             return Err(format!("parameter `{name}` must not contain NUL characters"));
+        }
+        if raw.chars().any(is_invisible) {
+            return Err(format!("parameter `{name}` must not contain control or invisible formatting characters"));
         }
         let value = match spec.kind {
             ParamType::String => {
@@ -480,6 +493,11 @@ templates:
         let err = order.parse("order_no", "SO2026' OR 1=1 --").unwrap_err();
         assert!(err.contains("`order_no`") && !err.contains("OR 1=1"), "{err}");
         assert!(order.parse("order_no", "SO2026100\0").unwrap_err().contains("NUL"));
+        let status = Param { spec: order.spec.clone(), pattern: None };
+        for sneaky in ["\u{200F}pending", "pend\u{200B}ing", "\u{202E}gnidnep", "\u{FEFF}x", "a\nb"] {
+            assert!(status.parse("status", sneaky).unwrap_err().contains("invisible"), "{sneaky:?}");
+        }
+        assert!(status.parse("status", "张伟").is_ok());
         assert!(order.parse("order_no", &"9".repeat(5000)).unwrap_err().contains("too long"));
         let days = &t.params["days"];
         assert_eq!(days.parse("days", "30").unwrap(), Value::Int(30));
