@@ -26,7 +26,8 @@ pub fn load<T: DeserializeOwned + Validate>(path: Option<&Path>) -> Result<T, St
         }
         figment = figment.merge(Yaml::file(path));
     }
-    figment = figment.merge(Env::prefixed(ENV_PREFIX).split("__"));
+    // `FEDSEARCH_CONFIG` names the file itself; it is not a key.
+    figment = figment.merge(Env::prefixed(ENV_PREFIX).ignore(&["config"]).split("__"));
     let config: T = figment.extract().map_err(|e| one_line(&e))?;
     config.validate().map_err(|e| format!("invalid config: {}", single_line(&e)))?;
     Ok(config)
