@@ -1,1 +1,108 @@
-fn main() {}
+//! Fusion of 8 sources × 50 hits with ~20% cross-source duplicates, RRF and weighted score.
+//!
+//! `cargo bench -p fedsearch-fusion --bench fuse -- --quick`. Each iteration is one whole search:
+//! `Fuser::new`, 8 batches (keys computed on arrival), `finish`; input cloning is excluded.
+
+use std::{collections::HashMap, hint::black_box};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use fedsearch_fusion::{Fuser, keys::Keys};
+use fedsearch_proto::{
+    fusion::{FuseStart, SourceSpec},
+    types::{FusionMethod, FusionOptions, SourceHit},
+};
+use prost_types::Timestamp;
+
+const SOURCES: usize = 8;
+const HITS: usize = 50;
+/// Hits per list that are copies of a document another source also returns (20%).
+const SHARED_PER_SOURCE: usize = 10;
+
+fn lists() -> Vec<(String, Vec<SourceHit>)> {
+    (0..SOURCES)
+        .map(|s| {
+            let name = format!("source{s}");
+            let hits = (0..HITS)
+                .map(|i| {
+                    // Every 5th hit is one of 20 shared documents (each found by ~4 sources), sometimes
+                    // under a URL variant, sometimes only by title.
+                    let shared = i % (HITS / SHARED_PER_SOURCE) == 0;
+                    let doc = if shared { format!("shared-{}", (s * 3 + i / 5) % 20) } else { format!("{name}-doc-{i}") };
+                    let url = match (shared, s % 3) {
+                        (true, 0) => format!("https://Intranet.Example.com/docs/{doc}/?utm_source=search#top"),
+                        (true, 1) => format!("https://intranet.example.com:443/docs/{doc}"),
+                        (true, _) => format!("https://mirror-{s}.example.com/{doc}"),
+                        (false, _) => format!("https://{name}.example.com/items/{i}?view=full&lang=en"),
+                    };
+                    let mut metadata = HashMap::new();
+                    metadata.insert("status".to_string(), "open".to_string());
+                    SourceHit {
+                        local_id: format!("{name}-{i}"),
+                        title: format!("Document {doc}: operations handbook chapter"),
+                        snippet: format!(
+                            "Section about {doc}. The team reviews the runbook, checks the alerts and updates the status page before escalating to the on-call engineer."
+                        ),
+                        url,
+                        updated_at: Some(Timestamp { seconds: 1_780_000_000 + (i as i64) * 3600, nanos: 0 }),
+                        rank: i as u32 + 1,
+                        score: Some(30.0 - i as f64 * 0.5),
+                        metadata,
+                        full_text_ref: format!("ref/{i}"),
+                        doc_type: "page".into(),
+                        content_fingerprint: String::new(),
+                    }
+                })
+                .collect();
+            (name, hits)
+        })
+        .collect()
+}
+
+fn start(method: FusionMethod, snapshots: bool) -> FuseStart {
+    FuseStart {
+        options: Some(FusionOptions { method: method as i32, ..Default::default() }),
+        top_k: 20,
+        sources: (0..SOURCES).map(|s| SourceSpec { source: format!("source{s}"), weight: 1.0 + s as f64 * 0.1 }).collect(),
+        snapshots,
+    }
+}
+
+fn run(start: &FuseStart, input: Vec<(String, Vec<SourceHit>)>, snapshots: bool) -> usize {
+    let mut fuser = Fuser::new(start).unwrap();
+    let mut seen = 0;
+    for (name, hits) in input {
+        fuser.add_batch(&name, hits);
+        fuser.end_source(&name);
+        if snapshots {
+            seen += fuser.snapshot().hits.len();
+        }
+    }
+    seen + fuser.finish().hits.len()
+}
+
+fn bench(c: &mut Criterion) {
+    let input = lists();
+    c.bench_function("fuse_8x50/keys_only", |b| {
+        b.iter(|| input.iter().flat_map(|(_, hits)| hits).map(|h| black_box(Keys::of(h)).url.is_some() as usize).sum::<usize>())
+    });
+    for (label, method, snapshots) in [
+        ("fuse_8x50/rrf", FusionMethod::Rrf, false),
+        ("fuse_8x50/weighted_score", FusionMethod::WeightedScore, false),
+        ("fuse_8x50/rrf_with_8_snapshots", FusionMethod::Rrf, true),
+    ] {
+        let start = start(method, snapshots);
+        // Sanity: duplicates are really merged.
+        let mut fuser = Fuser::new(&start).unwrap();
+        for (name, hits) in input.clone() {
+            fuser.add_batch(&name, hits);
+        }
+        let merged = fuser.finish().duplicates_merged;
+        assert!(merged >= 60, "expected ~20% duplicates, merged {merged}");
+        c.bench_function(label, |b| {
+            b.iter_batched(|| input.clone(), |i| black_box(run(&start, i, snapshots)), BatchSize::SmallInput)
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -161,10 +161,18 @@ pub fn canonical_url(raw: &str) -> Option<String> {
 /// NFKC, lower-case, non-alphanumeric runs → one space, trimmed; `None` when shorter than
 /// `min_chars`.
 pub fn normalise_text(raw: &str, min_chars: usize) -> Option<String> {
-    let mut out = String::with_capacity(raw.len());
+    if raw.is_ascii() {
+        // ASCII is NFKC-invariant: skip the normaliser (the common case, and the hot path).
+        return collapse(raw.chars().map(|c| c.to_ascii_lowercase()), raw.len(), min_chars);
+    }
+    collapse(raw.nfkc().flat_map(char::to_lowercase), raw.len(), min_chars)
+}
+
+fn collapse(text: impl Iterator<Item = char>, len: usize, min_chars: usize) -> Option<String> {
+    let mut out = String::with_capacity(len);
     let mut chars = 0usize;
     let mut pending_space = false;
-    for c in raw.nfkc().flat_map(char::to_lowercase) {
+    for c in text {
         if c.is_alphanumeric() {
             if pending_space && chars > 0 {
                 out.push(' ');

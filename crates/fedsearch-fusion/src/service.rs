@@ -43,21 +43,11 @@ impl Fusion for FusionService {
     async fn fuse(&self, request: Request<Streaming<FuseInput>>) -> Result<Response<Self::FuseStream>, Status> {
         let inbound = request.into_inner();
         let (tx, rx) = mpsc::channel(4);
-        let span = tracing::info_span!(
-            "fusion.fuse",
-            method = Empty,
-            sources = Empty,
-            hits_in = Empty,
-            hits_out = Empty,
-            duplicates = Empty,
-        );
+        let span = fuse_span();
         tokio::spawn(
             async move {
                 match drive(inbound, &tx).await {
                     Ok(Some(result)) => {
-                        let span = tracing::Span::current();
-                        span.record("hits_out", result.hits.len());
-                        span.record("duplicates", result.duplicates_merged);
                         let _ = tx.send(Ok(FuseOutput { output: Some(Output::Result(result)) })).await;
                     }
                     Ok(None) => tracing::debug!("caller left before the result"),
@@ -120,7 +110,22 @@ where
         }
     }
     span.record("hits_in", fuser.hits_in());
-    Ok(Some(fuser.finish()))
+    let result = fuser.finish();
+    span.record("hits_out", result.hits.len());
+    span.record("duplicates", result.duplicates_merged);
+    Ok(Some(result))
+}
+
+/// The span of one stream; [`drive`] records its attributes.
+fn fuse_span() -> tracing::Span {
+    tracing::info_span!(
+        "fusion.fuse",
+        method = Empty,
+        sources = Empty,
+        hits_in = Empty,
+        hits_out = Empty,
+        duplicates = Empty,
+    )
 }
 
 /// The next input, skipping empty frames; `None` once the caller half-closed or went away.
@@ -143,4 +148,72 @@ where
 
 fn check_source(fuser: &Fuser, source: &str) -> Result<(), FusionError> {
     if fuser.is_declared(source) { Ok(()) } else { Err(FusionError::UndeclaredSource(source.to_string())) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use fedsearch_proto::{
+        fusion::{FuseStart, SourceBatch, SourceSpec},
+        types::SourceHit,
+    };
+    use tracing::{
+        Subscriber,
+        field::{Field, Visit},
+        span::{Attributes, Id, Record},
+    };
+    use tracing_subscriber::{Layer, layer::Context, prelude::*};
+
+    use super::*;
+
+    /// Records the fields of every `fusion.fuse` span.
+    #[derive(Clone, Default)]
+    struct Fields(Arc<Mutex<Vec<(String, String)>>>);
+
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if let Ok(mut f) = self.0.lock() {
+                f.push((field.name().to_string(), format!("{value:?}")));
+            }
+        }
+    }
+
+    impl<S: Subscriber> Layer<S> for Fields {
+        fn on_new_span(&self, attrs: &Attributes<'_>, _: &Id, _: Context<'_, S>) {
+            if attrs.metadata().name() == "fusion.fuse" {
+                self.0.lock().unwrap().push(("name".into(), "fusion.fuse".into()));
+            }
+        }
+        fn on_record(&self, _: &Id, values: &Record<'_>, _: Context<'_, S>) {
+            values.record(&mut self.clone());
+        }
+    }
+
+    #[test]
+    fn the_fuse_span_carries_its_attributes() {
+        let fields = Fields::default();
+        let subscriber = tracing_subscriber::registry().with(fields.clone());
+        let start = FuseStart {
+            sources: ["a", "b"].iter().map(|s| SourceSpec { source: s.to_string(), weight: 1.0 }).collect(),
+            ..Default::default()
+        };
+        let hit = |id: &str| SourceHit { local_id: id.into(), rank: 1, url: "https://x.example/same".into(), ..Default::default() };
+        let inputs = vec![
+            Ok(FuseInput { input: Some(Input::Start(start)) }),
+            Ok(FuseInput { input: Some(Input::Batch(SourceBatch { source: "a".into(), hits: vec![hit("1")] })) }),
+            Ok(FuseInput { input: Some(Input::Batch(SourceBatch { source: "b".into(), hits: vec![hit("2")] })) }),
+        ];
+        let (tx, _rx) = mpsc::channel(4);
+        let result = tracing::subscriber::with_default(subscriber, || {
+            futures::executor::block_on(drive(futures::stream::iter(inputs), &tx).instrument(fuse_span()))
+        });
+        assert_eq!(result.unwrap().unwrap().hits.len(), 1);
+        let got = fields.0.lock().unwrap().clone();
+        for (key, value) in
+            [("name", "fusion.fuse"), ("method", "\"rrf\""), ("sources", "2"), ("hits_in", "2"), ("hits_out", "1"), ("duplicates", "1")]
+        {
+            assert!(got.iter().any(|(k, v)| k == key && v == value), "{key}={value} not in {got:?}");
+        }
+    }
 }
