@@ -47,6 +47,18 @@ impl Failure {
         }
     }
 
+    /// Names the router address when the call never reached it (a local transport error, not a
+    /// status the router sent), so "connection refused" says where.
+    pub fn with_router(self, router: &str) -> Self {
+        match self {
+            Failure::Grpc(s) if std::error::Error::source(&s).is_some() => {
+                let message = format!("{} (router {router})", s.message());
+                Failure::Grpc(Status::new(s.code(), message))
+            }
+            other => other,
+        }
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Failure::Usage(_) => ExitCode::from(2),

@@ -46,13 +46,14 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         return token(args);
     }
     let client = client::connect(&cli.router, BearerAuth::new(cli.token.as_deref())?)?;
-    match &cli.command {
+    let result = match &cli.command {
         Command::Token(_) => Ok(()),
         Command::Search(args) if args.stream => search_stream(client, args, cli.json).await,
         Command::Search(args) => search(client, args, cli.json).await,
         Command::Sources => sources(client, cli.json).await,
         Command::Get(args) => get(client, args, cli.json).await,
-    }
+    };
+    result.map_err(|f| f.with_router(&cli.router))
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -49,20 +49,30 @@ fn pad(s: &str, width: usize) -> String {
     out
 }
 
-/// Rows under a header, each column as wide as its widest cell; the last column is not padded.
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.width()).collect();
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
+/// Rows (under an optional header), each column as wide as its widest cell; columns listed in
+/// `right` are right-aligned (numbers), and the last column is not padded.
+fn table(header: Option<&[&str]>, rows: &[Vec<String>], right: &[usize]) -> String {
+    let header: Option<Vec<String>> = header.map(|h| h.iter().map(|c| c.to_string()).collect());
+    let all: Vec<&Vec<String>> = header.iter().chain(rows).collect();
+    let mut widths: Vec<usize> = Vec::new();
+    for row in &all {
+        widths.resize(widths.len().max(row.len()), 0);
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(cell.width());
         }
     }
-    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(rows) {
+    for row in all {
         let last = row.len().saturating_sub(1);
-        let cells: Vec<String> =
-            row.iter().enumerate().map(|(i, c)| if i == last { c.clone() } else { pad(c, widths[i]) }).collect();
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match (right.contains(&i), i == last) {
+                (true, _) => format!("{}{c}", " ".repeat(widths[i].saturating_sub(c.width()))),
+                (false, true) => c.clone(),
+                (false, false) => pad(c, widths[i]),
+            })
+            .collect();
         let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
     }
     out
@@ -92,7 +102,7 @@ pub fn routing(r: &RoutingDecision) -> String {
         .chain(r.not_selected.iter().map(|s| vec!["not selected".into(), clean(&s.source), clean(&s.reason)]))
         .collect();
     if !rows.is_empty() {
-        out.push_str(&table(&["", "SOURCE", "REASON"], &rows));
+        out.push_str(&table(None, &rows, &[]));
     }
     out
 }
@@ -111,7 +121,7 @@ const STATUS_HEADER: [&str; 5] = ["SOURCE", "STATE", "HITS", "LATENCY", "MESSAGE
 /// The per-source status table.
 pub fn status_table(statuses: &[SourceStatus]) -> String {
     let rows: Vec<Vec<String>> = statuses.iter().map(status_row).collect();
-    format!("sources:\n{}", table(&STATUS_HEADER, &rows))
+    format!("sources:\n{}", table(Some(&STATUS_HEADER), &rows, &[2, 3]))
 }
 
 /// One status as it arrives on a stream.
@@ -140,6 +150,9 @@ pub fn hits(hits: &[Hit], explain: bool) -> String {
     let indent = " ".repeat(num_width + 2);
     let mut out = String::new();
     for (i, h) in hits.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
         let title = if h.title.trim().is_empty() { clean(&h.id) } else { clean(&h.title) };
         let _ = writeln!(out, "{:>num_width$}. {title}", i + 1);
         let mut facts = vec![clean(&h.source)];
@@ -303,9 +316,7 @@ pub fn document(d: &Document) -> String {
     meta.sort();
     rows.extend(meta.into_iter().map(|(k, v)| vec![clean(k), clean(v)]));
     rows.retain(|r| !r[1].is_empty());
-    let body = table(&["", ""], &rows);
-    // Skip the empty header row the table helper puts first.
-    out.extend(body.lines().skip(1).map(|l| format!("{l}\n")));
+    out.push_str(&table(None, &rows, &[]));
     out.push('\n');
     let content: String =
         d.content.chars().map(|c| if c.is_control() && c != '\n' && c != '\t' { ' ' } else { c }).collect();
@@ -417,7 +428,8 @@ mod tests {
             "routing: rules",
             "selected      tickets  matched keyword 支付超时",
             "not selected  shop     no order number",
-            "tickets  ok           3     42 ms",
+            "  tickets  ok              3    42 ms\n",
+            "  维基     unavailable     0  1200 ms  UNAVAILABLE: adapter unreachable\n",
             "UNAVAILABLE: adapter unreachable",
             "1. 支付超时：订单SO20261004付款失败，客户李娜",
             "tickets · ticket · 2026-11-27 · priority=P1 status=in_progress",
