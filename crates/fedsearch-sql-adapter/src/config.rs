@@ -317,3 +317,45 @@ impl AdapterConfig for SqlAdapterConfig {
         &self.telemetry
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/sql-adapter.yaml")).unwrap()
+    }
+
+    #[test]
+    fn the_example_config_compiles_for_every_engine() {
+        let mut cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(&example()).unwrap();
+        for engine in [Engine::Postgres, Engine::Mysql, Engine::Sqlite] {
+            let catalog = Catalog::compile(&cfg, engine).unwrap();
+            assert_eq!(catalog.templates.len(), 4, "{engine}");
+            assert!(catalog.fetch.contains_key("order") && catalog.fetch.contains_key("refund"));
+        }
+        cfg.database.url = Some(Redacted("oracle://x".into()));
+        cfg.database.url_env = None;
+        assert!(cfg.validate().unwrap_err().contains("database.url"));
+    }
+
+    #[test]
+    fn a_wrong_config_names_the_key() {
+        let typo = example().replace("max_rows: 5", "max_row: 5");
+        let err = fedsearch_core::config::from_yaml_str::<SqlAdapterConfig>(&typo).unwrap_err();
+        assert!(err.contains("max_row"), "{err}");
+        let zero = example().replace("max_connections: 8", "max_connections: 0");
+        let err = fedsearch_core::config::from_yaml_str::<SqlAdapterConfig>(&zero).unwrap_err();
+        assert!(err.contains("database.max_connections"), "{err}");
+    }
+
+    #[test]
+    fn the_dsn_never_shows_in_debug_output() {
+        let cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(
+            &example().replace("sqlite://.run/shop.sqlite?mode=ro", "postgres://fedsearch_ro:hunter2@db/shop"),
+        )
+        .unwrap();
+        let shown = format!("{cfg:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+    }
+}

@@ -12,6 +12,7 @@ mod injection;
 mod outage;
 mod readonly;
 mod templates;
+mod timeout;
 
 /// Declares one `#[tokio::test]` per engine for `scenario(db)`.
 #[macro_export]

@@ -125,6 +125,19 @@ async fn fetch_rechecks_the_permission_predicate(db: Db) {
     }
 }
 
+async fn describe_lists_the_source_and_its_templates(db: Db) {
+    let mut h = serve_engine(db).await;
+    let d = h.client.describe(fedsearch_proto::adapter::DescribeRequest {}).await.unwrap().into_inner();
+    assert_eq!(d.adapter, "sql-adapter");
+    let s = &d.sources[0];
+    assert_eq!((s.name.as_str(), s.kind.as_str()), ("shop", "sql"));
+    for t in ["order_by_number(order_no)", "customer_recent_orders(", "shipments_by_status(status?)", "refunds("] {
+        assert!(s.when_to_use.contains(t), "{t}: {}", s.when_to_use);
+    }
+    assert_eq!(s.doc_types, ["order", "shipment", "refund"]);
+}
+
+per_engine!(describe_lists_the_source_and_its_templates => describe_postgres, describe_mariadb, describe_sqlite);
 per_engine!(templates_return_ground_truth => templates_ground_truth_postgres, templates_ground_truth_mariadb, templates_ground_truth_sqlite);
 per_engine!(order_hit_carries_shipment_status_and_note => order_hit_postgres, order_hit_mariadb, order_hit_sqlite);
 per_engine!(several_matching_templates_run_as_separate_batches => several_templates_postgres, several_templates_mariadb, several_templates_sqlite);
