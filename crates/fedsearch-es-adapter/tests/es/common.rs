@@ -221,7 +221,7 @@ impl SeedDoc {
     /// The access rule, written independently of the adapter.
     pub fn visible_to(&self, subject: &str) -> bool {
         let u = user(subject);
-        self.public || self.allowed_users.iter().any(|x| *x == u.subject) || self.allowed_groups.iter().any(|g| u.groups.contains(g))
+        self.public || self.allowed_users.contains(&u.subject) || self.allowed_groups.iter().any(|g| u.groups.contains(g))
     }
 
     /// Whether every character-or-word token of `term` occurs in the title or in the body,

@@ -8,6 +8,7 @@ mod common;
 mod errors;
 mod fetch;
 mod filters;
+mod latency;
 mod outage;
 mod permissions;
 mod relevance;
