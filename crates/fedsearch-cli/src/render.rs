@@ -108,10 +108,12 @@ pub fn routing(r: &RoutingDecision) -> String {
 }
 
 fn status_row(s: &SourceStatus) -> Vec<String> {
-    let message = match (s.code.is_empty(), s.message.is_empty()) {
+    // "OK" next to an ok state says nothing.
+    let code = if s.code == "OK" { "" } else { s.code.as_str() };
+    let message = match (code.is_empty(), s.message.is_empty()) {
         (true, _) => clean(&s.message),
-        (false, true) => clean(&s.code),
-        (false, false) => format!("{}: {}", clean(&s.code), clean(&s.message)),
+        (false, true) => clean(code),
+        (false, false) => format!("{}: {}", clean(code), clean(&s.message)),
     };
     vec![clean(&s.source), state_label(s.state).into(), s.hit_count.to_string(), format!("{} ms", s.latency_ms), message]
 }
@@ -127,7 +129,8 @@ pub fn status_table(statuses: &[SourceStatus]) -> String {
 /// One status as it arrives on a stream.
 pub fn status_line(s: &SourceStatus) -> String {
     let [source, state, hits, latency, message] = <[String; 5]>::try_from(status_row(s)).unwrap_or_default();
-    let mut line = format!("  {source}: {state}, {hits} hits in {latency}");
+    let hits = if hits == "1" { "1 hit".to_string() } else { format!("{hits} hits") };
+    let mut line = format!("  {source}: {state}, {hits} in {latency}");
     if !message.is_empty() {
         let _ = write!(line, " ({message})");
     }
@@ -138,7 +141,8 @@ pub fn status_line(s: &SourceStatus) -> String {
 /// A fused snapshot on a stream: how many hits so far and which sources are done.
 pub fn snapshot(s: &FusedSnapshot) -> String {
     let done: Vec<String> = s.sources_done.iter().map(|d| clean(d)).collect();
-    format!("  … {} fused hits so far (done: {})\n", s.hits.len(), done.join(", "))
+    let hits = if s.hits.len() == 1 { "1 fused hit".to_string() } else { format!("{} fused hits", s.hits.len()) };
+    format!("  … {hits} so far (done: {})\n", done.join(", "))
 }
 
 /// The fused hits, numbered, each with its source, date, snippet, citation and duplicates.
@@ -390,6 +394,7 @@ mod tests {
                     state: SourceState::Ok as i32,
                     hit_count: 3,
                     latency_ms: 42,
+                    code: "OK".into(),
                     ..Default::default()
                 },
                 SourceStatus {
@@ -497,6 +502,8 @@ mod tests {
         assert_eq!(status_line(s), "  维基: unavailable, 0 hits in 1200 ms (UNAVAILABLE: adapter unreachable)\n");
         let snap = FusedSnapshot { hits: sample_response().hits, sources_done: vec!["tickets".into()] };
         assert_eq!(snapshot(&snap), "  … 2 fused hits so far (done: tickets)\n");
+        let ok = SourceStatus { hit_count: 1, code: "OK".into(), ..sample_response().sources[0].clone() };
+        assert_eq!(status_line(&ok), "  tickets: ok, 1 hit in 42 ms\n");
     }
 
     #[test]
