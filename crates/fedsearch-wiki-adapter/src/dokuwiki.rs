@@ -135,14 +135,8 @@ impl DokuWiki {
 
     /// Like [`Self::call`], but an empty `<struct>` (DokuWiki's answer to an unknown method or
     /// a wrong argument count) is `FailedPrecondition`.
-    pub async fn call_strict(
-        &self,
-        credential: &Credential,
-        method: &str,
-        params: &[&str],
-        timeout: Duration,
-    ) -> Result<Value, AdapterError> {
-        let value = self.call(credential, method, params, timeout).await?;
+    pub async fn call_strict(&self, cred: &Credential, method: &str, params: &[&str], timeout: Duration) -> Result<Value, AdapterError> {
+        let value = self.call(cred, method, params, timeout).await?;
         if value.is_empty_struct() {
             tracing::warn!(method, "wiki answered with an empty struct");
             return Err(unusable(method));

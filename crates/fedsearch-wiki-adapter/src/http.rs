@@ -13,6 +13,7 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 pub fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(3))
+        .tcp_nodelay(true)
         .user_agent(concat!("fedsearch-wiki-adapter/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| format!("cannot build the http client: {e}"))

@@ -17,3 +17,4 @@ mod confluence;
 mod dokuwiki_acl;
 mod dokuwiki_errors;
 mod dokuwiki_recovery;
+mod latency;
