@@ -21,6 +21,8 @@ use crate::{
 pub const DEFAULT_TOP_K: u32 = 10;
 /// The largest `top_k` accepted.
 pub const MAX_TOP_K: u32 = 50;
+/// Snippets are cut to this many chars (at a char boundary) should a source send longer ones.
+pub const MAX_SNIPPET_CHARS: usize = 300;
 
 /// The fusion state of one search.
 #[derive(Debug)]
@@ -34,7 +36,8 @@ pub struct Fuser {
 
 impl Fuser {
     /// Validates `start`: `top_k` in 1..=50 (0 means 10), `rrf_k >= 1`, every weight finite and
-    /// `>= 0`, source names non-empty and unique. See [`crate::rank`] for how weights resolve.
+    /// `>= 0`, source names non-empty and unique. See [`crate::rank`] for how weights resolve;
+    /// `options.weights` entries for sources not in `start.sources` are checked, then unused.
     pub fn new(start: &FuseStart) -> Result<Self, FusionError> {
         let top_k = match start.top_k {
             0 => DEFAULT_TOP_K,
@@ -203,6 +206,9 @@ fn fill(hit: &mut Hit, source: &str, pos: u32, rep: SourceHit) {
     hit.source = source.to_string();
     hit.title = rep.title;
     hit.snippet = rep.snippet;
+    if let Some((cut, _)) = hit.snippet.char_indices().nth(MAX_SNIPPET_CHARS) {
+        hit.snippet.truncate(cut);
+    }
     hit.url = rep.url;
     hit.updated_at = rep.updated_at;
     hit.rank_in_source = pos;

@@ -8,7 +8,7 @@
 //!   parameters (`utm_*`, `gclid`, `fbclid`, `msclkid`, `mc_cid`, `mc_eid`) removed and the
 //!   remaining query parameters sorted. `http` and `https` stay distinct. A URL that does not
 //!   parse as an absolute URL (empty, relative) gives no key: a relative path means nothing
-//!   across sources.
+//!   across sources. Non-hierarchical URLs (`mailto:`, `urn:`) compare as parsed, minus fragment.
 //! - **title** — NFKC, lower-case, every run of non-alphanumeric characters turned into one
 //!   space, trimmed. Only titles of at least [`MIN_TITLE_CHARS`] characters after normalisation
 //!   get a key, so short generic titles ("README", "Home") never merge.

@@ -18,7 +18,7 @@ use std::future::Future;
 
 pub use config::FusionConfig;
 pub use error::FusionError;
-pub use fuser::{DEFAULT_TOP_K, Fuser, MAX_TOP_K};
+pub use fuser::{DEFAULT_TOP_K, Fuser, MAX_SNIPPET_CHARS, MAX_TOP_K};
 pub use rank::{DEFAULT_RRF_K, Method};
 pub use service::FusionService;
 
@@ -33,7 +33,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let served = fedsearch_core::grpc::Served {
-        routes: tonic::service::Routes::new(FusionService::default().into_server()),
+        routes: tonic::service::Routes::new(FusionService.into_server()),
         service_names: vec![SERVICE_NAME],
     };
     fedsearch_core::grpc::serve(listener, served, shutdown, config.server.shutdown_grace).await

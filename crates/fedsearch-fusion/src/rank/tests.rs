@@ -431,3 +431,15 @@ fn undeclared_sources_are_ignored_by_the_library() {
     let list = fuser.finish();
     assert!(list.hits.is_empty() && list.sources_done.is_empty());
 }
+
+#[test]
+fn overlong_snippets_are_cut_at_a_char_boundary() {
+    let mut long = hit("cjk", 1);
+    long.snippet = "東京オフィス".repeat(100);
+    let mut short = hit("short", 2);
+    short.snippet = "ok".into();
+    let list = fuse(&rrf(&["a"]), vec![("a", vec![long, short])]);
+    assert_eq!(list.hits[0].snippet.chars().count(), crate::MAX_SNIPPET_CHARS);
+    assert!(list.hits[0].snippet.starts_with("東京オフィス東京"));
+    assert_eq!(list.hits[1].snippet, "ok");
+}
