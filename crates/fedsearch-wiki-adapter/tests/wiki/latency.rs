@@ -8,6 +8,13 @@ use fedsearch_proto::types::SourceState;
 
 use crate::common::*;
 
+/// Prints p50 / p95 / max of latency samples in milliseconds.
+fn report(label: &str, mut samples: Vec<f64>) {
+    samples.sort_by(f64::total_cmp);
+    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
+    println!("{label}, n={}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms", samples.len(), pct(0.5), pct(0.95), pct(1.0));
+}
+
 #[tokio::test]
 #[ignore = "measurement; run explicitly"]
 async fn search_latency_through_grpc() {
@@ -20,9 +27,7 @@ async fn search_latency_through_grpc() {
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     }
-    samples.sort_by(f64::total_cmp);
-    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
-    println!("wiki search via grpc, n={}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms", samples.len(), pct(0.5), pct(0.95), pct(1.0));
+    report("wiki search via grpc", samples);
 }
 
 #[tokio::test]
@@ -39,9 +44,7 @@ async fn dokuwiki_search_latency_without_grpc() {
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert!(!found.is_empty());
     }
-    samples.sort_by(f64::total_cmp);
-    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
-    println!("dokuwiki.search direct, n={}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms", samples.len(), pct(0.5), pct(0.95), pct(1.0));
+    report("dokuwiki.search direct", samples);
 }
 
 /// Same as [`search_latency_through_grpc`], but served with TCP_NODELAY on accepted sockets
@@ -66,7 +69,5 @@ async fn search_latency_through_grpc_with_nodelay() {
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     }
-    samples.sort_by(f64::total_cmp);
-    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
-    println!("wiki search via grpc (nodelay), n={}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms", samples.len(), pct(0.5), pct(0.95), pct(1.0));
+    report("wiki search via grpc (nodelay)", samples);
 }
