@@ -1,0 +1,169 @@
+//! Benchmark tools for fedsearch: the `scripted-adapter` process.
+//!
+//! One logical source per process, answering every sub-query after a fixed latency with a
+//! fixed number of hits (the kit's [`ScriptedAdapter`]), behind the same `serve_adapter` the
+//! real adapters use, so the router pays the real gRPC and stream costs.
+
+use std::{net::SocketAddr, time::Duration};
+
+use fedsearch_adapter_kit::{
+    ServerConfig,
+    testing::{Script, ScriptedAdapter, make_hits},
+};
+
+use crate::{BenchError, loopback};
+
+/// Most hits a scripted source holds (the kit refuses sub-query limits above 200).
+pub const MAX_HITS: usize = 200;
+/// Highest scripted latency accepted.
+pub const MAX_LATENCY_MS: u64 = 60_000;
+
+#[derive(clap::Parser, Debug, Clone)]
+#[command(
+    name = "scripted-adapter",
+    about = "a SourceAdapter with fixed latency and hits, for benchmarks (loopback only)"
+)]
+pub struct ScriptedArgs {
+    /// Loopback address to listen on, e.g. 127.0.0.1:50061.
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// The logical source name the router sends as `SubQuery.source`.
+    #[arg(long)]
+    pub source: String,
+    /// Time each sub-query takes before it answers.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Hits per answer (capped by the sub-query's limit).
+    #[arg(long, default_value_t = 20)]
+    pub hits: usize,
+    /// Sub-queries served at once; more wait their turn.
+    #[arg(long, default_value_t = 4096)]
+    pub max_concurrent: usize,
+}
+
+impl ScriptedArgs {
+    /// Checks the flags and builds the adapter and its server settings.
+    pub fn build(&self) -> Result<(ScriptedAdapter, ServerConfig), BenchError> {
+        let listen = loopback::listen(self.listen)?;
+        if self.source.is_empty()
+            || self.source.len() > 64
+            || !self
+                .source
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(BenchError::InvalidArgument(
+                "--source must be 1..=64 of a-z, 0-9, '_' or '-'".into(),
+            ));
+        }
+        if self.latency_ms > MAX_LATENCY_MS {
+            return Err(BenchError::InvalidArgument(format!(
+                "--latency-ms must be at most {MAX_LATENCY_MS}"
+            )));
+        }
+        if self.hits > MAX_HITS {
+            return Err(BenchError::InvalidArgument(format!(
+                "--hits must be at most {MAX_HITS}"
+            )));
+        }
+        if !(1..=100_000).contains(&self.max_concurrent) {
+            return Err(BenchError::InvalidArgument(
+                "--max-concurrent must be within 1..=100000".into(),
+            ));
+        }
+        let script = Script::answer(
+            make_hits(&self.source, self.hits),
+            Duration::from_millis(self.latency_ms),
+        );
+        let adapter = ScriptedAdapter::new(
+            "scripted-adapter",
+            [(self.source.clone(), script)].into_iter().collect(),
+        );
+        let config = ServerConfig {
+            listen,
+            shutdown_grace: Duration::from_secs(2),
+            max_concurrent_subqueries: self.max_concurrent,
+            default_timeout: Duration::from_secs(5),
+        };
+        Ok((adapter, config))
+    }
+}
+
+/// The whole `scripted-adapter` process: check flags, start quiet telemetry, serve until
+/// SIGTERM/SIGINT.
+pub async fn main(args: ScriptedArgs) -> anyhow::Result<()> {
+    let (adapter, config) = match args.build() {
+        Ok(built) => built,
+        Err(e) => {
+            eprintln!("scripted-adapter: {e}");
+            std::process::exit(2);
+        }
+    };
+    let telemetry = fedsearch_core::telemetry::init("scripted-adapter", &Default::default())?;
+    let listener = fedsearch_core::grpc::bind(config.listen).await?;
+    tracing::info!(source = %args.source, latency_ms = args.latency_ms, hits = args.hits, listen = %listener.local_addr()?, "serving");
+    let result = fedsearch_adapter_kit::serve_adapter(
+        adapter,
+        listener,
+        &config,
+        fedsearch_core::shutdown::signal(),
+    )
+    .await;
+    telemetry.shutdown();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn args(extra: &[&str]) -> ScriptedArgs {
+        let mut v = vec![
+            "scripted-adapter",
+            "--listen",
+            "127.0.0.1:0",
+            "--source",
+            "tickets",
+        ];
+        v.extend_from_slice(extra);
+        ScriptedArgs::try_parse_from(v).unwrap()
+    }
+
+    #[test]
+    fn flags_build_an_adapter_for_the_named_source() {
+        let (adapter, config) = args(&["--latency-ms", "30", "--hits", "5"])
+            .build()
+            .unwrap();
+        use fedsearch_adapter_kit::Adapter;
+        let d = adapter.describe();
+        assert_eq!(d.sources.len(), 1);
+        assert_eq!(d.sources[0].name, "tickets");
+        assert_eq!(config.max_concurrent_subqueries, 4096);
+    }
+
+    #[test]
+    fn bad_flags_are_refused_with_the_flag_named() {
+        fn refusal(a: ScriptedArgs) -> BenchError {
+            a.build().err().expect("the flags should be refused")
+        }
+        for (extra, needle) in [
+            (vec!["--latency-ms", "600000"], "--latency-ms"),
+            (vec!["--hits", "100000"], "--hits"),
+            (vec!["--max-concurrent", "0"], "--max-concurrent"),
+        ] {
+            let err = refusal(args(&extra)).to_string();
+            assert!(err.contains(needle), "{err}");
+        }
+        let err = refusal(
+            ScriptedArgs::try_parse_from(["x", "--listen", "0.0.0.0:1", "--source", "a"]).unwrap(),
+        );
+        assert!(matches!(err, BenchError::NotLoopback(_)));
+        let err = refusal(
+            ScriptedArgs::try_parse_from(["x", "--listen", "127.0.0.1:1", "--source", "a b"])
+                .unwrap(),
+        );
+        assert!(err.to_string().contains("--source"));
+    }
+}
