@@ -5,6 +5,7 @@
 //! its own port and run dir.
 
 mod common;
+mod describe;
 mod errors;
 mod fetch;
 mod filters;
