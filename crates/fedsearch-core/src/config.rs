@@ -1,8 +1,9 @@
 //! Loading typed service configuration from a YAML file plus environment overrides.
 //!
-//! Every service reads `--config FILE` and then environment variables with the prefix
-//! `FEDSEARCH_` where `__` separates nesting levels (e.g. `FEDSEARCH_LISTEN`,
-//! `FEDSEARCH_TELEMETRY__OTLP_ENDPOINT`). Config structs use `deny_unknown_fields`, so a typo is
+//! Every service reads `--config FILE` and then environment variables named
+//! `FEDSEARCH_<SECTION>__<KEY>`, where `__` separates nesting levels (e.g.
+//! `FEDSEARCH_SERVER__LISTEN`, `FEDSEARCH_TELEMETRY__OTLP_ENDPOINT`). Variables without `__`
+//! are not config keys. Config structs use `deny_unknown_fields`, so a typo is
 //! a start-up error naming the key.
 
 use std::path::Path;
@@ -26,8 +27,10 @@ pub fn load<T: DeserializeOwned + Validate>(path: Option<&Path>) -> Result<T, St
         }
         figment = figment.merge(Yaml::file(path));
     }
-    // `FEDSEARCH_CONFIG` names the file itself; it is not a key.
-    figment = figment.merge(Env::prefixed(ENV_PREFIX).ignore(&["config"]).split("__"));
+    // Only `FEDSEARCH_<SECTION>__<KEY>` variables are config keys: every top-level key is a
+    // section, so other `FEDSEARCH_*` variables (FEDSEARCH_CONFIG, the scripts' FEDSEARCH_RUN_DIR,
+    // the CLI's FEDSEARCH_TOKEN) are never mistaken for one.
+    figment = figment.merge(Env::prefixed(ENV_PREFIX).filter(|key| key.as_str().contains("__")).split("__"));
     let config: T = figment.extract().map_err(|e| one_line(&e))?;
     config.validate().map_err(|e| format!("invalid config: {}", single_line(&e)))?;
     Ok(config)
@@ -148,6 +151,18 @@ mod tests {
         let err = from_yaml_str::<Sample>("listen: a\ntimeout: 0s\n").unwrap_err();
         assert!(err.contains("must be positive"), "{err}");
         assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn only_nested_fedsearch_variables_are_config_keys() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("c.yaml", "listen: a\ntimeout: 1s\n")?;
+            jail.set_env("FEDSEARCH_RUN_DIR", "/tmp/x");
+            jail.set_env("FEDSEARCH_TOKEN", "secret-token");
+            let c: Sample = load(Some(Path::new("c.yaml"))).map_err(|e| figment::Error::from(e))?;
+            assert_eq!(c.listen, "a");
+            Ok(())
+        });
     }
 
     #[test]
