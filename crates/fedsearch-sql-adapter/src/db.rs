@@ -106,7 +106,7 @@ impl Database {
                         .bind(format!("{}", timeout.as_millis()))
                         .execute(&mut *tx)
                         .await?;
-                    let rows = fetch(&mut *tx, sql, binds, max_rows).await?;
+                    let rows = fetch(&mut tx, sql, binds, max_rows).await?;
                     tx.rollback().await?;
                     Ok(rows)
                 }
@@ -127,13 +127,13 @@ impl Database {
                         }
                     };
                     let mut tx = conn.begin_with("START TRANSACTION READ ONLY").await?;
-                    let rows = fetch(&mut *tx, sql, binds, max_rows).await?;
+                    let rows = fetch(&mut tx, sql, binds, max_rows).await?;
                     tx.rollback().await?;
                     Ok(rows)
                 }
                 Engine::Sqlite => {
                     let mut conn = self.pool.acquire().await?;
-                    fetch(&mut *conn, sql, binds, max_rows).await
+                    fetch(&mut conn, sql, binds, max_rows).await
                 }
             }
         };

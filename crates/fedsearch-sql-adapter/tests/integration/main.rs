@@ -9,6 +9,7 @@
 mod common;
 
 mod injection;
+mod latency;
 mod outage;
 mod readonly;
 mod templates;

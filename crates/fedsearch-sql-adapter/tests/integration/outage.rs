@@ -74,13 +74,7 @@ async fn start(script: &str, port_var: &'static str) -> Instance {
         port_var,
         port: free_port(),
     };
-    let inst = tokio::task::spawn_blocking(move || {
-        inst.run(&["start"]);
-        inst
-    })
-    .await
-    .unwrap();
-    inst
+    in_blocking(inst, &["start"]).await
 }
 
 async fn in_blocking(inst: Instance, args: &'static [&'static str]) -> Instance {
