@@ -89,12 +89,12 @@ pub struct Keys {
 impl Keys {
     pub fn of(hit: &SourceHit) -> Self {
         let (content, content_supplied) = match hit.content_fingerprint.trim() {
-            "" => (normalise_text(&hit.snippet, MIN_SNIPPET_CHARS).map(|s| hash(1, &s)), false),
+            "" => (text_key(&hit.snippet, MIN_SNIPPET_CHARS, 1), false),
             fp => (Some(hash(2, fp)), true),
         };
         Keys {
             url: canonical_url(&hit.url).map(|u| hash(0, &u)),
-            title: normalise_text(&hit.title, MIN_TITLE_CHARS).map(|t| hash(0, &t)),
+            title: text_key(&hit.title, MIN_TITLE_CHARS, 0),
             content,
             content_supplied,
         }
@@ -161,31 +161,56 @@ pub fn canonical_url(raw: &str) -> Option<String> {
 /// NFKC, lower-case, non-alphanumeric runs → one space, trimmed; `None` when shorter than
 /// `min_chars`.
 pub fn normalise_text(raw: &str, min_chars: usize) -> Option<String> {
-    if raw.is_ascii() {
-        // ASCII is NFKC-invariant: skip the normaliser (the common case, and the hot path).
-        return collapse(raw.chars().map(|c| c.to_ascii_lowercase()), raw.len(), min_chars);
-    }
-    collapse(raw.nfkc().flat_map(char::to_lowercase), raw.len(), min_chars)
+    let mut out = String::with_capacity(raw.len());
+    let chars = normalised_chars(raw, |c| out.push(c));
+    (chars >= min_chars).then_some(out)
 }
 
-fn collapse(text: impl Iterator<Item = char>, len: usize, min_chars: usize) -> Option<String> {
-    let mut out = String::with_capacity(len);
+/// The hash of [`normalise_text`]`(raw)` without building the string (the hot path: one call
+/// per title and per snippet).
+fn text_key(raw: &str, min_chars: usize, domain: u8) -> Option<u64> {
+    let mut h = DefaultHasher::new();
+    h.write_u8(domain);
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    let chars = normalised_chars(raw, |c| {
+        if len + 4 > buf.len() {
+            h.write(&buf[..len]);
+            len = 0;
+        }
+        len += c.encode_utf8(&mut buf[len..]).len();
+    });
+    h.write(&buf[..len]);
+    (chars >= min_chars).then(|| h.finish())
+}
+
+/// Feeds the normalised form of `raw` to `emit` char by char; returns how many chars it fed.
+fn normalised_chars(raw: &str, emit: impl FnMut(char)) -> usize {
+    if raw.is_ascii() {
+        // ASCII is NFKC-invariant: skip the normaliser (the common case).
+        collapse(raw.bytes().map(|b| char::from(b.to_ascii_lowercase())), emit)
+    } else {
+        collapse(raw.nfkc().flat_map(char::to_lowercase), emit)
+    }
+}
+
+fn collapse(text: impl Iterator<Item = char>, mut emit: impl FnMut(char)) -> usize {
     let mut chars = 0usize;
     let mut pending_space = false;
     for c in text {
         if c.is_alphanumeric() {
             if pending_space && chars > 0 {
-                out.push(' ');
+                emit(' ');
                 chars += 1;
             }
             pending_space = false;
-            out.push(c);
+            emit(c);
             chars += 1;
         } else {
             pending_space = true;
         }
     }
-    (chars >= min_chars).then_some(out)
+    chars
 }
 
 #[cfg(test)]
@@ -229,6 +254,22 @@ mod tests {
         assert_eq!(normalise_text("  !!  ", 1), None);
         // CJK is kept (alphanumeric), counted in chars, not bytes.
         assert_eq!(normalise_text("東京オフィスの入館手順", 8).unwrap(), "東京オフィスの入館手順");
+    }
+
+    #[test]
+    fn text_keys_hash_the_normalised_text() {
+        let long = "Ünïcödé title — ".repeat(10);
+        for raw in ["VPN setup guide", "vpn: SETUP guide!", "ＶＰＮ setup guide", long.as_str()] {
+            let expected = {
+                let mut h = DefaultHasher::new();
+                h.write_u8(0);
+                h.write(normalise_text(raw, 8).unwrap().as_bytes());
+                h.finish()
+            };
+            assert_eq!(text_key(raw, 8, 0), Some(expected), "{raw}");
+        }
+        assert_eq!(text_key("VPN setup guide", 8, 0), text_key("ＶＰＮ setup guide", 8, 0));
+        assert_eq!(text_key("README", 8, 0), None);
     }
 
     #[test]
