@@ -1,10 +1,15 @@
 //! Every sample template returns the seed data's rows to a user who may see them and none to one
 //! who may not; fetch re-checks the permission predicate.
 
-use fedsearch_proto::types::SourceState;
+use std::time::{Duration, SystemTime};
+
+use fedsearch_adapter_kit::HitSink;
+use fedsearch_core::time::to_timestamp;
+use fedsearch_proto::types::{Filters, SourceState, TimeRange};
+use fedsearch_sql_adapter::SqlAdapter;
 
 use crate::{
-    common::{Db, explicit, fetch, ids, query, search, serve_engine},
+    common::{Db, config_for, explicit, fetch, ids, query, search, serve_engine},
     per_engine,
 };
 
@@ -84,6 +89,33 @@ async fn no_template_match_is_ok_with_zero_hits(db: Db) {
     let (hits, done) = search(&mut h, query("alice", "what is the weather like")).await;
     assert!(hits.is_empty());
     assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    // The note itself (the kit's SubQueryDone carries no message on OK yet).
+    let adapter = SqlAdapter::new(&config_for(&db.ro_url())).unwrap();
+    let (sink, _rx) = HitSink::channel(4);
+    let outcome = adapter.run_search(query("alice", "what is the weather like"), sink).await.unwrap();
+    assert_eq!(outcome.hits, 0);
+    assert!(outcome.message.contains("no template matched"), "{outcome:?}");
+}
+
+async fn time_range_filter_binds_from_and_to(db: Db) {
+    let mut h = serve_engine(db).await;
+    let now = SystemTime::now();
+    let mut q = query("dave", "orders of customer C1003");
+    q.filters = Some(Filters {
+        time_range: Some(TimeRange { from: Some(to_timestamp(now - Duration::from_secs(7 * 86_400))), to: None }),
+        ..Default::default()
+    });
+    let (hits, done) = search(&mut h, q.clone()).await;
+    assert_eq!(ids(&hits), ["SO20261004"], "{done:?}");
+    q.filters = Some(Filters {
+        time_range: Some(TimeRange {
+            from: Some(to_timestamp(now - Duration::from_secs(30 * 86_400))),
+            to: Some(to_timestamp(now - Duration::from_secs(7 * 86_400))),
+        }),
+        ..Default::default()
+    });
+    let (hits, done) = search(&mut h, q).await;
+    assert_eq!(ids(&hits), ["SO20261008"], "{done:?}");
 }
 
 async fn bad_parameters_are_invalid_argument_naming_the_parameter(db: Db) {
@@ -141,6 +173,7 @@ per_engine!(describe_lists_the_source_and_its_templates => describe_postgres, de
 per_engine!(templates_return_ground_truth => templates_ground_truth_postgres, templates_ground_truth_mariadb, templates_ground_truth_sqlite);
 per_engine!(order_hit_carries_shipment_status_and_note => order_hit_postgres, order_hit_mariadb, order_hit_sqlite);
 per_engine!(several_matching_templates_run_as_separate_batches => several_templates_postgres, several_templates_mariadb, several_templates_sqlite);
+per_engine!(time_range_filter_binds_from_and_to => time_range_postgres, time_range_mariadb, time_range_sqlite);
 per_engine!(no_template_match_is_ok_with_zero_hits => no_match_postgres, no_match_mariadb, no_match_sqlite);
 per_engine!(bad_parameters_are_invalid_argument_naming_the_parameter => bad_params_postgres, bad_params_mariadb, bad_params_sqlite);
 per_engine!(row_limit_is_the_smaller_of_max_rows_and_sub_query_limit => row_limit_postgres, row_limit_mariadb, row_limit_sqlite);
