@@ -24,6 +24,15 @@ pub struct RouterConfig {
     pub sources: Vec<SourceConfig>,
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// The MCP endpoint (streamable HTTP at `/mcp`); off when unset.
+    #[serde(default)]
+    pub mcp: Option<McpSection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSection {
+    pub listen: SocketAddr,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -202,6 +211,13 @@ pub struct RoutingRules {
     /// Selected when the request filters on one of these doc types.
     #[serde(default)]
     pub doc_types: Vec<String>,
+    /// What the source receives: `original` text, key `terms`, or `own_terms` (see
+    /// [`crate::rewrite`]).
+    #[serde(default)]
+    pub rewrite: crate::rewrite::RewriteMode,
+    /// Turn phrases such as 最近一周 / "last week" into a time filter for this source.
+    #[serde(default)]
+    pub time_phrases: bool,
 }
 
 impl Validate for RouterConfig {

@@ -8,9 +8,13 @@
 
 pub mod breaker;
 pub mod config;
+pub mod context;
+pub mod documents;
+pub mod mcp;
 pub mod fanout;
 pub mod fuse;
 pub mod registry;
+pub mod rewrite;
 pub mod routing;
 pub mod search;
 pub mod service;
@@ -28,8 +32,21 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    use futures::FutureExt;
     let grace = config.server.shutdown_grace;
+    let mcp_addr = mcp::listen_addr(&config);
     let state = RouterState::new(config)?;
+    let shutdown = shutdown.shared();
+    if let Some(addr) = mcp_addr {
+        let listener = fedsearch_core::grpc::bind(addr).await?;
+        tracing::info!(listen = %listener.local_addr()?, "mcp endpoint serving at /mcp");
+        let (state, stop) = (state.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            if let Err(e) = mcp::serve(state, listener, stop).await {
+                tracing::error!(error = %e, "mcp endpoint stopped");
+            }
+        });
+    }
     let service = service::FederatedSearchService::new(state);
     let served = fedsearch_core::grpc::Served {
         routes: tonic::service::Routes::new(service.into_server()),

@@ -19,6 +19,10 @@ pub enum RouteError {
     NoSources,
 }
 
+fn routed(source: String, reason: String) -> RoutedSource {
+    RoutedSource { source, reason, ..Default::default() }
+}
+
 /// Picks the sources for one query.
 pub fn route(
     registry: &Registry,
@@ -36,13 +40,13 @@ pub fn route(
         for name in explicit {
             let source = registry.get(name).filter(|s| s.permits(user)).ok_or_else(|| RouteError::UnknownSource(name.clone()))?;
             if !selected.iter().any(|r: &RoutedSource| r.source == *name) {
-                selected.push(RoutedSource { source: source.name().to_string(), reason: "named in the request".into() });
+                selected.push(routed(source.name().to_string(), "named in the request".into()));
             }
         }
         let not_selected = permitted
             .iter()
             .filter(|s| !explicit.iter().any(|n| n == s.name()))
-            .map(|s| RoutedSource { source: s.name().to_string(), reason: "not named in the request".into() })
+            .map(|s| routed(s.name().to_string(), "not named in the request".into()))
             .collect();
         return Ok(RoutingDecision { strategy: "explicit".into(), selected, not_selected });
     }
@@ -69,15 +73,15 @@ pub fn route(
             }
         }
         if reasons.is_empty() {
-            not_selected.push(RoutedSource { source: s.name().to_string(), reason: "no rule matched".into() });
+            not_selected.push(routed(s.name().to_string(), "no rule matched".into()));
         } else {
-            selected.push(RoutedSource { source: s.name().to_string(), reason: reasons.join(", ") });
+            selected.push(routed(s.name().to_string(), reasons.join(", ")));
         }
     }
     if selected.is_empty() {
         let selected = permitted
             .iter()
-            .map(|s| RoutedSource { source: s.name().to_string(), reason: "no rule matched; querying every permitted source".into() })
+            .map(|s| routed(s.name().to_string(), "no rule matched; querying every permitted source".into()))
             .collect();
         return Ok(RoutingDecision { strategy: "fallback_all".into(), selected, not_selected: Vec::new() });
     }

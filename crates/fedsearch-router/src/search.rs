@@ -63,6 +63,9 @@ pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> 
             return Err(Status::invalid_argument("filters.equals: at most 32 pairs; keys 1..=64 bytes, values at most 256 bytes"));
         }
     }
+    if req.context.as_ref().is_some_and(|c| c.token_budget > 32_000) {
+        return Err(Status::invalid_argument("context.token_budget must be at most 32000"));
+    }
     if let Some(t) = &req.timeout {
         if t.seconds < 0 || t.nanos < 0 || (t.seconds == 0 && t.nanos == 0) {
             return Err(Status::invalid_argument("timeout must be positive"));
@@ -126,8 +129,6 @@ pub async fn run(
             RouteError::NoSources => Status::permission_denied(e.to_string()),
         })?
     };
-    emit(&events, search_event::Event::Routing(routing.clone())).await;
-
     let options = req.fusion.clone().unwrap_or_default();
     let start = FuseStart {
         options: Some(options.clone()),
@@ -142,22 +143,26 @@ pub async fn run(
     fedsearch_fusion::Fuser::new(&start).map_err(|e| Status::invalid_argument(e.to_string()))?;
 
     let per_source_limit = (top_k * 2).clamp(10, 100);
-    let dispatches: Vec<Dispatch> = routing
-        .selected
-        .iter()
-        .map(|r| {
-            let explicit = req.source_params.get(&r.source);
-            Dispatch {
-                source: r.source.clone(),
-                text: req.query.clone(),
-                filters: req.filters.clone(),
-                limit: per_source_limit,
-                template: explicit.map(|p| p.template.clone()).unwrap_or_default(),
-                params: explicit.map(|p| p.params.clone()).unwrap_or_default(),
-                credential: req.source_credentials.get(&r.source).cloned(),
-            }
-        })
-        .collect();
+    let terms = crate::rewrite::extract(&state.registry, &req.query);
+    let mut routing = routing;
+    let mut dispatches: Vec<Dispatch> = Vec::with_capacity(routing.selected.len());
+    for r in routing.selected.iter_mut() {
+        let Some(source) = state.registry.get(&r.source) else { continue };
+        let rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms);
+        r.query = rewritten.text.clone();
+        r.rewrite = rewritten.how;
+        let explicit = req.source_params.get(&r.source);
+        dispatches.push(Dispatch {
+            source: r.source.clone(),
+            text: rewritten.text,
+            filters: rewritten.filters,
+            limit: per_source_limit,
+            template: explicit.map(|p| p.template.clone()).unwrap_or_default(),
+            params: explicit.map(|p| p.params.clone()).unwrap_or_default(),
+            credential: req.source_credentials.get(&r.source).cloned(),
+        });
+    }
+    emit(&events, search_event::Event::Routing(routing.clone())).await;
 
     let fuse_span = tracing::info_span!("router.fuse");
     let mut session = FusionSession::open(state.fusion.as_ref(), start, state.config.fusion.timeout)
@@ -224,13 +229,20 @@ pub async fn run(
         },
     };
     let sources = routing.selected.iter().filter_map(|r| statuses.remove(&r.source)).collect();
+    let context = match req.context.as_ref().map(|c| c.token_budget).filter(|b| *b > 0) {
+        Some(budget) => {
+            let _span = tracing::info_span!("router.pack_context", budget).entered();
+            Some(crate::context::pack(&fused.hits, budget))
+        }
+        None => None,
+    };
     Ok(SearchResponse {
         hits: fused.hits,
         sources,
         routing: Some(routing),
         trace_id: fedsearch_core::propagation::current_trace_id(),
         fusion: Some(fusion),
-        context: None,
+        context,
     })
 }
 

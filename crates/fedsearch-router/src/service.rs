@@ -5,7 +5,6 @@ use std::pin::Pin;
 
 use fedsearch_core::Identity;
 use fedsearch_proto::{
-    adapter::FetchRequest,
     api::{
         Document, GetDocumentRequest, ListSourcesRequest, ListSourcesResponse, SearchEvent, SearchRequest, SearchResponse,
         federated_search_server::{FederatedSearch, FederatedSearchServer},
@@ -18,7 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
-use crate::{search, sources, state::RouterState};
+use crate::{documents, search, sources, state::RouterState};
 
 pub struct FederatedSearchService {
     state: RouterState,
@@ -111,45 +110,7 @@ impl FederatedSearch for FederatedSearchService {
 
     async fn get_document(&self, request: Request<GetDocumentRequest>) -> Result<Response<Document>, Status> {
         let user = self.authenticate(&request)?;
-        let req = request.into_inner();
-        let (name, reference) = req
-            .full_text_ref
-            .split_once(':')
-            .filter(|(s, r)| !s.is_empty() && !r.is_empty())
-            .ok_or_else(|| Status::invalid_argument("full_text_ref must look like `<source>:<reference>`"))?;
-        let source = self
-            .state
-            .registry
-            .get(name)
-            .filter(|s| s.permits(&user))
-            .ok_or_else(|| Status::not_found(format!("unknown source `{name}`")))?;
-        let mut ctx = user.to_user_context();
-        ctx.delegated_credential = req.source_credentials.get(name).cloned();
-        let fetch = FetchRequest { source: source.target.clone(), reference: reference.to_string(), user: Some(ctx) };
-        let mut client = source.client.clone();
-        let mut call = Request::new(fetch);
-        call.set_timeout(source.config.timeout);
-        let span = tracing::info_span!("router.fetch", source = %name);
-        let doc = match client.fetch(call).instrument(span).await {
-            Ok(r) => r.into_inner(),
-            Err(e) => {
-                return Err(match e.code() {
-                    tonic::Code::Unavailable => Status::unavailable(format!("source `{name}` is unavailable")),
-                    tonic::Code::Unknown | tonic::Code::Internal => Status::internal(format!("source `{name}` failed")),
-                    code => Status::new(code, e.message().to_string()),
-                });
-            }
-        };
-        Ok(Response::new(Document {
-            id: format!("{name}:{}", doc.id),
-            source: name.to_string(),
-            title: doc.title,
-            content: doc.content,
-            url: doc.url,
-            updated_at: doc.updated_at,
-            metadata: doc.metadata,
-            doc_type: doc.doc_type,
-        }))
+        Ok(Response::new(documents::get(&self.state, &user, request.into_inner()).await?))
     }
 
     async fn list_sources(&self, request: Request<ListSourcesRequest>) -> Result<Response<ListSourcesResponse>, Status> {

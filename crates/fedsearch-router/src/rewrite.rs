@@ -1,0 +1,253 @@
+//! Per-source query rewriting, in one place: what each source receives.
+//!
+//! A question like "最近一周线上问题中哪些和支付超时有关" is a sentence; search engines with a
+//! minimum-should-match and wikis that AND their terms want its key terms instead. The
+//! router extracts, once per query:
+//! - entities: every match of any source's routing patterns (order numbers, ticket ids);
+//! - keywords: every routing keyword of any source found in the text, longest first (a
+//!   keyword inside a longer matched one is dropped: 超时 inside 支付超时);
+//! - words: Latin words of 3+ letters that are not stop words.
+//!
+//! Then each source gets, by its `routing.rewrite` mode:
+//! - `original`: the text unchanged (SQL templates extract their own parameters);
+//! - `terms`: entities + keywords + words (search engines);
+//! - `own_terms`: the source's own matched keywords + words, else `terms` (wikis that AND
+//!   every term: fewer, sharper terms).
+//!
+//! Any mode falls back to the original text when nothing was extracted. Sources with
+//! `routing.time_phrases: true` also turn phrases such as 最近一周 / "last week" into a time
+//! filter when the request has none. Every rewrite is reported in the routing decision.
+
+use std::time::Duration;
+
+use fedsearch_proto::types::{Filters, TimeRange};
+use serde::Deserialize;
+
+use crate::registry::{Registry, Source};
+
+#[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RewriteMode {
+    #[default]
+    Original,
+    Terms,
+    OwnTerms,
+}
+
+const STOP_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "why", "what", "when", "which", "who",
+    "how", "not", "yet", "did", "does", "can", "could", "should", "would", "will", "this", "that", "these", "those",
+    "from", "into", "about", "any", "all", "our", "your", "their", "there", "been", "being", "also", "still", "please",
+    "tell", "show", "give", "find", "get", "its", "than", "then", "them", "they", "you", "she", "him", "her",
+];
+
+const TIME_PHRASES: &[(&str, u64)] = &[
+    ("最近一周", 7),
+    ("近一周", 7),
+    ("过去一周", 7),
+    ("最近7天", 7),
+    ("最近七天", 7),
+    ("本周", 7),
+    ("last week", 7),
+    ("past week", 7),
+    ("last 7 days", 7),
+    ("最近三天", 3),
+    ("last 3 days", 3),
+    ("昨天", 2),
+    ("yesterday", 2),
+    ("今天", 1),
+    ("today", 1),
+    ("最近一个月", 30),
+    ("近一个月", 30),
+    ("last month", 30),
+    ("past month", 30),
+];
+
+/// The terms extracted from one query.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Terms {
+    pub entities: Vec<String>,
+    pub keywords: Vec<String>,
+    pub words: Vec<String>,
+    /// A time phrase and the days it means.
+    pub time_phrase: Option<(String, u64)>,
+}
+
+fn push_unique(v: &mut Vec<String>, s: &str) {
+    if !v.iter().any(|x| x == s) {
+        v.push(s.to_string());
+    }
+}
+
+/// Keeps the longest matches: drops any keyword contained in another matched one.
+fn longest_only(mut found: Vec<String>) -> Vec<String> {
+    found.sort_by_key(|k| std::cmp::Reverse(k.chars().count()));
+    let mut kept: Vec<String> = Vec::new();
+    for k in found {
+        if !kept.iter().any(|longer| longer.contains(k.as_str())) {
+            kept.push(k);
+        }
+    }
+    kept
+}
+
+pub fn extract(registry: &Registry, query: &str) -> Terms {
+    let lowered = query.to_lowercase();
+    let mut t = Terms::default();
+    for s in registry.all() {
+        for p in &s.patterns {
+            for m in p.find_iter(query) {
+                push_unique(&mut t.entities, m.as_str());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for s in registry.all() {
+        for k in &s.keywords {
+            if lowered.contains(k.as_str()) && !found.contains(k) {
+                found.push(k.clone());
+            }
+        }
+    }
+    t.keywords = longest_only(found);
+    for w in lowered.split(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
+        let covered = t.keywords.iter().any(|k| k.contains(w)) || t.entities.iter().any(|e| e.to_lowercase() == w);
+        if w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic()) && !STOP_WORDS.contains(&w) && !covered {
+            push_unique(&mut t.words, w);
+        }
+    }
+    t.time_phrase = TIME_PHRASES.iter().find(|(p, _)| lowered.contains(p)).map(|(p, d)| (p.to_string(), *d));
+    t
+}
+
+/// What one source receives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewritten {
+    pub text: String,
+    pub filters: Option<Filters>,
+    /// How it was rewritten (shown in the routing decision).
+    pub how: String,
+}
+
+pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms: &Terms) -> Rewritten {
+    let all_terms = || {
+        let mut v = terms.entities.clone();
+        v.extend(terms.keywords.iter().cloned());
+        v.extend(terms.words.iter().cloned());
+        v
+    };
+    let (text, mut how) = match source.config.routing.rewrite {
+        RewriteMode::Original => (query.to_string(), "original text".to_string()),
+        RewriteMode::Terms => (all_terms().join(" "), "key terms".to_string()),
+        RewriteMode::OwnTerms => {
+            let lowered = query.to_lowercase();
+            let own: Vec<String> = longest_only(source.keywords.iter().filter(|k| lowered.contains(k.as_str())).cloned().collect());
+            if own.is_empty() {
+                (all_terms().join(" "), "key terms".to_string())
+            } else {
+                let mut v = own;
+                v.extend(terms.words.iter().cloned());
+                (v.join(" "), "this source's terms".to_string())
+            }
+        }
+    };
+    let (text, how_text) = if text.trim().is_empty() { (query.to_string(), "original text".to_string()) } else { (text, how) };
+    how = how_text;
+    let mut filters = filters.cloned();
+    let has_range = filters.as_ref().is_some_and(|f| f.time_range.is_some());
+    if source.config.routing.time_phrases && !has_range {
+        if let Some((phrase, days)) = &terms.time_phrase {
+            let from = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
+            let f = filters.get_or_insert_with(Filters::default);
+            f.time_range = Some(TimeRange { from: Some(fedsearch_core::time::to_timestamp(from)), to: None });
+            how.push_str(&format!("; `{phrase}` → last {days} days"));
+        }
+    }
+    Rewritten { text, filters, how }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CircuitBreakerConfig, SourceConfig};
+
+    fn registry() -> Registry {
+        let yaml = r#"
+- { name: orders, adapter: "http://127.0.0.1:1", description: d, routing: { patterns: ['SO\d{8}', 'C\d{4}'], keywords: [发货, 买的, order] } }
+- { name: incidents, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [线上问题, 超时, timeout] } }
+- { name: tickets, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [工单, 支付超时] } }
+- { name: wiki, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: own_terms, keywords: [手续费, 拒收, 处理] } }
+"#;
+        let sources: Vec<SourceConfig> = serde_yaml_ng(yaml);
+        Registry::new(&sources, &CircuitBreakerConfig::default()).unwrap()
+    }
+
+    fn serde_yaml_ng(yaml: &str) -> Vec<SourceConfig> {
+        #[derive(serde::Deserialize)]
+        struct W {
+            s: Vec<SourceConfig>,
+        }
+        let w: W = figment::Figment::new()
+            .merge(figment::providers::Data::<figment::providers::Yaml>::string(&format!("s:\n{}", indent(yaml))))
+            .extract()
+            .unwrap();
+        w.s
+    }
+
+    fn indent(s: &str) -> String {
+        s.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    }
+
+    #[tokio::test]
+    async fn a_sentence_becomes_key_terms_and_a_time_filter_for_search_sources() {
+        let r = registry();
+        let q = "最近一周线上问题中哪些和支付超时有关，同时附上对应的工单处理状态";
+        let t = extract(&r, q);
+        assert_eq!(t.keywords, vec!["线上问题", "支付超时", "工单", "处理"], "超时 is inside 支付超时");
+        assert_eq!(t.time_phrase, Some(("最近一周".to_string(), 7)));
+        let inc = for_source(r.get("incidents").unwrap(), q, None, &t);
+        assert_eq!(inc.text, "线上问题 支付超时 工单 处理");
+        let from = inc.filters.unwrap().time_range.unwrap().from.unwrap();
+        let days = (chrono::Utc::now().timestamp() - from.seconds) / 86_400;
+        assert_eq!(days, 7);
+        assert!(inc.how.contains("最近一周"));
+    }
+
+    #[tokio::test]
+    async fn wikis_get_their_own_terms_and_sql_gets_the_original() {
+        let r = registry();
+        let q = "客户C1001：我昨天买的商品为什么还没发货？如果拒收要收手续费吗？";
+        let t = extract(&r, q);
+        assert_eq!(t.entities, vec!["C1001"]);
+        let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
+        assert_eq!(wiki.text, "手续费 拒收");
+        assert!(wiki.filters.is_none(), "no time_phrases on the wiki: policies are not recent news");
+        let orders = for_source(r.get("orders").unwrap(), q, None, &t);
+        assert_eq!(orders.text, q);
+    }
+
+    #[tokio::test]
+    async fn an_explicit_time_range_wins_and_nothing_extracted_keeps_the_text() {
+        let r = registry();
+        let explicit = Filters {
+            time_range: Some(TimeRange { from: Some(prost_types::Timestamp { seconds: 5, nanos: 0 }), to: None }),
+            ..Default::default()
+        };
+        let q = "timeout last week";
+        let t = extract(&r, q);
+        let inc = for_source(r.get("incidents").unwrap(), q, Some(&explicit), &t);
+        assert_eq!(inc.filters.unwrap().time_range.unwrap().from.unwrap().seconds, 5);
+        let q = "天气怎么样";
+        let t = extract(&r, q);
+        assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q);
+    }
+
+    #[tokio::test]
+    async fn english_words_are_kept_without_stop_words() {
+        let r = registry();
+        let t = extract(&r, "Why was the order SO20261001 not shipped yet?");
+        assert_eq!(t.entities, vec!["SO20261001"]);
+        assert_eq!(t.keywords, vec!["order"]);
+        assert_eq!(t.words, vec!["shipped"]);
+    }
+}
