@@ -34,8 +34,14 @@ pub struct Plan<'a> {
 pub fn shown(name: &str) -> String {
     let plain = !name.is_empty()
         && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if plain { format!("`{name}`") } else { "(not a valid name)".to_string() }
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if plain {
+        format!("`{name}`")
+    } else {
+        "(not a valid name)".to_string()
+    }
 }
 
 fn invalid(msg: String) -> AdapterError {
@@ -48,7 +54,8 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
     let mut plan = Plan::default();
     let filters = query.filters.clone().unwrap_or_default();
     if !filters.tags.is_empty() {
-        plan.notes.push("the tags filter is not supported by this source".into());
+        plan.notes
+            .push("the tags filter is not supported by this source".into());
     }
     if !query.template.is_empty() {
         let template = catalog
@@ -56,12 +63,19 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
             .ok_or_else(|| invalid(format!("unknown template {}", shown(&query.template))))?;
         for key in query.params.keys() {
             if !template.params.contains_key(key) {
-                return Err(invalid(format!("template `{}` has no parameter {}", template.name, shown(key))));
+                return Err(invalid(format!(
+                    "template `{}` has no parameter {}",
+                    template.name,
+                    shown(key)
+                )));
             }
         }
         let mut values = BTreeMap::new();
         for (key, raw) in &query.params {
-            values.insert(key.clone(), template.params[key].parse(key, raw).map_err(invalid)?);
+            values.insert(
+                key.clone(),
+                template.params[key].parse(key, raw).map_err(invalid)?,
+            );
         }
         capture(template, &query.text, &mut values)?;
         apply_filters(template, query, &mut values, &mut plan.notes)?;
@@ -74,11 +88,18 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
         if template.patterns.is_empty() && template.keywords.is_empty() {
             continue;
         }
-        if !filters.doc_types.is_empty() && !filters.doc_types.iter().any(|d| d == &template.hit.doc_type) {
+        if !filters.doc_types.is_empty()
+            && !filters
+                .doc_types
+                .iter()
+                .any(|d| d == &template.hit.doc_type)
+        {
             continue;
         }
-        let pattern_ok = template.patterns.is_empty() || template.patterns.iter().any(|re| re.is_match(&query.text));
-        let keyword_ok = template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
+        let pattern_ok = template.patterns.is_empty()
+            || template.patterns.iter().any(|re| re.is_match(&query.text));
+        let keyword_ok = template.keywords.is_empty()
+            || template.keywords.iter().any(|k| text.contains(k.as_str()));
         if !(pattern_ok && keyword_ok) {
             continue;
         }
@@ -101,14 +122,25 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
 }
 
 /// Fills parameters not set yet from the named groups of the first matching pattern/capture.
-fn capture(template: &Template, text: &str, values: &mut BTreeMap<String, Value>) -> Result<(), AdapterError> {
+fn capture(
+    template: &Template,
+    text: &str,
+    values: &mut BTreeMap<String, Value>,
+) -> Result<(), AdapterError> {
     for re in template.patterns.iter().chain(&template.captures) {
-        let Some(caps) = re.captures(text) else { continue };
+        let Some(caps) = re.captures(text) else {
+            continue;
+        };
         for name in re.capture_names().flatten() {
             if let Some(m) = caps.name(name)
                 && !values.contains_key(name)
             {
-                values.insert(name.to_string(), template.params[name].parse(name, m.as_str()).map_err(invalid)?);
+                values.insert(
+                    name.to_string(),
+                    template.params[name]
+                        .parse(name, m.as_str())
+                        .map_err(invalid)?,
+                );
             }
         }
     }
@@ -121,14 +153,19 @@ fn apply_filters(
     values: &mut BTreeMap<String, Value>,
     notes: &mut Vec<String>,
 ) -> Result<(), AdapterError> {
-    let Some(filters) = &query.filters else { return Ok(()) };
+    let Some(filters) = &query.filters else {
+        return Ok(());
+    };
     if let Some(range) = &filters.time_range {
         let bounds = [("from", range.from.as_ref()), ("to", range.to.as_ref())];
         let mut applied = false;
         for (name, bound) in bounds {
             let Some(ts) = bound else { continue };
-            let Some(param) = template.params.get(name) else { continue };
-            let t = fedsearch_core::time::to_chrono(ts).ok_or_else(|| invalid(format!("time_range.{name} is not a valid time")))?;
+            let Some(param) = template.params.get(name) else {
+                continue;
+            };
+            let t = fedsearch_core::time::to_chrono(ts)
+                .ok_or_else(|| invalid(format!("time_range.{name} is not a valid time")))?;
             let value = match param.spec.kind {
                 ParamType::Timestamp => Value::Text(iso_utc(t)),
                 ParamType::Date => Value::Text(t.format("%Y-%m-%d").to_string()),
@@ -138,7 +175,10 @@ fn apply_filters(
             applied = true;
         }
         if !applied && (range.from.is_some() || range.to.is_some()) {
-            notes.push(format!("template `{}` does not apply the time_range filter", template.name));
+            notes.push(format!(
+                "template `{}` does not apply the time_range filter",
+                template.name
+            ));
         }
     }
     for (key, raw) in &filters.equals {
@@ -146,7 +186,11 @@ fn apply_filters(
             Some(param) => {
                 values.insert(key.clone(), param.parse(key, raw).map_err(invalid)?);
             }
-            None => notes.push(format!("template `{}` does not apply the equals filter on {}", template.name, shown(key))),
+            None => notes.push(format!(
+                "template `{}` does not apply the equals filter on {}",
+                template.name,
+                shown(key)
+            )),
         }
     }
     Ok(())
@@ -168,12 +212,19 @@ fn finish(
             values.insert(name.clone(), param.parse(name, default).map_err(invalid)?);
         } else if param.spec.required {
             if explicit {
-                return Err(invalid(format!("missing required parameter `{name}` for template `{}`", template.name)));
+                return Err(invalid(format!(
+                    "missing required parameter `{name}` for template `{}`",
+                    template.name
+                )));
             }
             return Ok(false);
         }
     }
-    let limit = if limit == 0 { template.max_rows } else { limit.min(template.max_rows) };
+    let limit = if limit == 0 {
+        template.max_rows
+    } else {
+        limit.min(template.max_rows)
+    };
     values.insert(LIMIT_PARAM.to_string(), Value::Int(i64::from(limit)));
     Ok(true)
 }
@@ -214,7 +265,12 @@ templates:
     }
 
     fn q(text: &str) -> SubQuery {
-        SubQuery { id: "1".into(), text: text.into(), limit: 10, ..Default::default() }
+        SubQuery {
+            id: "1".into(),
+            text: text.into(),
+            limit: 10,
+            ..Default::default()
+        }
     }
 
     fn names(plan: &Plan<'_>) -> Vec<String> {
@@ -226,7 +282,10 @@ templates:
         let c = catalog();
         let plan = plan(&c, &q("订单SO20261001为什么还没发货")).unwrap();
         assert_eq!(names(&plan), ["order_by_number"]);
-        assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261001".into()));
+        assert_eq!(
+            plan.runs[0].values["order_no"],
+            Value::Text("SO20261001".into())
+        );
     }
 
     #[test]
@@ -234,8 +293,15 @@ templates:
         let c = catalog();
         let plan = plan(&c, &q("refund for SO20261003?")).unwrap();
         assert_eq!(names(&plan), ["order_by_number", "refunds"]);
-        assert_eq!(plan.runs[1].values["order_no"], Value::Text("SO20261003".into()));
-        assert_eq!(plan.runs[1].values["limit"], Value::Int(5), "min(max_rows, limit)");
+        assert_eq!(
+            plan.runs[1].values["order_no"],
+            Value::Text("SO20261003".into())
+        );
+        assert_eq!(
+            plan.runs[1].values["limit"],
+            Value::Int(5),
+            "min(max_rows, limit)"
+        );
     }
 
     #[test]
@@ -243,7 +309,11 @@ templates:
         let c = catalog();
         let plan = plan(&c, &q("what is the weather")).unwrap();
         assert!(plan.runs.is_empty());
-        assert!(plan.notes.iter().any(|n| n.contains("no template matched")), "{:?}", plan.notes);
+        assert!(
+            plan.notes.iter().any(|n| n.contains("no template matched")),
+            "{:?}",
+            plan.notes
+        );
     }
 
     #[test]
@@ -252,13 +322,24 @@ templates:
         let mut query = q("");
         query.template = "order_by_number".into();
         let err = plan(&c, &query).unwrap_err();
-        assert_eq!(err, AdapterError::InvalidArgument("missing required parameter `order_no` for template `order_by_number`".into()));
-        query.params.insert("order_no".into(), "1' OR '1'='1".into());
+        assert_eq!(
+            err,
+            AdapterError::InvalidArgument(
+                "missing required parameter `order_no` for template `order_by_number`".into()
+            )
+        );
+        query
+            .params
+            .insert("order_no".into(), "1' OR '1'='1".into());
         let err = plan(&c, &query).unwrap_err().to_string();
         assert!(err.contains("`order_no`") && !err.contains("OR"), "{err}");
         query.params.clear();
-        query.params.insert("user.business_lines".into(), "retail".into());
-        assert!(matches!(plan(&c, &query), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter")));
+        query
+            .params
+            .insert("user.business_lines".into(), "retail".into());
+        assert!(
+            matches!(plan(&c, &query), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter"))
+        );
         query.template = "drop table; --".into();
         let err = plan(&c, &query).unwrap_err().to_string();
         assert_eq!(err, "unknown template (not a valid name)");
@@ -270,13 +351,22 @@ templates:
         let mut query = q("refunds");
         let from = fedsearch_core::time::parse_rfc3339("2026-11-01T00:00:00Z").unwrap();
         query.filters = Some(Filters {
-            time_range: Some(TimeRange { from: Some(from), to: None }),
+            time_range: Some(TimeRange {
+                from: Some(from),
+                to: None,
+            }),
             doc_types: vec!["refund".into()],
             ..Default::default()
         });
         let plan = plan(&c, &query).unwrap();
         assert_eq!(names(&plan), ["refunds"]);
-        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-11-01T00:00:00Z".into()));
-        assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
+        assert_eq!(
+            plan.runs[0].values["from"],
+            Value::Text("2026-11-01T00:00:00Z".into())
+        );
+        assert!(
+            !plan.runs[0].values.contains_key("order_no"),
+            "optional and absent: bound as NULL"
+        );
     }
 }
