@@ -62,7 +62,9 @@ fn start(method: FusionMethod, snapshots: bool) -> FuseStart {
     FuseStart {
         options: Some(FusionOptions { method: method as i32, ..Default::default() }),
         top_k: 20,
-        sources: (0..SOURCES).map(|s| SourceSpec { source: format!("source{s}"), weight: 1.0 + s as f64 * 0.1 }).collect(),
+        sources: (0..SOURCES)
+            .map(|s| SourceSpec { source: format!("source{s}"), weight: 1.0 + s as f64 * 0.1 })
+            .collect(),
         snapshots,
     }
 }
@@ -83,7 +85,13 @@ fn run(start: &FuseStart, input: Vec<(String, Vec<SourceHit>)>, snapshots: bool)
 fn bench(c: &mut Criterion) {
     let input = lists();
     c.bench_function("fuse_8x50/keys_only", |b| {
-        b.iter(|| input.iter().flat_map(|(_, hits)| hits).map(|h| black_box(Keys::of(h)).url.is_some() as usize).sum::<usize>())
+        b.iter(|| {
+            input
+                .iter()
+                .flat_map(|(_, hits)| hits)
+                .map(|h| black_box(Keys::of(h)).url.is_some() as usize)
+                .sum::<usize>()
+        })
     });
     for (label, method, snapshots) in [
         ("fuse_8x50/rrf", FusionMethod::Rrf, false),

@@ -214,7 +214,8 @@ fn fill(hit: &mut Hit, source: &str, pos: u32, rep: SourceHit) {
     hit.rank_in_source = pos;
     hit.source_score = rep.score;
     hit.metadata = rep.metadata;
-    hit.full_text_ref = if rep.full_text_ref.is_empty() { String::new() } else { format!("{source}:{}", rep.full_text_ref) };
+    hit.full_text_ref =
+        if rep.full_text_ref.is_empty() { String::new() } else { format!("{source}:{}", rep.full_text_ref) };
     hit.doc_type = rep.doc_type;
 }
 

@@ -177,7 +177,6 @@ struct Group {
     score: f64,
     rep: Scored,
     positive: bool,
-    contributions: Vec<Scored>,
 }
 
 /// Fuses `sources` (see the module doc) and keeps the first `top_k` groups.
@@ -206,15 +205,21 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
     let hits = groups
         .into_iter()
         .map(|g| {
+            let members = &order[g.start..g.start + g.len];
             let rep_keys = keys_of(&g.rep, sources);
-            let mut duplicates: Vec<(Scored, KeyKind)> = order[g.start..g.start + g.len]
+            let mut duplicates: Vec<(Scored, KeyKind)> = members
                 .iter()
                 .map(|&m| (scored[m as usize], bits[m as usize]))
                 .filter(|(m, _)| (m.src, m.ent) != (g.rep.src, g.rep.ent))
                 .map(|(m, linked)| (m, matched_on(keys_of(&m, sources), rep_keys, linked)))
                 .collect();
             duplicates.sort_by(|(a, _), (b, _)| name(a, sources).cmp(name(b, sources)).then(a.pos.cmp(&b.pos)));
-            PlannedHit { score: g.score, rep: g.rep, contributions: g.contributions, duplicates }
+            PlannedHit {
+                score: g.score,
+                rep: g.rep,
+                contributions: best_per_source(members, &scored, sources),
+                duplicates,
+            }
         })
         .collect();
     Plan { hits, duplicates_merged }
@@ -370,8 +375,22 @@ fn matched_on(keys: &Keys, rep: &Keys, linked: u8) -> KeyKind {
         .unwrap_or(KeyKind::Url)
 }
 
-/// Score, representative and per-source best contributions of one group.
+/// Score and representative of one group (no allocation for the common single-hit group).
 fn summarise(members: &[u32], start: usize, scored: &[Scored], sources: &[SourceList]) -> Group {
+    let positive_weight = |s: &Scored| sources[s.src as usize].weight > 0.0;
+    if let [only] = members {
+        let rep = scored[*only as usize];
+        return Group { start, len: 1, score: rep.value, rep, positive: positive_weight(&rep) };
+    }
+    let best = best_per_source(members, scored, sources);
+    let score = best.iter().map(|b| b.value).sum();
+    let rep = best.iter().copied().min_by(|a, b| cmp_best(a, b, sources)).unwrap_or(scored[members[0] as usize]);
+    Group { start, len: members.len(), score, rep, positive: best.iter().any(positive_weight) }
+}
+
+/// The best contribution of each distinct source in a group, in summing order (value
+/// descending, then source name).
+fn best_per_source(members: &[u32], scored: &[Scored], sources: &[SourceList]) -> Vec<Scored> {
     let mut best: Vec<Scored> = Vec::with_capacity(members.len().min(sources.len()));
     for &m in members {
         let m = scored[m as usize];
@@ -385,10 +404,7 @@ fn summarise(members: &[u32], start: usize, scored: &[Scored], sources: &[Source
         }
     }
     best.sort_by(|a, b| b.value.total_cmp(&a.value).then_with(|| name(a, sources).cmp(name(b, sources))));
-    let score = best.iter().map(|b| b.value).sum();
-    let rep = *best.iter().min_by(|a, b| cmp_best(a, b, sources)).unwrap_or(&scored[members[0] as usize]);
-    let positive = best.iter().any(|b| sources[b.src as usize].weight > 0.0);
-    Group { start, len: members.len(), score, rep, positive, contributions: best }
+    best
 }
 
 #[cfg(test)]

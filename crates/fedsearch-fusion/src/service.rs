@@ -10,7 +10,9 @@
 use std::pin::Pin;
 
 use fedsearch_proto::fusion::{
-    FuseInput, FuseOutput, FusedList, fuse_input::Input, fuse_output::Output,
+    FuseInput, FuseOutput, FusedList,
+    fuse_input::Input,
+    fuse_output::Output,
     fusion_server::{Fusion, FusionServer},
 };
 use futures::{Stream, StreamExt};
@@ -198,7 +200,12 @@ mod tests {
             sources: ["a", "b"].iter().map(|s| SourceSpec { source: s.to_string(), weight: 1.0 }).collect(),
             ..Default::default()
         };
-        let hit = |id: &str| SourceHit { local_id: id.into(), rank: 1, url: "https://x.example/same".into(), ..Default::default() };
+        let hit = |id: &str| SourceHit {
+            local_id: id.into(),
+            rank: 1,
+            url: "https://x.example/same".into(),
+            ..Default::default()
+        };
         let inputs = vec![
             Ok(FuseInput { input: Some(Input::Start(start)) }),
             Ok(FuseInput { input: Some(Input::Batch(SourceBatch { source: "a".into(), hits: vec![hit("1")] })) }),
@@ -210,9 +217,14 @@ mod tests {
         });
         assert_eq!(result.unwrap().unwrap().hits.len(), 1);
         let got = fields.0.lock().unwrap().clone();
-        for (key, value) in
-            [("name", "fusion.fuse"), ("method", "\"rrf\""), ("sources", "2"), ("hits_in", "2"), ("hits_out", "1"), ("duplicates", "1")]
-        {
+        for (key, value) in [
+            ("name", "fusion.fuse"),
+            ("method", "\"rrf\""),
+            ("sources", "2"),
+            ("hits_in", "2"),
+            ("hits_out", "1"),
+            ("duplicates", "1"),
+        ] {
             assert!(got.iter().any(|(k, v)| k == key && v == value), "{key}={value} not in {got:?}");
         }
     }

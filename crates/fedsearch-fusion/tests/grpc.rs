@@ -149,9 +149,8 @@ async fn protocol_violations_are_invalid_argument() {
     let server = Server::start().await;
     let mut client = server.client().await;
     let bad_start = FuseInput { input: Some(Input::Start(FuseStart { top_k: 99, ..Default::default() })) };
-    let no_local_id = FuseInput {
-        input: Some(Input::Batch(SourceBatch { source: "a".into(), hits: vec![SourceHit::default()] })),
-    };
+    let no_local_id =
+        FuseInput { input: Some(Input::Batch(SourceBatch { source: "a".into(), hits: vec![SourceHit::default()] })) };
     let cases: Vec<(&str, Vec<FuseInput>, &str)> = vec![
         ("batch first", vec![batch("a", &["1"])], "must start with a FuseStart"),
         ("empty stream", vec![], "must start with a FuseStart"),
@@ -168,7 +167,8 @@ async fn protocol_violations_are_invalid_argument() {
         assert!(status.message().contains(message), "{name}: {}", status.message());
     }
     // The service keeps serving after refusals.
-    let mut out = client.fuse(tokio_stream::iter(vec![start(&["a"], false), batch("a", &["1"])])).await.unwrap().into_inner();
+    let mut out =
+        client.fuse(tokio_stream::iter(vec![start(&["a"], false), batch("a", &["1"])])).await.unwrap().into_inner();
     assert!(matches!(next_output(&mut out).await, Output::Result(r) if r.hits.len() == 1));
     server.stop().await;
 }

@@ -53,7 +53,15 @@ fn shuffle<T>(items: &mut [T], mut seed: u64) {
 
 /// Fuses with the sources declared in `declare` order and the batches (chunks of `chunk` hits)
 /// interleaved by `seed`.
-fn fuse(names: &[String], weights: &[f64], lists: &[Vec<SourceHit>], method: FusionMethod, k: u32, seed: u64, chunk: usize) -> FusedList {
+fn fuse(
+    names: &[String],
+    weights: &[f64],
+    lists: &[Vec<SourceHit>],
+    method: FusionMethod,
+    k: u32,
+    seed: u64,
+    chunk: usize,
+) -> FusedList {
     let mut order: Vec<usize> = (0..names.len()).collect();
     shuffle(&mut order, seed);
     let declared: Vec<String> = order.iter().map(|&i| names[i].clone()).collect();

@@ -156,7 +156,13 @@ fn weight_zero_still_dedupes_but_contributes_nothing_and_sorts_last() {
         &s,
         vec![
             ("muted", vec![hit("M1", 1), with_url(hit("M2", 2), "https://x.example/doc")]),
-            ("a", (1..=5).map(|i| hit(&format!("A{i}"), i)).chain([with_url(hit("A6", 6), "https://x.example/doc")]).collect()),
+            (
+                "a",
+                (1..=5)
+                    .map(|i| hit(&format!("A{i}"), i))
+                    .chain([with_url(hit("A6", 6), "https://x.example/doc")])
+                    .collect(),
+            ),
         ],
     );
     // M1 is found only by the muted source: score 0, last.
@@ -174,7 +180,15 @@ fn weighted_score_normalises_min_max_per_source() {
     let list = fuse(
         &start(FusionMethod::WeightedScore, &[("a", 1.0), ("b", 0.5)]),
         vec![
-            ("a", vec![with_score(hit("A1", 1), 10.0), with_score(hit("A2", 2), 6.0), with_score(hit("A3", 3), 2.0), hit("A4", 4)]),
+            (
+                "a",
+                vec![
+                    with_score(hit("A1", 1), 10.0),
+                    with_score(hit("A2", 2), 6.0),
+                    with_score(hit("A3", 3), 2.0),
+                    hit("A4", 4),
+                ],
+            ),
             // All equal: n = 1/position.
             ("b", vec![with_score(hit("B1", 1), 3.0), with_score(hit("B2", 2), 3.0)]),
         ],
@@ -192,7 +206,10 @@ fn weighted_score_normalises_min_max_per_source() {
     assert_eq!(a2.contributions[0].normalised_score, Some(0.5));
     assert_eq!(a2.summary, "weighted_score: a#2 w1.0 × 0.500 → 0.50000");
     // No scores at all: 1/position too.
-    let list = fuse(&start(FusionMethod::WeightedScore, &[("c", 1.0)]), vec![("c", vec![hit("1", 1), hit("2", 2), hit("3", 3)])]);
+    let list = fuse(
+        &start(FusionMethod::WeightedScore, &[("c", 1.0)]),
+        vec![("c", vec![hit("1", 1), hit("2", 2), hit("3", 3)])],
+    );
     let scores: Vec<f64> = list.hits.iter().map(|h| h.fused_score).collect();
     assert!(close(scores[0], 1.0) && close(scores[1], 0.5) && close(scores[2], 1.0 / 3.0), "{scores:?}");
 }
@@ -213,7 +230,10 @@ fn url_variants_merge_across_sources() {
     // Path case matters: a different page.
     let list = fuse(
         &rrf(&["a", "b"]),
-        vec![("a", vec![with_url(hit("1", 1), "https://w.example/Page")]), ("b", vec![with_url(hit("1", 1), "https://w.example/page")])],
+        vec![
+            ("a", vec![with_url(hit("1", 1), "https://w.example/Page")]),
+            ("b", vec![with_url(hit("1", 1), "https://w.example/page")]),
+        ],
     );
     assert_eq!(list.hits.len(), 2);
 }
@@ -233,7 +253,13 @@ fn titles_merge_across_sources_only_when_long_enough() {
     // Within one source two ids with the same title are two documents.
     let list = fuse(
         &rrf(&["a"]),
-        vec![("a", vec![with_title(hit("1", 1), "Password reset link expired"), with_title(hit("2", 2), "Password reset link expired")])],
+        vec![(
+            "a",
+            vec![
+                with_title(hit("1", 1), "Password reset link expired"),
+                with_title(hit("2", 2), "Password reset link expired"),
+            ],
+        )],
     );
     assert_eq!(list.hits.len(), 2);
 }
@@ -285,10 +311,7 @@ fn merges_are_transitive() {
 
 #[test]
 fn a_hit_repeated_in_one_list_counts_once() {
-    let list = fuse(
-        &rrf(&["a"]),
-        vec![("a", vec![hit("dup", 1), hit("dup", 2), hit("dup", 3), hit("other", 4)])],
-    );
+    let list = fuse(&rrf(&["a"]), vec![("a", vec![hit("dup", 1), hit("dup", 2), hit("dup", 3), hit("other", 4)])]);
     assert_eq!(ids(&list), vec!["a:dup", "a:other"]);
     assert!(close(list.hits[0].fused_score, 1.0 / 61.0));
     // Positions count distinct hits: `other` is the second.
@@ -309,7 +332,8 @@ fn a_hit_repeated_in_one_list_counts_once() {
 
 #[test]
 fn rank_fields_reorder_arrivals_and_unranked_hits_come_last() {
-    let list = fuse(&rrf(&["a"]), vec![("a", vec![hit("third", 3), hit("none", 0), hit("first", 1), hit("second", 2)])]);
+    let list =
+        fuse(&rrf(&["a"]), vec![("a", vec![hit("third", 3), hit("none", 0), hit("first", 1), hit("second", 2)])]);
     assert_eq!(ids(&list), vec!["a:first", "a:second", "a:third", "a:none"]);
     assert_eq!(list.hits.iter().map(|h| h.rank_in_source).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
 }
