@@ -220,9 +220,11 @@ ask alice "support agent, retail" "$Q1"
 
 section "[Q2] dave asks about last week's payment timeouts: incidents + tickets + wiki runbook"
 say "Shows: logs (incidents), tickets with their handling status and the support runbook, only from"
-say "the last 7 days (--since 7d: INC-2038, 12 days old, is left out)."
+say "the last 7 days: the router turns 最近一周 into a 7-day filter for tickets and incidents (INC-2038,"
+say "12 days old, is left out), while the runbook — reference material — gets no date filter. The"
+say "routing block shows what each source was sent."
 say ""
-ask dave "support agent, wholesale" "$Q2" --since 7d
+ask dave "support agent, wholesale" "$Q2"
 
 section "[Q3] carol (plain employee) asks the same question: she gets less"
 say "Shows: the sources each person may use (ListSources) — carol has no support/finance group, so"
@@ -235,7 +237,7 @@ say ""
 say "\$ fedsearch sources   # as carol"
 fs --token "$(token carol)" sources 2>&1 | sed 's/^/  /' || true
 say ""
-ask carol "plain employee" "$Q2" --since 7d
+ask carol "plain employee" "$Q2"
 
 section "[Q4] eve (contractor, no wiki account) asks how to handle a payment timeout: wiki DENIED, kb answers"
 say "Shows: the wiki is searched as the user's own wiki login; eve has none, so the wiki source is"

@@ -65,9 +65,9 @@ check "Q1 alice: current return policy cited before the superseded 2025 one" \
   before "$q1" 'ref wiki:public:return_policy( |$)' 'ref wiki:public:return_policy_2025'
 check "Q1 alice: a trace id is printed"              has "$q1" 'trace: [0-9a-f]{16,}'
 
-# Q2 — dave, --since 7d: incidents + tickets + the runbook; the 12-day-old incident is left out.
+# Q2 — dave, 最近一周 → last 7 days: incidents + tickets + the runbook; the 12-day-old incident is left out.
 q2=$(section Q2)
-check "Q2 dave: asked as dave with --since 7d"       eval 'has "$q2" "^user: +dave" && has "$q2" "--since 7d"'
+check "Q2 dave: asked as dave; 最近一周 becomes a 7-day filter" eval 'has "$q2" "^user: +dave" && has "$q2" "last 7 days"'
 check "Q2 dave: incidents answers (ok, hits)"        state "$q2" incidents ok 1
 check "Q2 dave: tickets answers (ok, hits)"          state "$q2" tickets ok 1
 check "Q2 dave: wiki answers (ok, hits)"             state "$q2" wiki ok 1

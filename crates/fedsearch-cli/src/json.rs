@@ -65,7 +65,7 @@ pub fn source_status(s: &SourceStatus) -> Value {
 }
 
 fn routed(r: &RoutedSource) -> Value {
-    json!({ "source": r.source, "reason": r.reason })
+    json!({ "source": r.source, "reason": r.reason, "query": r.query, "rewrite": r.rewrite })
 }
 
 pub fn routing(r: &RoutingDecision) -> Value {
@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(keys(&v["sources"][0]).len(), 6);
         assert_eq!(v["sources"][0]["state"], "denied");
         assert_eq!(keys(&v["routing"]).len(), 3);
-        assert_eq!(keys(&v["routing"]["selected"][0]).len(), 2);
+        assert_eq!(keys(&v["routing"]["selected"][0]).len(), 4);
         assert_eq!(keys(&v["fusion"]).len(), 5);
         assert_eq!(keys(&v["context"]).len(), 4);
         assert_eq!(keys(&v["context"]["items"][0]).len(), 8);

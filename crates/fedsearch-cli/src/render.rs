@@ -98,7 +98,13 @@ pub fn routing(r: &RoutingDecision) -> String {
     let rows: Vec<Vec<String>> = r
         .selected
         .iter()
-        .map(|s| vec!["selected".into(), clean(&s.source), clean(&s.reason)])
+        .map(|s| {
+            let mut why = clean(&s.reason);
+            if !s.query.is_empty() {
+                why.push_str(&format!(" → sent `{}` ({})", clean(&s.query), clean(&s.rewrite)));
+            }
+            vec!["selected".into(), clean(&s.source), why]
+        })
         .chain(r.not_selected.iter().map(|s| vec!["not selected".into(), clean(&s.source), clean(&s.reason)]))
         .collect();
     if !rows.is_empty() {
@@ -165,7 +171,8 @@ pub fn hits(hits: &[Hit], explain: bool) -> String {
         }
         facts.push(date(h.updated_at.as_ref()));
         let mut meta: Vec<(&String, &String)> = h.metadata.iter().collect();
-        meta.sort();
+        // The handling state matters most to a reader: status and priority first, then A-Z.
+        meta.sort_by_key(|(k, _)| (!matches!(k.as_str(), "status" | "priority" | "state"), k.as_str()));
         let meta: Vec<String> =
             meta.iter().take(MAX_METADATA).map(|(k, v)| format!("{}={}", clean(k), truncate(&clean(v), 40))).collect();
         if !meta.is_empty() {
@@ -409,10 +416,10 @@ mod tests {
             routing: Some(RoutingDecision {
                 strategy: "rules".into(),
                 selected: vec![
-                    RoutedSource { source: "tickets".into(), reason: "matched keyword 支付超时".into() },
-                    RoutedSource { source: "wiki".into(), reason: "matched keyword 手册".into() },
+                    RoutedSource { source: "tickets".into(), reason: "matched keyword 支付超时".into(), ..Default::default() },
+                    RoutedSource { source: "wiki".into(), reason: "matched keyword 手册".into(), ..Default::default() },
                 ],
-                not_selected: vec![RoutedSource { source: "shop".into(), reason: "no order number".into() }],
+                not_selected: vec![RoutedSource { source: "shop".into(), reason: "no order number".into(), ..Default::default() }],
             }),
             trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
             fusion: Some(FusionReport {

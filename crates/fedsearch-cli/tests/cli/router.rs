@@ -116,10 +116,10 @@ pub fn routing() -> RoutingDecision {
     RoutingDecision {
         strategy: "rules".into(),
         selected: vec![
-            RoutedSource { source: "tickets".into(), reason: "keyword 支付超时".into() },
-            RoutedSource { source: "wiki".into(), reason: "runbooks and policies".into() },
+            RoutedSource { source: "tickets".into(), reason: "keyword 支付超时".into(), ..Default::default() },
+            RoutedSource { source: "wiki".into(), reason: "runbooks and policies".into(), ..Default::default() },
         ],
-        not_selected: vec![RoutedSource { source: "shop".into(), reason: "no order number in the question".into() }],
+        not_selected: vec![RoutedSource { source: "shop".into(), reason: "no order number in the question".into(), ..Default::default() }],
     }
 }
 
