@@ -48,7 +48,7 @@ async fn search_sends_the_flags_as_the_user_and_prints_routing_statuses_hits_cit
         "  wiki     timeout     0   800 ms  DEADLINE_EXCEEDED: no answer within 800 ms\n",
         "1. 支付超时：订单SO20261004付款失败，客户李娜",
         "tickets · ticket · ",
-        "order_no=SO20261004 status=in_progress",
+        "status=in_progress order_no=SO20261004",
         "cite: https://support.spruce-mall.example/tickets/TCK-5002 · ref tickets:TCK-5002",
         "also found in: incidents incidents:INC-2041 (#1, same content)",
         "why: rrf k=60: tickets#1 1/61 + incidents#1 1/61 (fused score 0.0328)",
