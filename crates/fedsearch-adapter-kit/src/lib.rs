@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 #[derive(Clone, Debug)]
 pub struct HitSink {
     tx: mpsc::Sender<Vec<SourceHit>>,
+    notes: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl HitSink {
@@ -36,10 +37,36 @@ impl HitSink {
         self.tx.send(batch).await.is_ok()
     }
 
+    /// Adds a note for the caller to an answer that is otherwise OK, e.g. "no template
+    /// matched" or "filter `tags` not applied". Notes end up in the source's status message,
+    /// so they must be safe to show.
+    pub fn note(&self, note: impl Into<String>) {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).push(note.into());
+    }
+
+    /// The notes added so far, joined.
+    pub fn notes(&self) -> String {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).join("; ")
+    }
+
+    /// A handle that reads this sink's notes but does not keep the batch channel open.
+    pub(crate) fn clone_notes(&self) -> Notes {
+        Notes(self.notes.clone())
+    }
+
     #[doc(hidden)]
     pub fn channel(capacity: usize) -> (Self, mpsc::Receiver<Vec<SourceHit>>) {
         let (tx, rx) = mpsc::channel(capacity);
-        (Self { tx }, rx)
+        (Self { tx, notes: Default::default() }, rx)
+    }
+}
+
+/// Reads the notes of a [`HitSink`] after the sub-query ended.
+pub(crate) struct Notes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Notes {
+    pub(crate) fn notes(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).join("; ")
     }
 }
 

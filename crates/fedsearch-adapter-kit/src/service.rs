@@ -88,6 +88,7 @@ async fn run_one<A: Adapter>(
     }
     let budget = crate::remaining(&query, default_timeout);
     let (sink, mut batches) = HitSink::channel(8);
+    let notes = sink.clone_notes();
     let work = async {
         let _permit = permits
             .acquire_owned()
@@ -110,7 +111,7 @@ async fn run_one<A: Adapter>(
     };
     let (result, hits) = tokio::join!(tokio::time::timeout(budget, work), forward);
     match result {
-        Ok(Ok(())) => done(&id, SourceState::Ok, "OK", String::new(), hits, started),
+        Ok(Ok(())) => done(&id, SourceState::Ok, "OK", notes.notes(), hits, started),
         Ok(Err(e)) => {
             tracing::warn!(sub_query_id = %id, code = code_name(e.code()), error = %e, "sub-query failed");
             done(&id, e.state(), code_name(e.code()), e.to_string(), hits, started)

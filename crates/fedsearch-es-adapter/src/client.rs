@@ -39,6 +39,7 @@ pub fn build(cluster: &ClusterConfig) -> anyhow::Result<Elasticsearch> {
 }
 
 /// Runs `_search` on `index` with `body`, giving up client-side after `timeout`.
+#[tracing::instrument(name = "es.search", skip_all, fields(otel.kind = "client", db.system = "elasticsearch", index = %index))]
 pub async fn search(
     es: &Elasticsearch,
     source: &str,

@@ -236,10 +236,10 @@ impl Adapter for SqlAdapter {
     }
 
     async fn search(&self, query: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
+        let notes = sink.clone();
         let outcome = self.run_search(query, sink).await?;
         if !outcome.message.is_empty() {
-            // The kit's SubQueryDone has no field for notes on success yet; log them.
-            tracing::info!(note = %outcome.message, "sub-query note");
+            notes.note(outcome.message);
         }
         Ok(())
     }

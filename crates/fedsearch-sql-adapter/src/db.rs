@@ -95,6 +95,7 @@ impl Database {
     /// Runs one statement with `binds` and returns at most `max_rows` rows. `budget` is the
     /// time left for this sub-query; the statement timeout is the smaller of it and the
     /// configured one.
+    #[tracing::instrument(name = "sql.query", skip_all, fields(otel.kind = "client", max_rows))]
     pub async fn query(
         &self,
         sql: String,

@@ -144,6 +144,7 @@ impl Confluence {
         build_cql(text, &self.content_types, &self.spaces, time_range)
     }
 
+    #[tracing::instrument(name = "confluence.rest", skip_all, fields(otel.kind = "client"))]
     async fn get(&self, credential: &Credential, url: &str, query: &[(&str, String)], timeout: Duration) -> Result<Json, AdapterError> {
         let request = self.http.get(url).query(query).header(reqwest::header::ACCEPT, "application/json").timeout(timeout);
         let response = credential.apply(request).send().await.map_err(|e| http::send_error(e, WIKI))?;

@@ -98,6 +98,7 @@ impl DokuWiki {
     }
 
     /// One XML-RPC call as the user.
+    #[tracing::instrument(name = "dokuwiki.xmlrpc", skip_all, fields(otel.kind = "client", rpc.method = %method))]
     pub async fn call(
         &self,
         credential: &Credential,
