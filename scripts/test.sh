@@ -1,28 +1,41 @@
 #!/usr/bin/env bash
-# test.sh — what `make test` runs: install and start the real backends, run every test against
-# them, validate the deploy files, stop everything. Works on a fresh machine of this kind.
+# test.sh — what `make test` (and CI) runs: install and start the real backends, run every test
+# against them, run the demo once and check its output, validate the deploy files statically,
+# stop everything. Works on a fresh machine of this kind (it installs what is missing).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT"
 
 cleanup() { scripts/backends/all.sh stop || true; }
 trap cleanup EXIT
 
-if ! command -v cargo >/dev/null; then die "cargo is not installed (rustup toolchain expected)"; fi
+command -v cargo >/dev/null || die "cargo is not installed (a rustup toolchain is expected)"
+started=$(date +%s)
 
-log "starting backends (PostgreSQL, MariaDB, SQLite, OpenSearch, DokuWiki)"
-# Build while the backends start: both take minutes on a fresh machine.
+log "starting backends (PostgreSQL, MariaDB, SQLite, OpenSearch, DokuWiki) while the workspace builds"
 ( scripts/backends/all.sh start ) & backends_pid=$!
+
+log "installing the official MCP Python SDK (for the MCP client test) into .run/venv"
+( [ -x "$FEDSEARCH_RUN_DIR/venv/bin/python" ] || python3 -m venv "$FEDSEARCH_RUN_DIR/venv" ) \
+  && "$FEDSEARCH_RUN_DIR/venv/bin/pip" install -q --disable-pip-version-check mcp \
+  || die "could not install the Python package mcp from PyPI"
+export FEDSEARCH_MCP_PYTHON=$FEDSEARCH_RUN_DIR/venv/bin/python
+
 log "building the workspace and its tests (debug)"
-cargo build --workspace --all-targets --locked 2>&1 | tail -3
-wait "$backends_pid" || die "backends failed to start"
+cargo build --workspace --all-targets --locked
+wait "$backends_pid" || die "the backends did not start (logs: $FEDSEARCH_RUN_DIR/start-*.log)"
 eval "$(scripts/backends/all.sh env)"
 
+status=0
 log "running the tests"
-FEDSEARCH_REQUIRE_BACKENDS=1 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$FEDSEARCH_RUN_DIR/cargo-test.log"
-status=${PIPESTATUS[0]}
+cargo test --workspace --locked --no-fail-fast || status=1
 
-if [ -x scripts/validate-deploy.sh ]; then
-  log "validating docker-compose.yml, Dockerfiles and Kubernetes manifests (statically: no engine here)"
-  scripts/validate-deploy.sh || status=1
-fi
+log "stopping the test backends (the demo starts its own)"
+scripts/backends/all.sh stop
+log "running the demo once and checking its output"
+tests/demo_check.sh || status=1
+
+log "validating docker-compose.yml, the Dockerfiles and the Kubernetes manifests (statically: no engine here)"
+scripts/validate-deploy.sh || status=1
+
+log "make test finished in $(( $(date +%s) - started )) s with status $status"
 exit "$status"

@@ -122,6 +122,8 @@ impl Drop for Proc {
 pub struct Stack {
     pub procs: Vec<Proc>,
     pub router_url: String,
+    /// The MCP endpoint, `http://127.0.0.1:<port>/mcp`.
+    pub mcp_url: String,
     _logs: tempfile::TempDir,
 }
 
@@ -161,8 +163,8 @@ impl Stack {
         let es_cfg_path = logs.path().join("es-adapter.yaml");
         std::fs::write(&es_cfg_path, es_cfg).unwrap();
 
-        let (fusion_port, es_port, sql_port, wiki_port, router_port) =
-            (free_port(), free_port(), free_port(), free_port(), free_port());
+        let (fusion_port, es_port, sql_port, wiki_port, router_port, mcp_port) =
+            (free_port(), free_port(), free_port(), free_port(), free_port(), free_port());
         let mut procs = vec![
             Proc::spawn("fusion", &["--config", &cfg("fusion")], &with(&[listen(fusion_port)]), logs.path()),
             Proc::spawn(
@@ -189,7 +191,8 @@ impl Stack {
             .replace("127.0.0.1:50052", &format!("127.0.0.1:{fusion_port}"))
             .replace("127.0.0.1:50061", &format!("127.0.0.1:{es_port}"))
             .replace("127.0.0.1:50062", &format!("127.0.0.1:{sql_port}"))
-            .replace("127.0.0.1:50063", &format!("127.0.0.1:{wiki_port}"));
+            .replace("127.0.0.1:50063", &format!("127.0.0.1:{wiki_port}"))
+            .replace("127.0.0.1:50071", &format!("127.0.0.1:{mcp_port}"));
         let router_cfg_path = logs.path().join("router.yaml");
         std::fs::write(&router_cfg_path, router_cfg).unwrap();
         procs.push(Proc::spawn(
@@ -201,7 +204,12 @@ impl Stack {
         for p in procs.iter_mut() {
             p.wait_healthy().await;
         }
-        Stack { router_url: format!("http://127.0.0.1:{router_port}"), procs, _logs: logs }
+        Stack {
+            router_url: format!("http://127.0.0.1:{router_port}"),
+            mcp_url: format!("http://127.0.0.1:{mcp_port}/mcp"),
+            procs,
+            _logs: logs,
+        }
     }
 
     pub async fn client(&self) -> FederatedSearchClient<Channel> {

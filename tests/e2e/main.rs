@@ -2,5 +2,6 @@
 //! the real backends `make test` starts (OpenSearch, SQLite/PostgreSQL, DokuWiki).
 
 mod harness;
+mod mcp;
 mod spine;
 mod trace;

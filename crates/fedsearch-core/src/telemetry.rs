@@ -53,7 +53,7 @@ pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<T
     let filter = std::env::var("RUST_LOG")
         .ok()
         .or_else(|| config.log_filter.clone())
-        .unwrap_or_else(|| "info,h2=warn,hyper=warn,tower=warn,opentelemetry=warn".to_string());
+        .unwrap_or_else(|| "info,h2=warn,hyper=warn,tower=warn,opentelemetry=warn,rmcp=warn".to_string());
     let filter = EnvFilter::try_new(&filter).map_err(|e| anyhow::anyhow!("invalid log filter `{filter}`: {e}"))?;
     let otel = tracing_opentelemetry::layer().with_tracer(tracer);
     let registry = tracing_subscriber::registry().with(filter).with(otel);

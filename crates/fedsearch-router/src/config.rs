@@ -250,8 +250,10 @@ impl Validate for RouterConfig {
             if !(s.adapter.starts_with("http://") || s.adapter.starts_with("https://")) {
                 return Err(format!("`{at}.adapter` must be an http:// or https:// URL"));
             }
-            if !s.weight.is_finite() || s.weight < 0.0 {
-                return Err(format!("`{at}.weight` must be a finite number >= 0"));
+            // 0 is not allowed: the fusion contract reads an unset (0) weight as 1.0. To switch a
+            // source off for one query, send `fusion.weights[source] = 0` in the request.
+            if !s.weight.is_finite() || s.weight <= 0.0 {
+                return Err(format!("`{at}.weight` must be a finite number > 0"));
             }
             if s.timeout.is_zero() {
                 return Err(format!("`{at}.timeout` must be positive"));
