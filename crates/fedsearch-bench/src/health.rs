@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tonic_health::pb::{
-    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
-};
+use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
 
 use crate::BenchError;
 
@@ -20,12 +18,8 @@ pub async fn check(uri: &http::Uri) -> Result<bool, BenchError> {
         .connect()
         .await
         .map_err(|_| BenchError::Unavailable(format!("cannot connect to {uri}")))?;
-    let response = HealthClient::new(channel)
-        .check(HealthCheckRequest {
-            service: String::new(),
-        })
-        .await
-        .map_err(|e| {
+    let response =
+        HealthClient::new(channel).check(HealthCheckRequest { service: String::new() }).await.map_err(|e| {
             BenchError::Unavailable(format!(
                 "health check of {uri} failed ({})",
                 fedsearch_core::grpc::code_name(e.code())

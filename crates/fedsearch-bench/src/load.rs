@@ -147,16 +147,12 @@ impl LoadgenArgs {
             }
             (None, Some(concurrency)) => {
                 if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
-                    return Err(invalid(format!(
-                        "--concurrency must be within 1..={MAX_CONCURRENCY}"
-                    )));
+                    return Err(invalid(format!("--concurrency must be within 1..={MAX_CONCURRENCY}")));
                 }
                 Mode::Closed { concurrency }
             }
             _ => {
-                return Err(invalid(
-                    "give exactly one of --rate (open loop) or --concurrency (closed loop)",
-                ));
+                return Err(invalid("give exactly one of --rate (open loop) or --concurrency (closed loop)"));
             }
         };
         if self.duration.is_zero() || self.duration > MAX_DURATION {
@@ -169,17 +165,13 @@ impl LoadgenArgs {
             return Err(invalid("--timeout must be positive and at most 60s"));
         }
         if !(1..=MAX_REQUESTS).contains(&self.max_requests) {
-            return Err(invalid(format!(
-                "--max-requests must be within 1..={MAX_REQUESTS}"
-            )));
+            return Err(invalid(format!("--max-requests must be within 1..={MAX_REQUESTS}")));
         }
         if !(1..=100_000).contains(&self.max_outstanding) {
             return Err(invalid("--max-outstanding must be within 1..=100000"));
         }
         if !(1..=MAX_CHANNELS).contains(&self.channels) {
-            return Err(invalid(format!(
-                "--channels must be within 1..={MAX_CHANNELS}"
-            )));
+            return Err(invalid(format!("--channels must be within 1..={MAX_CHANNELS}")));
         }
         if self.slowest_source_ms > 600_000 {
             return Err(invalid("--slowest-source-ms must be at most 600000"));
@@ -203,19 +195,16 @@ impl LoadgenArgs {
             slowest_source: Duration::from_millis(self.slowest_source_ms),
             max_requests: self.max_requests,
             max_outstanding: self.max_outstanding,
-            request: SearchRequest {
-                query: self.query.clone(),
-                top_k: self.top_k,
-                ..Default::default()
-            },
+            request: SearchRequest { query: self.query.clone(), top_k: self.top_k, ..Default::default() },
         })
     }
 
     /// Mints the bearer token, valid for the whole run plus five minutes.
     pub fn token(&self, spec: &LoadSpec) -> Result<String, BenchError> {
-        let secret = self.secret.as_deref().ok_or_else(|| {
-            invalid("set FEDSEARCH_BENCH_SECRET (or --secret) to the router's auth.hs256_secret")
-        })?;
+        let secret = self
+            .secret
+            .as_deref()
+            .ok_or_else(|| invalid("set FEDSEARCH_BENCH_SECRET (or --secret) to the router's auth.hs256_secret"))?;
         if secret.len() < fedsearch_core::auth::MIN_SECRET_LEN {
             return Err(invalid(format!(
                 "the signing secret must be at least {} bytes",
@@ -223,8 +212,7 @@ impl LoadgenArgs {
             )));
         }
         let ttl = spec.warmup + spec.duration + spec.timeout + Duration::from_secs(300);
-        fedsearch_core::auth::mint_hs256(secret, &self.subject, &self.groups, BTreeMap::new(), ttl)
-            .map_err(invalid)
+        fedsearch_core::auth::mint_hs256(secret, &self.subject, &self.groups, BTreeMap::new(), ttl).map_err(invalid)
     }
 }
 
@@ -237,14 +225,9 @@ pub struct Pool {
 
 impl Pool {
     /// Opens `channels` connections to `target` now, so no request pays for connecting.
-    pub async fn connect(
-        target: &http::Uri,
-        channels: usize,
-        token: &str,
-    ) -> Result<Self, BenchError> {
-        let authorization = format!("Bearer {token}")
-            .parse()
-            .map_err(|_| invalid("the minted token is not valid metadata"))?;
+    pub async fn connect(target: &http::Uri, channels: usize, token: &str) -> Result<Self, BenchError> {
+        let authorization =
+            format!("Bearer {token}").parse().map_err(|_| invalid("the minted token is not valid metadata"))?;
         let mut clients = Vec::with_capacity(channels);
         for _ in 0..channels {
             let channel = tonic::transport::Endpoint::from(target.clone())
@@ -255,25 +238,16 @@ impl Pool {
                 .map_err(|_| BenchError::Unavailable(format!("cannot connect to {target}")))?;
             clients.push(FederatedSearchClient::new(channel));
         }
-        Ok(Self {
-            clients,
-            next: AtomicUsize::new(0),
-            authorization,
-        })
+        Ok(Self { clients, next: AtomicUsize::new(0), authorization })
     }
 
     /// One `Search` on the next channel in turn.
-    pub async fn search(
-        &self,
-        request: SearchRequest,
-        timeout: Duration,
-    ) -> Result<SearchResponse, Status> {
+    pub async fn search(&self, request: SearchRequest, timeout: Duration) -> Result<SearchResponse, Status> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len();
         let mut client = self.clients[i].clone();
         let mut call = tonic::Request::new(request);
         call.set_timeout(timeout);
-        call.metadata_mut()
-            .insert("authorization", self.authorization.clone());
+        call.metadata_mut().insert("authorization", self.authorization.clone());
         client.search(call).await.map(tonic::Response::into_inner)
     }
 }
@@ -283,21 +257,10 @@ fn answer(response: &SearchResponse, latency: Duration) -> Answer {
     Answer {
         latency,
         slowest_reported_source: Duration::from_millis(
-            response
-                .sources
-                .iter()
-                .map(|s| s.latency_ms)
-                .max()
-                .unwrap_or(0),
+            response.sources.iter().map(|s| s.latency_ms).max().unwrap_or(0),
         ),
-        partial: response
-            .sources
-            .iter()
-            .any(|s| s.state() != SourceState::Ok),
-        fusion_fallback: response
-            .fusion
-            .as_ref()
-            .is_some_and(|f| f.in_process_fallback),
+        partial: response.sources.iter().any(|s| s.state() != SourceState::Ok),
+        fusion_fallback: response.fusion.as_ref().is_some_and(|f| f.in_process_fallback),
     }
 }
 
@@ -337,8 +300,7 @@ async fn phase(pool: &Arc<Pool>, spec: &Arc<LoadSpec>, length: Duration) -> (Rec
                     continue;
                 }
                 outstanding.fetch_add(1, Ordering::Relaxed);
-                let (pool, spec, rec, outstanding) =
-                    (pool.clone(), spec.clone(), rec.clone(), outstanding.clone());
+                let (pool, spec, rec, outstanding) = (pool.clone(), spec.clone(), rec.clone(), outstanding.clone());
                 tasks.spawn(async move {
                     one(&pool, &spec, &rec).await;
                     outstanding.fetch_sub(1, Ordering::Relaxed);
@@ -350,12 +312,9 @@ async fn phase(pool: &Arc<Pool>, spec: &Arc<LoadSpec>, length: Duration) -> (Rec
             let issued = Arc::new(AtomicU64::new(0));
             let mut workers = JoinSet::new();
             for _ in 0..concurrency {
-                let (pool, spec, rec, issued) =
-                    (pool.clone(), spec.clone(), rec.clone(), issued.clone());
+                let (pool, spec, rec, issued) = (pool.clone(), spec.clone(), rec.clone(), issued.clone());
                 workers.spawn(async move {
-                    while Instant::now() < end
-                        && issued.fetch_add(1, Ordering::Relaxed) < spec.max_requests
-                    {
+                    while Instant::now() < end && issued.fetch_add(1, Ordering::Relaxed) < spec.max_requests {
                         one(&pool, &spec, &rec).await;
                     }
                 });
@@ -398,17 +357,13 @@ fn fail(code: i32, e: impl std::fmt::Display) -> ! {
 pub async fn main(args: LoadgenArgs) -> anyhow::Result<()> {
     let target = loopback::target(&args.target).unwrap_or_else(|e| fail(2, e));
     if let Some(within) = args.wait_healthy {
-        health::wait_healthy(&target, within)
-            .await
-            .unwrap_or_else(|e| fail(1, e));
+        health::wait_healthy(&target, within).await.unwrap_or_else(|e| fail(1, e));
         eprintln!("fedsearch-loadgen: {target} is serving");
         return Ok(());
     }
     let spec = args.spec().unwrap_or_else(|e| fail(2, e));
     let token = args.token(&spec).unwrap_or_else(|e| fail(2, e));
-    let pool = Pool::connect(&target, args.channels, &token)
-        .await
-        .unwrap_or_else(|e| fail(1, e));
+    let pool = Pool::connect(&target, args.channels, &token).await.unwrap_or_else(|e| fail(1, e));
     let report = run(Arc::new(pool), spec).await;
     let json = serde_json::to_string(&report)?;
     if let Some(path) = &args.json_out {
@@ -439,27 +394,15 @@ mod tests {
 
     /// Flags after a valid target and secret; `extra` is split on whitespace.
     fn parse(extra: &str) -> LoadgenArgs {
-        try_parse(&format!(
-            "--secret 0123456789abcdef0123456789abcdef {extra}"
-        ))
-        .unwrap()
+        try_parse(&format!("--secret 0123456789abcdef0123456789abcdef {extra}")).unwrap()
     }
 
     #[test]
     fn rate_or_concurrency_chooses_the_mode() {
-        assert_eq!(
-            parse("--rate 500").spec().unwrap().mode,
-            Mode::Open { rate: 500.0 }
-        );
-        assert_eq!(
-            parse("--concurrency 8").spec().unwrap().mode,
-            Mode::Closed { concurrency: 8 }
-        );
+        assert_eq!(parse("--rate 500").spec().unwrap().mode, Mode::Open { rate: 500.0 });
+        assert_eq!(parse("--concurrency 8").spec().unwrap().mode, Mode::Closed { concurrency: 8 });
         let err = parse("").spec().unwrap_err().to_string();
-        assert!(
-            err.contains("--rate") && err.contains("--concurrency"),
-            "{err}"
-        );
+        assert!(err.contains("--rate") && err.contains("--concurrency"), "{err}");
         assert!(try_parse("--rate 1 --concurrency 1").is_err());
     }
 
@@ -492,14 +435,8 @@ mod tests {
         let args = parse("--rate 10 --group support");
         let spec = args.spec().unwrap();
         let token = args.token(&spec).unwrap();
-        let config = fedsearch_core::JwtConfig {
-            hs256_secret: args.secret.clone(),
-            ..Default::default()
-        };
-        let id = fedsearch_core::JwtVerifier::new(&config)
-            .unwrap()
-            .verify(&token)
-            .unwrap();
+        let config = fedsearch_core::JwtConfig { hs256_secret: args.secret.clone(), ..Default::default() };
+        let id = fedsearch_core::JwtVerifier::new(&config).unwrap().verify(&token).unwrap();
         assert_eq!(id.subject, "bench-user");
         assert_eq!(id.groups, vec!["support".to_string()]);
 
@@ -515,9 +452,6 @@ mod tests {
     #[test]
     fn the_default_label_names_the_level() {
         assert_eq!(parse("--rate 250").spec().unwrap().label, "open 250 q/s");
-        assert_eq!(
-            parse("--concurrency 64").spec().unwrap().label,
-            "closed x64"
-        );
+        assert_eq!(parse("--concurrency 64").spec().unwrap().label, "closed x64");
     }
 }

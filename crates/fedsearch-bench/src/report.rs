@@ -65,10 +65,8 @@ impl Recorder {
         self.partial += u64::from(a.partial);
         self.fusion_fallback += u64::from(a.fusion_fallback);
         self.latency.saturating_record(micros(a.latency));
-        self.overhead
-            .saturating_record(micros(a.latency.saturating_sub(self.slowest_source)));
-        self.reported_source
-            .saturating_record(micros(a.slowest_reported_source));
+        self.overhead.saturating_record(micros(a.latency.saturating_sub(self.slowest_source)));
+        self.reported_source.saturating_record(micros(a.slowest_reported_source));
     }
 
     /// A failed call, by its gRPC code name (or a load-generator reason such as `LOADGEN_BACKLOG`).
@@ -88,11 +86,7 @@ impl Recorder {
     pub fn report(&self, run: RunInfo, elapsed: Duration) -> Report {
         let secs = elapsed.as_secs_f64();
         Report {
-            achieved_qps: if secs > 0.0 {
-                round2(self.ok as f64 / secs)
-            } else {
-                0.0
-            },
+            achieved_qps: if secs > 0.0 { round2(self.ok as f64 / secs) } else { 0.0 },
             sent: self.ok + self.error_total(),
             ok: self.ok,
             errors: self.errors.clone(),
@@ -138,12 +132,7 @@ pub struct Percentiles {
 impl Percentiles {
     fn of(h: &Histogram<u64>, count: u64) -> Self {
         if count == 0 {
-            return Self {
-                p50: None,
-                p95: None,
-                p99: None,
-                max: None,
-            };
+            return Self { p50: None, p95: None, p99: None, max: None };
         }
         let ms = |us: u64| Some(round2(us as f64 / 1000.0));
         Self {
@@ -198,11 +187,7 @@ impl Report {
         let errors = if self.errors.is_empty() {
             "0".to_string()
         } else {
-            self.errors
-                .iter()
-                .map(|(k, v)| format!("{k}: {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            self.errors.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
         };
         format!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} |",
@@ -230,13 +215,7 @@ mod tests {
     use super::*;
 
     fn run() -> RunInfo {
-        RunInfo {
-            label: "t".into(),
-            mode: "open".into(),
-            rate: Some(100.0),
-            concurrency: None,
-            duration_s: 1.0,
-        }
+        RunInfo { label: "t".into(), mode: "open".into(), rate: Some(100.0), concurrency: None, duration_s: 1.0 }
     }
 
     fn answer(ms: u64) -> Answer {
@@ -278,29 +257,15 @@ mod tests {
         r.error("UNAVAILABLE");
         r.error("UNAVAILABLE");
         r.error("RESOURCE_EXHAUSTED");
-        r.answer(Answer {
-            partial: true,
-            ..answer(1)
-        });
+        r.answer(Answer { partial: true, ..answer(1) });
         let rep = r.report(run(), Duration::from_secs(1));
         assert_eq!(rep.sent, 4);
         assert_eq!(rep.error_total, 3);
         assert_eq!(rep.errors["UNAVAILABLE"], 2);
         assert_eq!(rep.partial, 1);
         let row = rep.markdown_row();
-        assert!(
-            row.contains("RESOURCE_EXHAUSTED: 1, UNAVAILABLE: 2"),
-            "{row}"
-        );
-        assert_eq!(
-            row.matches('|').count(),
-            markdown_header()
-                .lines()
-                .next()
-                .unwrap()
-                .matches('|')
-                .count()
-        );
+        assert!(row.contains("RESOURCE_EXHAUSTED: 1, UNAVAILABLE: 2"), "{row}");
+        assert_eq!(row.matches('|').count(), markdown_header().lines().next().unwrap().matches('|').count());
     }
 
     #[test]

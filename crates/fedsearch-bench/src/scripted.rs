@@ -47,38 +47,21 @@ impl ScriptedArgs {
         let listen = loopback::listen(self.listen)?;
         if self.source.is_empty()
             || self.source.len() > 64
-            || !self
-                .source
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            || !self.source.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(BenchError::InvalidArgument(
-                "--source must be 1..=64 of a-z, 0-9, '_' or '-'".into(),
-            ));
+            return Err(BenchError::InvalidArgument("--source must be 1..=64 of a-z, 0-9, '_' or '-'".into()));
         }
         if self.latency_ms > MAX_LATENCY_MS {
-            return Err(BenchError::InvalidArgument(format!(
-                "--latency-ms must be at most {MAX_LATENCY_MS}"
-            )));
+            return Err(BenchError::InvalidArgument(format!("--latency-ms must be at most {MAX_LATENCY_MS}")));
         }
         if self.hits > MAX_HITS {
-            return Err(BenchError::InvalidArgument(format!(
-                "--hits must be at most {MAX_HITS}"
-            )));
+            return Err(BenchError::InvalidArgument(format!("--hits must be at most {MAX_HITS}")));
         }
         if !(1..=100_000).contains(&self.max_concurrent) {
-            return Err(BenchError::InvalidArgument(
-                "--max-concurrent must be within 1..=100000".into(),
-            ));
+            return Err(BenchError::InvalidArgument("--max-concurrent must be within 1..=100000".into()));
         }
-        let script = Script::answer(
-            make_hits(&self.source, self.hits),
-            Duration::from_millis(self.latency_ms),
-        );
-        let adapter = ScriptedAdapter::new(
-            "scripted-adapter",
-            [(self.source.clone(), script)].into_iter().collect(),
-        );
+        let script = Script::answer(make_hits(&self.source, self.hits), Duration::from_millis(self.latency_ms));
+        let adapter = ScriptedAdapter::new("scripted-adapter", [(self.source.clone(), script)].into_iter().collect());
         let config = ServerConfig {
             listen,
             shutdown_grace: Duration::from_secs(2),
@@ -102,13 +85,8 @@ pub async fn main(args: ScriptedArgs) -> anyhow::Result<()> {
     let telemetry = fedsearch_core::telemetry::init("scripted-adapter", &Default::default())?;
     let listener = fedsearch_core::grpc::bind(config.listen).await?;
     tracing::info!(source = %args.source, latency_ms = args.latency_ms, hits = args.hits, listen = %listener.local_addr()?, "serving");
-    let result = fedsearch_adapter_kit::serve_adapter(
-        adapter,
-        listener,
-        &config,
-        fedsearch_core::shutdown::signal(),
-    )
-    .await;
+    let result =
+        fedsearch_adapter_kit::serve_adapter(adapter, listener, &config, fedsearch_core::shutdown::signal()).await;
     telemetry.shutdown();
     result
 }
@@ -120,22 +98,14 @@ mod tests {
     use super::*;
 
     fn args(extra: &[&str]) -> ScriptedArgs {
-        let mut v = vec![
-            "scripted-adapter",
-            "--listen",
-            "127.0.0.1:0",
-            "--source",
-            "tickets",
-        ];
+        let mut v = vec!["scripted-adapter", "--listen", "127.0.0.1:0", "--source", "tickets"];
         v.extend_from_slice(extra);
         ScriptedArgs::try_parse_from(v).unwrap()
     }
 
     #[test]
     fn flags_build_an_adapter_for_the_named_source() {
-        let (adapter, config) = args(&["--latency-ms", "30", "--hits", "5"])
-            .build()
-            .unwrap();
+        let (adapter, config) = args(&["--latency-ms", "30", "--hits", "5"]).build().unwrap();
         use fedsearch_adapter_kit::Adapter;
         let d = adapter.describe();
         assert_eq!(d.sources.len(), 1);
@@ -156,14 +126,9 @@ mod tests {
             let err = refusal(args(&extra)).to_string();
             assert!(err.contains(needle), "{err}");
         }
-        let err = refusal(
-            ScriptedArgs::try_parse_from(["x", "--listen", "0.0.0.0:1", "--source", "a"]).unwrap(),
-        );
+        let err = refusal(ScriptedArgs::try_parse_from(["x", "--listen", "0.0.0.0:1", "--source", "a"]).unwrap());
         assert!(matches!(err, BenchError::NotLoopback(_)));
-        let err = refusal(
-            ScriptedArgs::try_parse_from(["x", "--listen", "127.0.0.1:1", "--source", "a b"])
-                .unwrap(),
-        );
+        let err = refusal(ScriptedArgs::try_parse_from(["x", "--listen", "127.0.0.1:1", "--source", "a b"]).unwrap());
         assert!(err.to_string().contains("--source"));
     }
 }

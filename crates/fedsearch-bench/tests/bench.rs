@@ -30,12 +30,7 @@ impl Running {
     }
 }
 
-async fn listener() -> (
-    tokio::net::TcpListener,
-    SocketAddr,
-    oneshot::Sender<()>,
-    oneshot::Receiver<()>,
-) {
+async fn listener() -> (tokio::net::TcpListener, SocketAddr, oneshot::Sender<()>, oneshot::Receiver<()>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     let (tx, rx) = oneshot::channel();
@@ -67,10 +62,8 @@ async fn start_scripted(source: &str, latency_ms: u64) -> Running {
 }
 
 async fn start_fusion() -> Running {
-    let config: fedsearch_fusion::FusionConfig = fedsearch_core::config::from_yaml_str(
-        "server: { listen: \"127.0.0.1:0\", shutdown_grace: 1s }",
-    )
-    .unwrap();
+    let config: fedsearch_fusion::FusionConfig =
+        fedsearch_core::config::from_yaml_str("server: { listen: \"127.0.0.1:0\", shutdown_grace: 1s }").unwrap();
     let (l, addr, tx, rx) = listener().await;
     tokio::spawn(async move {
         let _ = fedsearch_fusion::serve(l, &config, async {
@@ -93,8 +86,7 @@ async fn start_router(sources: &[(&str, &Running)], fusion: &Running) -> Running
             adapter.url()
         ));
     }
-    let config: fedsearch_router::RouterConfig =
-        fedsearch_core::config::from_yaml_str(&yaml).unwrap();
+    let config: fedsearch_router::RouterConfig = fedsearch_core::config::from_yaml_str(&yaml).unwrap();
     let (l, addr, tx, rx) = listener().await;
     tokio::spawn(async move {
         let _ = fedsearch_router::serve(config, l, async {
@@ -117,85 +109,50 @@ async fn stack() -> Stack {
     let b = start_scripted("beta", 20).await;
     let c = start_scripted("gamma", 30).await;
     let router = start_router(&[("alpha", &a), ("beta", &b), ("gamma", &c)], &fusion).await;
-    health::wait_healthy(&router.url().parse().unwrap(), Duration::from_secs(10))
-        .await
-        .unwrap();
-    Stack {
-        router,
-        _parts: vec![fusion, a, b, c],
-    }
+    health::wait_healthy(&router.url().parse().unwrap(), Duration::from_secs(10)).await.unwrap();
+    Stack { router, _parts: vec![fusion, a, b, c] }
 }
 
 /// Loadgen flags for `router`; `extra` is split on whitespace.
 fn args(router: &Running, extra: &str) -> LoadgenArgs {
     let url = router.url();
-    let base = [
-        "fedsearch-loadgen",
-        "--target",
-        url.as_str(),
-        "--secret",
-        SECRET,
-    ];
+    let base = ["fedsearch-loadgen", "--target", url.as_str(), "--secret", SECRET];
     LoadgenArgs::try_parse_from(base.into_iter().chain(extra.split_whitespace())).unwrap()
 }
 
 async fn drive(args: &LoadgenArgs) -> fedsearch_bench::report::Report {
     let spec = args.spec().unwrap();
     let token = args.token(&spec).unwrap();
-    let pool = Pool::connect(&args.target.parse().unwrap(), args.channels, &token)
-        .await
-        .unwrap();
+    let pool = Pool::connect(&args.target.parse().unwrap(), args.channels, &token).await.unwrap();
     load::run(Arc::new(pool), spec).await
 }
 
 #[tokio::test]
 async fn open_loop_sends_at_the_rate_and_overhead_is_latency_minus_the_slowest_source() {
     let s = stack().await;
-    let a = args(
-        &s.router,
-        "--rate 100 --duration 1s --warmup 200ms --slowest-source-ms 30",
-    );
+    let a = args(&s.router, "--rate 100 --duration 1s --warmup 200ms --slowest-source-ms 30");
     let r = drive(&a).await;
     assert_eq!(r.sent, 100, "{r:?}");
     assert_eq!(r.ok, 100, "{r:?}");
     assert_eq!(r.error_total, 0, "{r:?}");
     assert_eq!(r.partial, 0, "every source answers OK: {r:?}");
-    assert_eq!(
-        r.fusion_fallback, 0,
-        "the fusion service fused every answer: {r:?}"
-    );
-    assert!(
-        r.achieved_qps > 70.0 && r.achieved_qps <= 101.0,
-        "{}",
-        r.achieved_qps
-    );
+    assert_eq!(r.fusion_fallback, 0, "the fusion service fused every answer: {r:?}");
+    assert!(r.achieved_qps > 70.0 && r.achieved_qps <= 101.0, "{}", r.achieved_qps);
     let (p50, o50) = (r.latency_ms.p50.unwrap(), r.overhead_ms.p50.unwrap());
     assert!(p50 >= 30.0, "no answer can beat the 30 ms source: {p50}");
-    assert!(
-        (p50 - 30.0 - o50).abs() < 0.1,
-        "overhead = latency - 30 ms: {p50} vs {o50}"
-    );
+    assert!((p50 - 30.0 - o50).abs() < 0.1, "overhead = latency - 30 ms: {p50} vs {o50}");
     assert!(r.router_reported_slowest_source_ms.p50.unwrap() >= 30.0);
     let row = r.markdown_row();
-    assert!(
-        row.starts_with("| open 100 q/s | open | 100 q/s | 100 | 100 | 0 |"),
-        "{row}"
-    );
+    assert!(row.starts_with("| open 100 q/s | open | 100 q/s | 100 | 100 | 0 |"), "{row}");
 }
 
 #[tokio::test]
 async fn closed_loop_runs_n_workers_back_to_back_and_stops_at_the_duration() {
     let s = stack().await;
-    let a = args(
-        &s.router,
-        "--concurrency 4 --duration 1s --warmup 0s --slowest-source-ms 30",
-    );
+    let a = args(&s.router, "--concurrency 4 --duration 1s --warmup 0s --slowest-source-ms 30");
     let started = std::time::Instant::now();
     let r = drive(&a).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "bounded in time"
-    );
+    assert!(started.elapsed() < Duration::from_secs(3), "bounded in time");
     // 4 workers, each answer takes at least 30 ms: at most 4 x 1 s / 30 ms (+1 each to finish).
     assert!(r.ok >= 8 && r.ok <= 4 * 34, "{r:?}");
     assert_eq!(r.error_total, 0, "{r:?}");
@@ -205,10 +162,7 @@ async fn closed_loop_runs_n_workers_back_to_back_and_stops_at_the_duration() {
 #[tokio::test]
 async fn max_requests_bounds_a_run() {
     let s = stack().await;
-    let a = args(
-        &s.router,
-        "--concurrency 8 --duration 10s --warmup 0s --max-requests 20",
-    );
+    let a = args(&s.router, "--concurrency 8 --duration 10s --warmup 0s --max-requests 20");
     let started = std::time::Instant::now();
     let r = drive(&a).await;
     assert_eq!(r.sent, 20, "{r:?}");
@@ -232,24 +186,14 @@ async fn wait_healthy_fails_with_a_clear_message_when_nothing_listens() {
     let port = l.local_addr().unwrap().port();
     drop(l);
     let uri: http::Uri = format!("http://127.0.0.1:{port}").parse().unwrap();
-    let err = health::wait_healthy(&uri, Duration::from_millis(300))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("did not become healthy") && err.contains("cannot connect"),
-        "{err}"
-    );
+    let err = health::wait_healthy(&uri, Duration::from_millis(300)).await.unwrap_err().to_string();
+    assert!(err.contains("did not become healthy") && err.contains("cannot connect"), "{err}");
 }
 
 // --- the real binaries ---
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// Kills the child (SIGKILL) if a test fails before stopping it.
@@ -283,16 +227,7 @@ fn the_binaries_refuse_non_loopback_addresses_with_exit_code_2() {
 async fn the_scripted_adapter_binary_serves_the_router_and_stops_on_sigterm() {
     let port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_scripted-adapter"))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--source",
-            "alpha",
-            "--latency-ms",
-            "5",
-            "--hits",
-            "3",
-        ])
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--source", "alpha", "--latency-ms", "5", "--hits", "3"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -305,49 +240,25 @@ async fn the_scripted_adapter_binary_serves_the_router_and_stops_on_sigterm() {
         .output()
         .await
         .unwrap();
-    assert!(
-        wait.status.success(),
-        "{}",
-        String::from_utf8_lossy(&wait.stderr)
-    );
+    assert!(wait.status.success(), "{}", String::from_utf8_lossy(&wait.stderr));
 
     let fusion = start_fusion().await;
-    let adapter = Running {
-        addr: format!("127.0.0.1:{port}").parse().unwrap(),
-        _stop: oneshot::channel().0,
-    };
+    let adapter = Running { addr: format!("127.0.0.1:{port}").parse().unwrap(), _stop: oneshot::channel().0 };
     let router = start_router(&[("alpha", &adapter)], &fusion).await;
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_fedsearch-loadgen"))
-        .args([
-            "--target",
-            &router.url(),
-            "--rate",
-            "20",
-            "--duration",
-            "500ms",
-            "--warmup",
-            "0s",
-            "--json",
-        ])
+        .args(["--target", &router.url(), "--rate", "20", "--duration", "500ms", "--warmup", "0s", "--json"])
         .args(["--slowest-source-ms", "5"])
         .env("FEDSEARCH_BENCH_SECRET", SECRET)
         .output()
         .await
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["ok"], 10, "{json}");
     assert_eq!(json["partial"], 0, "{json}");
     assert!(json["latency_ms"]["p50"].as_f64().unwrap() >= 5.0, "{json}");
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.0.id().to_string()])
-        .status()
-        .unwrap();
+    let killed = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let mut exited = None;
     for _ in 0..100 {
