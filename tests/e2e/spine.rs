@@ -91,3 +91,42 @@ async fn the_sql_adapter_answers_behind_the_router_on_postgresql_too() {
     let resp = c.search(authed(q, "dave")).await.unwrap().into_inner();
     assert!(resp.hits.iter().all(|h| !h.title.contains("SO20261001")), "{:#?}", resp.hits);
 }
+
+#[tokio::test]
+async fn list_sources_tool_specs_are_valid_json_schema() {
+    let stack = Stack::start(StackOptions::default()).await;
+    let mut c = stack.client().await;
+    let listed = c.list_sources(authed(ListSourcesRequest {}, "alice")).await.unwrap().into_inner();
+    assert_eq!(listed.sources.len(), 5);
+    let specs: Vec<serde_json::Value> =
+        listed.sources.iter().map(|s| serde_json::from_str(&s.tool_spec_json).expect("tool spec is JSON")).collect();
+    for (s, spec) in listed.sources.iter().zip(&specs) {
+        assert_eq!(spec["type"], "function");
+        assert_eq!(spec["function"]["name"], format!("search_{}", s.name));
+        assert!(spec["function"]["description"].as_str().unwrap().contains(&s.description));
+    }
+    // Checked against the JSON Schema meta-schema by the `jsonschema` package (installed with
+    // the MCP SDK in the test venv), not by our own code.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), serde_json::to_string(&specs).unwrap()).unwrap();
+    let check = "import json, sys, jsonschema\n\
+                 specs = json.load(open(sys.argv[1]))\n\
+                 for s in specs: jsonschema.Draft202012Validator.check_schema(s['function']['parameters'])\n\
+                 v = jsonschema.Draft202012Validator(specs[0]['function']['parameters'])\n\
+                 assert v.is_valid({'query': 'q', 'top_k': 5}), 'a good call validates'\n\
+                 assert not v.is_valid({'top_k': 5}), 'query is required'\n\
+                 assert not v.is_valid({'query': 'q', 'top_k': 99}), 'top_k is bounded'\n\
+                 print('schemas ok', len(specs))";
+    let out = std::process::Command::new(crate::harness::need_env("FEDSEARCH_MCP_PYTHON"))
+        .arg("-c")
+        .arg(check)
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -190,6 +190,9 @@ pub struct SourceConfig {
     /// Relative cost of a query, for the agent ("low", "medium", "high").
     #[serde(default)]
     pub cost: String,
+    /// Reuse a user's identical answer from this source for this long (off when unset).
+    #[serde(default, with = "duration::option")]
+    pub cache_ttl: Option<Duration>,
 }
 
 fn default_weight() -> f64 {

@@ -105,6 +105,21 @@ async fn run_source(
 ) -> SourceStatus {
     let started = Instant::now();
     let name = source.name().to_string();
+    let sub_query = sub_query(source, user, d);
+    // Answers for the same user and the same sub-query are reused for `cache_ttl`. A request
+    // carrying a delegated credential is never cached: the credential may change what it sees.
+    let cache_key = match (&source.cache, &sub_query.user) {
+        (Some(_), Some(u)) if u.delegated_credential.is_none() => Some(crate::cache::key(&sub_query)),
+        _ => None,
+    };
+    if let (Some(cache), Some(key)) = (&source.cache, &cache_key) {
+        if let Some(hit) = cache.get(key).await {
+            let n = hit.hits.len() as u32;
+            let age = hit.stored.elapsed().as_secs();
+            let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
+            return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
+        }
+    }
     if let Admission::Open(retry_in) = source.breaker.admit() {
         return status(
             &name,
@@ -118,9 +133,15 @@ async fn run_source(
     let until = deadline.min(started + source.config.timeout);
     let budget = until.saturating_duration_since(started);
     let mut hits = 0u32;
-    let work = stream_source(source, user, d, budget, events, &mut hits);
+    let mut kept = cache_key.as_ref().map(|_| Vec::new());
+    let work = stream_source(source, sub_query, budget, events, &mut hits, kept.as_mut());
     match tokio::time::timeout_at(until, work).await {
-        Ok(s) => SourceStatus { latency_ms: started.elapsed().as_millis() as u64, ..s },
+        Ok(s) => {
+            if let (Some(cache), Some(key), Some(kept), SourceState::Ok) = (&source.cache, cache_key, kept, s.state()) {
+                cache.insert(key, crate::cache::Cached::new(kept)).await;
+            }
+            SourceStatus { latency_ms: started.elapsed().as_millis() as u64, ..s }
+        }
         Err(_) => status(
             &name,
             SourceState::Timeout,
@@ -132,29 +153,35 @@ async fn run_source(
     }
 }
 
-async fn stream_source(
-    source: &Source,
-    user: &Identity,
-    d: Dispatch,
-    budget: Duration,
-    events: &mpsc::Sender<SourceEvent>,
-    hits: &mut u32,
-) -> SourceStatus {
-    let started = Instant::now();
-    let name = source.name().to_string();
+/// The sub-query one source receives: the rewritten text, the verified user (with the
+/// credential delegated for this source only) and the source-side name.
+fn sub_query(source: &Source, user: &Identity, d: Dispatch) -> SubQuery {
     let mut ctx = user.to_user_context();
     ctx.delegated_credential = d.credential;
-    let sub_query = SubQuery {
+    SubQuery {
         id: "1".into(),
         source: source.target.clone(),
         text: d.text,
         filters: d.filters,
         limit: d.limit,
-        deadline: Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget)),
+        deadline: None,
         user: Some(ctx),
         params: d.params,
         template: d.template,
-    };
+    }
+}
+
+async fn stream_source(
+    source: &Source,
+    mut sub_query: SubQuery,
+    budget: Duration,
+    events: &mpsc::Sender<SourceEvent>,
+    hits: &mut u32,
+    mut kept: Option<&mut Vec<SourceHit>>,
+) -> SourceStatus {
+    let started = Instant::now();
+    let name = source.name().to_string();
+    sub_query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget));
     let (tx, rx) = mpsc::channel(1);
     // The frame fits the buffer, and the sender stays open until we stop reading, so the
     // adapter sees a half-close only if we finish first (which it treats as "no more").
@@ -170,6 +197,9 @@ async fn stream_source(
         match stream.message().await {
             Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Batch(batch)) })) => {
                 *hits += batch.hits.len() as u32;
+                if let Some(kept) = kept.as_deref_mut() {
+                    kept.extend(batch.hits.iter().cloned());
+                }
                 let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: batch.hits }).await;
             }
             Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(done)) })) => {

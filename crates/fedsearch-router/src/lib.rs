@@ -7,6 +7,7 @@
 //! with hits, per-source statuses, the routing decision and the trace id.
 
 pub mod breaker;
+pub mod cache;
 pub mod config;
 pub mod context;
 pub mod documents;

@@ -26,6 +26,8 @@ pub struct Source {
     pub patterns: Vec<Regex>,
     pub client: AdapterClient,
     pub breaker: CircuitBreaker,
+    /// Answers reused for `cache_ttl` (see [`crate::cache`]); `None` when caching is off.
+    pub cache: Option<crate::cache::AnswerCache>,
 }
 
 impl Source {
@@ -72,6 +74,7 @@ impl Registry {
                 patterns,
                 client: SourceAdapterClient::with_interceptor(channel, TraceInjector),
                 breaker: CircuitBreaker::new(breaker.failure_threshold, breaker.open_for),
+                cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000)),
                 config: c.clone(),
             });
         }

@@ -427,3 +427,32 @@ async fn rules_pick_sources_and_explain_why() {
     assert_eq!(resp.routing.unwrap().strategy, "fallback_all");
     assert_eq!(resp.sources.len(), 2);
 }
+
+#[tokio::test]
+async fn a_cached_answer_is_reused_for_the_same_user_only() {
+    let a = ScriptedAdapter::new("a", scripts(vec![("kb", Script::answer(make_hits("kb", 3), Duration::ZERO))]));
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("kb", &ra.url(), "cache_ttl: 60s")], "")).await;
+    let mut c = client(&router).await;
+    let alice = token("alice", &["support"]);
+    let first = c.search(authed(query("支付超时"), &alice)).await.unwrap().into_inner();
+    let second = c.search(authed(query("支付超时"), &alice)).await.unwrap().into_inner();
+    assert_eq!(record.started.load(Ordering::SeqCst), 1, "the second identical search was served from the cache");
+    assert!(second.sources[0].message.starts_with("from cache"), "{:?}", second.sources[0]);
+    assert_eq!(
+        first.hits.iter().map(|h| &h.id).collect::<Vec<_>>(),
+        second.hits.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
+    // Another user, or another question, goes to the source.
+    c.search(authed(query("支付超时"), &token("carol", &["employee"]))).await.unwrap();
+    c.search(authed(query("发货"), &alice)).await.unwrap();
+    assert_eq!(record.started.load(Ordering::SeqCst), 3);
+    // A delegated credential is never cached.
+    for _ in 0..2 {
+        let mut q = query("支付超时");
+        q.source_credentials.insert("kb".into(), Secret { value: "t".into() });
+        c.search(authed(q, &alice)).await.unwrap();
+    }
+    assert_eq!(record.started.load(Ordering::SeqCst), 5);
+}
