@@ -301,6 +301,17 @@ TMP_OUT="$WORK/BENCHMARKS.md"
     echo "| $(j "$r" .run.label) | $(j "$r" .latency_ms.p50) | $(j "$r" .router_reported_slowest_source_ms.p50) | $(j "$r" .latency_ms.p99) | $(j "$r" .router_reported_slowest_source_ms.p99) | $(j "$r" .fusion_fallback) | $rc | $per | $fc | $ac | $(cut -d' ' -f1 "$WORK/$r.load") |"
   done
   echo
+  echo "Warnings the router logged during the runs (all phases), by message and reason:"
+  echo
+  warnings=$(cat "$WORK"/router-*.log | jq -Rr 'fromjson? | select(.level == "WARN") | "\(.fields.message)\(if .fields.reason then " (" + .fields.reason + ")" else "" end)"' | sort | uniq -c | sort -rn)
+  if [ -n "$warnings" ]; then
+    echo "| count | warning |"
+    echo "|---|---|"
+    echo "$warnings" | awk '{ n = $1; $1 = ""; sub(/^ /, ""); printf "| %s | %s |\n", n, $0 }'
+  else
+    echo "None."
+  fi
+  echo
   echo "## Fusion"
   echo
   cat "$FUSION_MD"
