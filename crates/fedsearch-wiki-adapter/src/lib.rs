@@ -115,6 +115,9 @@ impl Adapter for WikiAdapter {
         let budget = fedsearch_adapter_kit::remaining(&query, self.default_timeout);
         let hits = source.search(&query, budget).await?;
         tracing::debug!(source = %source.name, hits = hits.len(), "wiki search done");
+        for note in source.ignored_filters(query.filters.as_ref()) {
+            sink.note(note);
+        }
         sink.send(hits).await;
         Ok(())
     }

@@ -8,7 +8,7 @@
 //! - `equals`: only the key `namespace` is supported (exact namespace or space key).
 //! - `tags` and other `equals` keys are not supported by this source and are ignored on purpose
 //!   (wiki pages carry no tags the adapter can read); Describe does not list them, and the
-//!   adapter logs each ignored filter at debug level.
+//!   adapter reports each ignored filter as a note in the source's status message.
 //!
 //! Results are cut to the sub-query limit after filtering, ranked 1.. in the wiki's own order.
 
@@ -149,15 +149,18 @@ impl Source {
         true
     }
 
-    fn log_ignored(&self, filters: Option<&Filters>) {
+    /// The filters this source cannot apply, as notes for the caller's status line.
+    pub fn ignored_filters(&self, filters: Option<&Filters>) -> Vec<String> {
+        let mut notes = Vec::new();
         if let Some(f) = filters {
             if !f.tags.is_empty() {
-                tracing::debug!(source = %self.name, "tags filter ignored: wiki pages carry no tags");
+                notes.push("filter `tags` not applied: wiki pages carry no tags".to_string());
             }
             for key in f.equals.keys().filter(|k| k.as_str() != "namespace") {
-                tracing::debug!(source = %self.name, key = %key, "equals filter ignored: unsupported key");
+                notes.push(format!("filter `equals.{key}` not applied: only `namespace` is supported"));
             }
         }
+        notes
     }
 
     pub fn to_hit(&self, found: Found, rank: u32) -> SourceHit {
@@ -191,7 +194,6 @@ impl Source {
         }
         let credential = self.credential(query.user.as_ref())?;
         let filters = query.filters.as_ref();
-        self.log_ignored(filters);
         let timeout = budget.min(self.request_timeout);
         let limit = query.limit.max(1) as usize;
         let found = match &self.connector {
