@@ -203,7 +203,10 @@ async fn stream_source(
                 let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: batch.hits }).await;
             }
             Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(done)) })) => {
+                // Half-close, then read the stream to its end: dropping an unfinished stream
+                // makes h2 reset it, and a long-lived connection is closed after 1024 resets.
                 drop(tx);
+                drain(&mut stream).await;
                 let state = SourceState::try_from(done.state).unwrap_or(SourceState::Error);
                 return status(&name, state, &done.code, done.message, *hits, started);
             }
@@ -214,6 +217,14 @@ async fn stream_source(
             Err(e) => return status_from_rpc_error(&name, &e, *hits, started),
         }
     }
+}
+
+/// Reads what is left of a finished stream (the trailers), briefly.
+pub(crate) async fn drain<T>(stream: &mut tonic::Streaming<T>) {
+    let _ = tokio::time::timeout(Duration::from_millis(100), async {
+        while let Ok(Some(_)) = stream.message().await {}
+    })
+    .await;
 }
 
 /// Maps a transport/RPC failure to a per-source state with a message safe to show.

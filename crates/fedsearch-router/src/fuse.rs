@@ -121,7 +121,10 @@ impl FusionSession {
             let wait = async {
                 loop {
                     match outputs.message().await {
-                        Ok(Some(FuseOutput { output: Some(fuse_output::Output::Result(list)) })) => return Ok(list),
+                        Ok(Some(FuseOutput { output: Some(fuse_output::Output::Result(list)) })) => {
+                            crate::fanout::drain(&mut outputs).await;
+                            return Ok(list);
+                        }
                         Ok(Some(_)) => continue,
                         Ok(None) => return Err("fusion service ended without a result".to_string()),
                         Err(e) => return Err(format!("fusion service failed ({})", fedsearch_core::grpc::code_name(e.code()))),

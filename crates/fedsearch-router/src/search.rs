@@ -164,15 +164,16 @@ pub async fn run(
     }
     emit(&events, search_event::Event::Routing(routing.clone())).await;
 
+    let (tx, mut rx) = mpsc::channel::<SourceEvent>(256);
+    let expected = dispatches.len();
+    // Sub-queries go out first; the fusion stream opens while they run (their events wait in
+    // the channel), so fusion adds no round trip before the sources.
+    // Owned here: if the caller goes away, this future is dropped and so are the sub-queries.
+    let mut tasks = fanout::start(&state.registry, user, dispatches, deadline, tx);
     let fuse_span = tracing::info_span!("router.fuse");
     let mut session = FusionSession::open(state.fusion.as_ref(), start, state.config.fusion.timeout)
         .instrument(fuse_span.clone())
         .await;
-
-    let (tx, mut rx) = mpsc::channel::<SourceEvent>(256);
-    let expected = dispatches.len();
-    // Owned here: if the caller goes away, this future is dropped and so are the sub-queries.
-    let mut tasks = fanout::start(&state.registry, user, dispatches, deadline, tx);
     let mut statuses: HashMap<String, SourceStatus> = HashMap::new();
     let grace = deadline + Duration::from_millis(50);
     while statuses.len() < expected {
