@@ -29,6 +29,9 @@ status=0
 log "running the tests"
 cargo test --workspace --locked --no-fail-fast || status=1
 
+log "linting (cargo clippy, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings || status=1
+
 log "stopping the test backends (the demo starts its own)"
 scripts/backends/all.sh stop
 log "running the demo once and checking its output"

@@ -83,10 +83,10 @@ impl Proc {
             }
             if let Ok(ch) = Channel::from_shared(self.url()).unwrap().connect().await {
                 let mut health = tonic_health::pb::health_client::HealthClient::new(ch);
-                if let Ok(r) = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await {
-                    if r.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32 {
-                        return;
-                    }
+                if let Ok(r) = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await
+                    && r.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+                {
+                    return;
                 }
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -157,9 +157,7 @@ impl Stack {
         let wiki_url = need_env("DOKUWIKI_URL");
         let wiki_secrets = need_env("DOKUWIKI_SECRETS");
         let sql_url = opts.sql_url.clone().unwrap_or_else(|| need_env("SQLITE_URL"));
-        let es_cfg = std::fs::read_to_string(cfg("es-adapter"))
-            .unwrap()
-            .replace("http://127.0.0.1:9201", &opensearch);
+        let es_cfg = std::fs::read_to_string(cfg("es-adapter")).unwrap().replace("http://127.0.0.1:9201", &opensearch);
         let es_cfg_path = logs.path().join("es-adapter.yaml");
         std::fs::write(&es_cfg_path, es_cfg).unwrap();
 

@@ -13,10 +13,11 @@ async fn a_real_mcp_client_searches_and_fetches_as_two_different_users() {
     let script = root().join("tests/mcp/mcp_client.py");
     let url = stack.mcp_url.clone();
     let (alice, carol) = (token_for("alice"), token_for("carol"));
-    let out = tokio::task::spawn_blocking(move || Command::new(python).arg(script).arg(url).arg(alice).arg(carol).output())
-        .await
-        .unwrap()
-        .expect("run the MCP client");
+    let out =
+        tokio::task::spawn_blocking(move || Command::new(python).arg(script).arg(url).arg(alice).arg(carol).output())
+            .await
+            .unwrap()
+            .expect("run the MCP client");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -38,13 +38,21 @@ async fn one_question_reaches_every_adapter_and_comes_back_fused_and_cited() {
     // The order row is there.
     assert!(resp.hits.iter().any(|h| h.source == "orders" && h.title.contains("SO20261004")), "{:#?}", resp.hits);
     // DokuWiki ANDs its terms, so the runbook is asked for in its own words.
-    let q = SearchRequest { query: "支付超时 处理手册".into(), sources: vec!["wiki".into()], ..Default::default() };
+    let q =
+        SearchRequest { query: "支付超时 处理手册".into(), sources: vec!["wiki".into()], ..Default::default() };
     let resp = c.search(authed(q, "dave")).await.unwrap().into_inner();
-    assert!(resp.hits.iter().any(|h| h.source == "wiki" && h.full_text_ref.contains("runbook_payment_timeout")), "{:#?}", resp.hits);
+    assert!(
+        resp.hits.iter().any(|h| h.source == "wiki" && h.full_text_ref.contains("runbook_payment_timeout")),
+        "{:#?}",
+        resp.hits
+    );
     // And a cited document can be fetched as the same user.
     let wiki_hit = resp.hits.iter().find(|h| h.source == "wiki").unwrap();
     let doc = c
-        .get_document(authed(GetDocumentRequest { full_text_ref: wiki_hit.full_text_ref.clone(), ..Default::default() }, "dave"))
+        .get_document(authed(
+            GetDocumentRequest { full_text_ref: wiki_hit.full_text_ref.clone(), ..Default::default() },
+            "dave",
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -63,7 +71,10 @@ async fn a_plain_employee_gets_only_what_they_may_see() {
     let queried: Vec<_> = resp.sources.iter().map(|s| s.source.as_str()).collect();
     assert!(queried.iter().all(|s| ["kb", "wiki"].contains(s)), "{queried:?}");
     for h in &resp.hits {
-        assert!(!h.full_text_ref.contains("support:") && !h.full_text_ref.contains("finance:"), "carol must not see {h:?}");
+        assert!(
+            !h.full_text_ref.contains("support:") && !h.full_text_ref.contains("finance:"),
+            "carol must not see {h:?}"
+        );
     }
 }
 
@@ -71,7 +82,11 @@ async fn a_plain_employee_gets_only_what_they_may_see() {
 async fn a_user_without_a_wiki_credential_is_denied_there_while_other_sources_answer() {
     let stack = Stack::start(StackOptions::default()).await;
     let mut c = stack.client().await;
-    let q = SearchRequest { query: "支付超时 怎么处理".into(), sources: vec!["kb".into(), "wiki".into()], ..Default::default() };
+    let q = SearchRequest {
+        query: "支付超时 怎么处理".into(),
+        sources: vec!["kb".into(), "wiki".into()],
+        ..Default::default()
+    };
     let resp = c.search(authed(q, "eve")).await.unwrap().into_inner();
     assert_eq!(state(&resp, "wiki"), Some(SourceState::Denied), "{:?}", resp.sources);
     assert_eq!(state(&resp, "kb"), Some(SourceState::Ok), "{:?}", resp.sources);
@@ -81,9 +96,14 @@ async fn a_user_without_a_wiki_credential_is_denied_there_while_other_sources_an
 
 #[tokio::test]
 async fn the_sql_adapter_answers_behind_the_router_on_postgresql_too() {
-    let stack = Stack::start(StackOptions { sql_url: Some(crate::harness::need_env("PG_RO_URL")), ..Default::default() }).await;
+    let stack =
+        Stack::start(StackOptions { sql_url: Some(crate::harness::need_env("PG_RO_URL")), ..Default::default() }).await;
     let mut c = stack.client().await;
-    let q = SearchRequest { query: "SO20261001 为什么还没发货".into(), sources: vec!["orders".into()], ..Default::default() };
+    let q = SearchRequest {
+        query: "SO20261001 为什么还没发货".into(),
+        sources: vec!["orders".into()],
+        ..Default::default()
+    };
     let resp = c.search(authed(q.clone(), "alice")).await.unwrap().into_inner();
     assert_eq!(state(&resp, "orders"), Some(SourceState::Ok), "{:?}\n{}", resp.sources, stack.logs());
     assert!(resp.hits.iter().any(|h| h.title.contains("SO20261001")), "{:#?}", resp.hits);
@@ -123,10 +143,5 @@ async fn list_sources_tool_specs_are_valid_json_schema() {
         .arg(file.path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }

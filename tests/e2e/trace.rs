@@ -75,7 +75,8 @@ async fn one_trace_links_router_adapters_backends_and_fusion() {
             .add_service(TraceServiceServer::new(receiver.clone()))
             .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
     );
-    let stack = Stack::start(StackOptions { otlp_endpoint: Some(format!("http://{addr}")), ..Default::default() }).await;
+    let stack =
+        Stack::start(StackOptions { otlp_endpoint: Some(format!("http://{addr}")), ..Default::default() }).await;
     let mut c = stack.client().await;
     let q = SearchRequest {
         query: "SO20261004 支付超时".into(),
@@ -90,14 +91,7 @@ async fn one_trace_links_router_adapters_backends_and_fusion() {
     let want_services = ["router", "fusion", "es-adapter", "sql-adapter", "wiki-adapter"];
     let mut spans = Vec::new();
     for _ in 0..100 {
-        spans = receiver
-            .0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|s| hex(&s.trace_id) == trace_id)
-            .cloned()
-            .collect::<Vec<_>>();
+        spans = receiver.0.lock().unwrap().iter().filter(|s| hex(&s.trace_id) == trace_id).cloned().collect::<Vec<_>>();
         let subqueries = spans.iter().filter(|s| s.name.starts_with("adapter.subquery")).count();
         if want_services.iter().all(|svc| spans.iter().any(|s| s.service == *svc)) && subqueries >= 3 {
             // Give stragglers of the same batch a moment.
@@ -125,8 +119,14 @@ async fn one_trace_links_router_adapters_backends_and_fusion() {
         // The adapter's server span is a child of the router's dispatch span, across processes.
         let server = spans
             .iter()
-            .find(|s| s.service == adapter && s.name == "fedsearch.adapter.v1.SourceAdapter/Search" && s.parent == dispatch.span_id)
-            .unwrap_or_else(|| panic!("{adapter}: no server span under router.dispatch {source}; {:#?}", names(&spans)));
+            .find(|s| {
+                s.service == adapter
+                    && s.name == "fedsearch.adapter.v1.SourceAdapter/Search"
+                    && s.parent == dispatch.span_id
+            })
+            .unwrap_or_else(|| {
+                panic!("{adapter}: no server span under router.dispatch {source}; {:#?}", names(&spans))
+            });
         let sub = spans
             .iter()
             .find(|s| s.service == adapter && s.name.starts_with("adapter.subquery") && s.parent == server.span_id)

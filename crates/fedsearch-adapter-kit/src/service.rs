@@ -90,10 +90,8 @@ async fn run_one<A: Adapter>(
     let (sink, mut batches) = HitSink::channel(8);
     let notes = sink.clone_notes();
     let work = async {
-        let _permit = permits
-            .acquire_owned()
-            .await
-            .map_err(|_| AdapterError::Unavailable("adapter is shutting down".into()))?;
+        let _permit =
+            permits.acquire_owned().await.map_err(|_| AdapterError::Unavailable("adapter is shutting down".into()))?;
         adapter.search(query, sink).await
     };
     let forward = async {

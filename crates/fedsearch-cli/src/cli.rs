@@ -230,7 +230,8 @@ mod tests {
     #[test]
     fn since_conflicts_with_from_and_a_user_preset_with_explicit_claims() {
         use clap::Parser;
-        let err = Cli::try_parse_from(["fedsearch", "search", "q", "--since", "7d", "--from", "2026-11-01"]).unwrap_err();
+        let err =
+            Cli::try_parse_from(["fedsearch", "search", "q", "--since", "7d", "--from", "2026-11-01"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
         let err = Cli::try_parse_from(["fedsearch", "token", "--secret", "s", "--user", "alice", "--group", "x"])
             .unwrap_err();

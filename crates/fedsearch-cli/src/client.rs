@@ -147,7 +147,10 @@ mod tests {
         let f = Failure::from(Status::permission_denied("no access to\nwiki"));
         assert_eq!(f.line(), "error: PERMISSION_DENIED: no access to wiki");
         assert_eq!(f.exit_code(), ExitCode::from(1));
-        assert_eq!(Failure::from(Status::unavailable("")).line(), "error: UNAVAILABLE: The service is currently unavailable");
+        assert_eq!(
+            Failure::from(Status::unavailable("")).line(),
+            "error: UNAVAILABLE: The service is currently unavailable"
+        );
     }
 
     #[tokio::test]

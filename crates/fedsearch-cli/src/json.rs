@@ -133,7 +133,8 @@ pub fn document(d: &Document) -> Value {
 
 /// A source; `tool_spec_json` is embedded as JSON when it parses, else kept as a string.
 pub fn source_info(s: &SourceInfo) -> Value {
-    let tool_spec = serde_json::from_str::<Value>(&s.tool_spec_json).unwrap_or_else(|_| Value::String(s.tool_spec_json.clone()));
+    let tool_spec =
+        serde_json::from_str::<Value>(&s.tool_spec_json).unwrap_or_else(|_| Value::String(s.tool_spec_json.clone()));
     json!({
         "name": s.name, "kind": s.kind, "description": s.description, "when_to_use": s.when_to_use,
         "when_not_to_use": s.when_not_to_use, "tags": s.tags, "weight": s.weight, "timeout_ms": s.timeout_ms,
@@ -167,7 +168,11 @@ mod tests {
             duplicates: vec![DuplicateRef { source: "kb".into(), ..Default::default() }],
             explanation: Some(Explanation {
                 method: "rrf".into(),
-                contributions: vec![ScoreContribution { source: "tickets".into(), raw_score: Some(3.5), ..Default::default() }],
+                contributions: vec![ScoreContribution {
+                    source: "tickets".into(),
+                    raw_score: Some(3.5),
+                    ..Default::default()
+                }],
                 summary: "rrf".into(),
             }),
             ..Default::default()
@@ -188,8 +193,16 @@ mod tests {
     #[test]
     fn a_response_and_its_parts_map_every_field() {
         let r = SearchResponse {
-            sources: vec![SourceStatus { source: "wiki".into(), state: SourceState::Denied as i32, ..Default::default() }],
-            routing: Some(RoutingDecision { strategy: "rules".into(), selected: vec![RoutedSource::default()], not_selected: vec![] }),
+            sources: vec![SourceStatus {
+                source: "wiki".into(),
+                state: SourceState::Denied as i32,
+                ..Default::default()
+            }],
+            routing: Some(RoutingDecision {
+                strategy: "rules".into(),
+                selected: vec![RoutedSource::default()],
+                not_selected: vec![],
+            }),
             fusion: Some(FusionReport::default()),
             context: Some(AgentContext { items: vec![ContextItem::default()], ..Default::default() }),
             ..Default::default()

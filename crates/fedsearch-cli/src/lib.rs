@@ -87,7 +87,8 @@ fn token(args: &TokenArgs) -> Result<(), Failure> {
             (sub, args.group.clone(), args.attr.iter().cloned().collect())
         }
     };
-    let token = fedsearch_core::auth::mint_hs256(&args.secret, &sub, &groups, attrs, args.ttl).map_err(Failure::Other)?;
+    let token =
+        fedsearch_core::auth::mint_hs256(&args.secret, &sub, &groups, attrs, args.ttl).map_err(Failure::Other)?;
     out(&format!("{token}\n"));
     Ok(())
 }
@@ -152,8 +153,10 @@ async fn sources(mut client: Client, json: bool) -> Result<(), Failure> {
 }
 
 async fn get(mut client: Client, args: &GetArgs, json: bool) -> Result<(), Failure> {
-    let mut req =
-        Request::new(GetDocumentRequest { full_text_ref: args.full_text_ref.clone(), source_credentials: Default::default() });
+    let mut req = Request::new(GetDocumentRequest {
+        full_text_ref: args.full_text_ref.clone(),
+        source_credentials: Default::default(),
+    });
     req.set_timeout(DEFAULT_DEADLINE);
     let doc = client.get_document(req).await?.into_inner();
     if json {

@@ -80,7 +80,9 @@ fn table(header: Option<&[&str]>, rows: &[Vec<String>], right: &[usize]) -> Stri
 
 /// `2026-11-29 08:30 UTC`, or `-` when unset.
 fn datetime(ts: Option<&Timestamp>) -> String {
-    ts.and_then(fedsearch_core::time::to_chrono).map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or("-".into())
+    ts.and_then(fedsearch_core::time::to_chrono)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or("-".into())
 }
 
 /// `2026-11-29`, or `-` when unset.
@@ -121,7 +123,13 @@ fn status_row(s: &SourceStatus) -> Vec<String> {
         (false, true) => clean(code),
         (false, false) => format!("{}: {}", clean(code), clean(&s.message)),
     };
-    vec![clean(&s.source), state_label(s.state).into(), s.hit_count.to_string(), format!("{} ms", s.latency_ms), message]
+    vec![
+        clean(&s.source),
+        state_label(s.state).into(),
+        s.hit_count.to_string(),
+        format!("{} ms", s.latency_ms),
+        message,
+    ]
 }
 
 const STATUS_HEADER: [&str; 5] = ["SOURCE", "STATE", "HITS", "LATENCY", "MESSAGE"];
@@ -365,7 +373,10 @@ mod tests {
                     rank_in_source: 1,
                     source_score: Some(7.5),
                     fused_score: 0.0325,
-                    metadata: HashMap::from([("status".into(), "in_progress".into()), ("priority".into(), "P1".into())]),
+                    metadata: HashMap::from([
+                        ("status".into(), "in_progress".into()),
+                        ("priority".into(), "P1".into()),
+                    ]),
                     full_text_ref: "tickets:TCK-5002".into(),
                     duplicates: vec![DuplicateRef {
                         source: "incidents".into(),
@@ -416,10 +427,20 @@ mod tests {
             routing: Some(RoutingDecision {
                 strategy: "rules".into(),
                 selected: vec![
-                    RoutedSource { source: "tickets".into(), reason: "matched keyword 支付超时".into(), ..Default::default() },
-                    RoutedSource { source: "wiki".into(), reason: "matched keyword 手册".into(), ..Default::default() },
+                    RoutedSource {
+                        source: "tickets".into(),
+                        reason: "matched keyword 支付超时".into(),
+                        ..Default::default()
+                    },
+                    RoutedSource {
+                        source: "wiki".into(), reason: "matched keyword 手册".into(), ..Default::default()
+                    },
                 ],
-                not_selected: vec![RoutedSource { source: "shop".into(), reason: "no order number".into(), ..Default::default() }],
+                not_selected: vec![RoutedSource {
+                    source: "shop".into(),
+                    reason: "no order number".into(),
+                    ..Default::default()
+                }],
             }),
             trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
             fusion: Some(FusionReport {
@@ -527,7 +548,13 @@ mod tests {
                 supported_filters: vec!["time_range".into()],
                 ..Default::default()
             },
-            SourceInfo { name: "wiki".into(), kind: "wiki".into(), description: "policies".into(), weight: 2.0, ..Default::default() },
+            SourceInfo {
+                name: "wiki".into(),
+                kind: "wiki".into(),
+                description: "policies".into(),
+                weight: 2.0,
+                ..Default::default()
+            },
         ];
         let text = sources(&list);
         assert!(text.starts_with("tickets  search  工单 support tickets\n"), "{text}");
@@ -561,7 +588,8 @@ mod tests {
     fn a_context_and_empty_results_render() {
         let mut r = sample_response();
         r.hits.clear();
-        r.context = Some(AgentContext { token_budget: 500, tokens_used: 120, items: vec![], text: "[1] a\n[2] b".into() });
+        r.context =
+            Some(AgentContext { token_budget: 500, tokens_used: 120, items: vec![], text: "[1] a\n[2] b".into() });
         let text = search_result(&r, false);
         assert!(text.contains("no hits\n"), "{text}");
         assert!(text.contains("context: 120 of 500 tokens, 0 items\n  | [1] a\n  | [2] b\n"), "{text}");

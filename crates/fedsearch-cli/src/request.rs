@@ -12,7 +12,9 @@ use crate::cli::{Fusion, SearchArgs};
 /// Builds the request; `now` anchors `--since`.
 pub fn search_request(args: &SearchArgs, now: SystemTime) -> SearchRequest {
     let from = match args.since {
-        Some(since) => Some(fedsearch_core::time::to_timestamp(now.checked_sub(since).unwrap_or(SystemTime::UNIX_EPOCH))),
+        Some(since) => {
+            Some(fedsearch_core::time::to_timestamp(now.checked_sub(since).unwrap_or(SystemTime::UNIX_EPOCH)))
+        }
         None => args.from,
     };
     let time_range = (from.is_some() || args.to.is_some()).then_some(TimeRange { from, to: args.to });
@@ -22,8 +24,10 @@ pub fn search_request(args: &SearchArgs, now: SystemTime) -> SearchRequest {
         tags: args.tag.clone(),
         equals: args.eq.iter().cloned().collect(),
     };
-    let has_filters =
-        filters.time_range.is_some() || !filters.doc_types.is_empty() || !filters.tags.is_empty() || !filters.equals.is_empty();
+    let has_filters = filters.time_range.is_some()
+        || !filters.doc_types.is_empty()
+        || !filters.tags.is_empty()
+        || !filters.equals.is_empty();
     let fusion = (args.fusion.is_some() || args.rrf_k.is_some() || !args.weight.is_empty()).then(|| FusionOptions {
         method: match args.fusion {
             None => FusionMethod::Unspecified,
@@ -67,9 +71,31 @@ mod tests {
     #[test]
     fn every_flag_lands_in_the_request() {
         let args = parse(&[
-            "支付超时", "--source", "tickets", "-s", "wiki", "--top-k", "5", "--since", "7d", "--type", "ticket",
-            "--tag", "p1", "--eq", "status=open", "--fusion", "weighted", "--rrf-k", "30", "--weight", "wiki=2",
-            "--timeout", "3s", "--context-tokens", "500",
+            "支付超时",
+            "--source",
+            "tickets",
+            "-s",
+            "wiki",
+            "--top-k",
+            "5",
+            "--since",
+            "7d",
+            "--type",
+            "ticket",
+            "--tag",
+            "p1",
+            "--eq",
+            "status=open",
+            "--fusion",
+            "weighted",
+            "--rrf-k",
+            "30",
+            "--weight",
+            "wiki=2",
+            "--timeout",
+            "3s",
+            "--context-tokens",
+            "500",
         ]);
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let req = search_request(&args, now);

@@ -256,11 +256,26 @@ mod tests {
         let now = chrono::Utc::now().timestamp() as u64;
         let expired = mint_claims(
             SECRET,
-            &Claims { sub: "a".into(), groups: vec![], attrs: Default::default(), exp: now - 3600, iat: None, iss: None, aud: None },
+            &Claims {
+                sub: "a".into(),
+                groups: vec![],
+                attrs: Default::default(),
+                exp: now - 3600,
+                iat: None,
+                iss: None,
+                aud: None,
+            },
         )
         .unwrap();
         assert_eq!(verifier().verify(&expired), Err(AuthError::Expired));
-        let other = mint_hs256("another-secret-that-is-long-enough-xx", "a", &[], Default::default(), std::time::Duration::from_secs(60)).unwrap();
+        let other = mint_hs256(
+            "another-secret-that-is-long-enough-xx",
+            "a",
+            &[],
+            Default::default(),
+            std::time::Duration::from_secs(60),
+        )
+        .unwrap();
         assert_eq!(verifier().verify(&other), Err(AuthError::BadSignature));
         assert!(matches!(verifier().verify("not.a.jwt"), Err(AuthError::Invalid(_))));
         assert_eq!(verifier().verify_header("Basic abc"), Err(AuthError::Malformed));
@@ -270,17 +285,19 @@ mod tests {
     #[test]
     fn a_token_without_sub_or_exp_is_rejected() {
         let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap();
-        let no_exp = jsonwebtoken::encode(&Header::default(), &serde_json::json!({"sub": "a", "groups": []}), &key).unwrap();
+        let no_exp =
+            jsonwebtoken::encode(&Header::default(), &serde_json::json!({"sub": "a", "groups": []}), &key).unwrap();
         assert!(matches!(verifier().verify(&no_exp), Err(AuthError::Invalid(_))));
         let now = chrono::Utc::now().timestamp() as u64 + 60;
-        let no_sub = jsonwebtoken::encode(&Header::default(), &serde_json::json!({"groups": [], "exp": now}), &key).unwrap();
+        let no_sub =
+            jsonwebtoken::encode(&Header::default(), &serde_json::json!({"groups": [], "exp": now}), &key).unwrap();
         assert!(matches!(verifier().verify(&no_sub), Err(AuthError::Invalid(_))));
     }
 
-
     #[test]
     fn short_secrets_are_refused_at_start() {
-        let err = JwtVerifier::new(&JwtConfig { hs256_secret: Some("short".into()), ..Default::default() }).unwrap_err();
+        let err =
+            JwtVerifier::new(&JwtConfig { hs256_secret: Some("short".into()), ..Default::default() }).unwrap_err();
         assert!(err.contains("at least 32 bytes"), "{err}");
     }
 

@@ -155,11 +155,12 @@ mod tests {
 
     #[test]
     fn only_nested_fedsearch_variables_are_config_keys() {
+        #[allow(clippy::result_large_err)]
         figment::Jail::expect_with(|jail| {
             jail.create_file("c.yaml", "listen: a\ntimeout: 1s\n")?;
             jail.set_env("FEDSEARCH_RUN_DIR", "/tmp/x");
             jail.set_env("FEDSEARCH_TOKEN", "secret-token");
-            let c: Sample = load(Some(Path::new("c.yaml"))).map_err(|e| figment::Error::from(e))?;
+            let c: Sample = load(Some(Path::new("c.yaml"))).map_err(figment::Error::from)?;
             assert_eq!(c.listen, "a");
             Ok(())
         });

@@ -95,10 +95,8 @@ pub async fn serve(
         tracing::info!("not serving any more; draining in-flight calls");
         let _ = stop_tx.send(());
     };
-    let server = tonic::transport::Server::builder()
-        .layer(trace_layer())
-        .add_routes(routes)
-        .serve_with_incoming_shutdown(
+    let server =
+        tonic::transport::Server::builder().layer(trace_layer()).add_routes(routes).serve_with_incoming_shutdown(
             // Without TCP_NODELAY small gRPC frames wait on Nagle + delayed ACK (~40 ms a call).
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             signal,

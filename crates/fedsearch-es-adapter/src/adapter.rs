@@ -114,7 +114,8 @@ impl EsAdapter {
         if let Some(hit) = hits::raw_hits(&response, &source.fields.body).first() {
             return Ok(hits::to_fetch_response(source, hit));
         }
-        let response = client::search(&self.es, &source.name, index, query::exists_body(id, es_timeout), client_timeout).await?;
+        let response =
+            client::search(&self.es, &source.name, index, query::exists_body(id, es_timeout), client_timeout).await?;
         let exists = response.pointer("/hits/total/value").and_then(Value::as_u64).unwrap_or(0) > 0;
         if exists {
             tracing::info!(source = %source.name, subject = %user.subject, "fetch refused by the permission re-check");

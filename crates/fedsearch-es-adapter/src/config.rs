@@ -56,7 +56,10 @@ fn default_request_timeout() -> Duration {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum AuthConfig {
-    Basic { username: String, password: SecretRef },
+    Basic {
+        username: String,
+        password: SecretRef,
+    },
     /// A base64-encoded API key (`id:api_key`, as Elasticsearch returns it in `encoded`).
     ApiKey(SecretRef),
 }

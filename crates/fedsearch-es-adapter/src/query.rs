@@ -60,7 +60,9 @@ fn filter_clauses(source: &SourceConfig, filters: &Filters) -> Result<Vec<Value>
                 .map(|t| {
                     fedsearch_core::time::to_chrono(t)
                         .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
-                        .ok_or_else(|| AdapterError::InvalidArgument(format!("filters.time_range.{key} is not a valid time")))
+                        .ok_or_else(|| {
+                            AdapterError::InvalidArgument(format!("filters.time_range.{key} is not a valid time"))
+                        })
                 })
                 .transpose()
         };
@@ -275,7 +277,10 @@ mod tests {
         );
         assert_eq!(body["size"], 7);
         assert_eq!(body["timeout"], "1500ms");
-        assert_eq!(body["_source"]["includes"], json!(["title", "updated_at", "doc_type", "url", "status", "order_no"]));
+        assert_eq!(
+            body["_source"]["includes"],
+            json!(["title", "updated_at", "doc_type", "url", "status", "order_no"])
+        );
         assert!(body.get("sort").is_none(), "text queries rank by score");
         let hl = &body["highlight"]["fields"]["body"];
         assert_eq!(hl["fragment_size"], 120);
@@ -399,7 +404,8 @@ mod tests {
 
     #[test]
     fn an_equals_key_outside_the_allow_list_is_refused_by_name() {
-        let filters = Filters { equals: HashMap::from([("allowed_groups".into(), "finance".into())]), ..Default::default() };
+        let filters =
+            Filters { equals: HashMap::from([("allowed_groups".into(), "finance".into())]), ..Default::default() };
         let err = build("x", filters).unwrap_err();
         match err {
             AdapterError::InvalidArgument(m) => {

@@ -8,12 +8,12 @@
 // The generated module tree mirrors the proto packages (`fedsearch::types::v1`, ...).
 include!(concat!(env!("OUT_DIR"), "/_includes.rs"));
 
-/// Types shared by every contract (`fedsearch.types.v1`).
-pub use fedsearch::types::v1 as types;
 /// The adapter contract (`fedsearch.adapter.v1.SourceAdapter`).
 pub use fedsearch::adapter::v1 as adapter;
 /// The fusion contract (`fedsearch.fusion.v1.Fusion`).
 pub use fedsearch::fusion::v1 as fusion;
+/// Types shared by every contract (`fedsearch.types.v1`).
+pub use fedsearch::types::v1 as types;
 /// The public API (`fedsearch.v1.FederatedSearch`).
 pub use fedsearch::v1 as api;
 
@@ -41,8 +41,7 @@ impl types::SourceState {
 }
 
 /// Encoded `FileDescriptorSet` of every contract, for tonic-reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/fedsearch_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fedsearch_descriptor.bin"));
 
 #[cfg(test)]
 mod tests {

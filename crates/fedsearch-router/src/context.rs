@@ -24,8 +24,21 @@ pub fn count_tokens(text: &str) -> usize {
 }
 
 const SUPERSEDED_MARKERS: &[&str] = &["superseded", "obsolete", "deprecated", "已废止", "已作废", "旧版", "废止"];
-const EDITION_WORDS: &[&str] =
-    &["superseded", "obsolete", "deprecated", "current", "edition", "version", "已废止", "已作废", "旧版", "废止", "现行", "版", "新版"];
+const EDITION_WORDS: &[&str] = &[
+    "superseded",
+    "obsolete",
+    "deprecated",
+    "current",
+    "edition",
+    "version",
+    "已废止",
+    "已作废",
+    "旧版",
+    "废止",
+    "现行",
+    "版",
+    "新版",
+];
 
 /// The title with years, edition words and punctuation removed: equal keys = versions of one
 /// document. Returns `None` for titles too short to group safely.
@@ -162,7 +175,9 @@ pub fn pack(hits: &[Hit], budget: u32) -> AgentContext {
                 snippet: truncate_chars(&hit.snippet, 240),
                 url: hit.url.clone(),
                 full_text_ref: hit.full_text_ref.clone(),
-                superseded_by: superseded_by.map(|s| if s.is_empty() { "a newer version".into() } else { s }).unwrap_or_default(),
+                superseded_by: superseded_by
+                    .map(|s| if s.is_empty() { "a newer version".into() } else { s })
+                    .unwrap_or_default(),
             };
             let n = items.len() + 1;
             let mut chunk = render(n, &item, &item.snippet);
@@ -221,10 +236,25 @@ mod tests {
 
     fn sample() -> Vec<Hit> {
         vec![
-            hit("wiki:public:return_policy_2025", "退货政策（2025 版，已废止） Return Policy 2025 (superseded)", 300, "拒收手续费 8 元 rejection fee ¥8"),
+            hit(
+                "wiki:public:return_policy_2025",
+                "退货政策（2025 版，已废止） Return Policy 2025 (superseded)",
+                300,
+                "拒收手续费 8 元 rejection fee ¥8",
+            ),
             hit("orders:SO20261001", "SO20261001 无线降噪耳机 — paid", 1, "张伟, 899.00 CNY. 仓库缺货，预计2天后发货"),
-            hit("wiki:public:return_policy", "退货政策（2026 版） Return Policy 2026", 40, "非质量问题拒收收取退回运费 12 元 rejection fee ¥12"),
-            hit("kb:KB-102", "Shipping delays and backorders 发货延迟说明", 20, "Backordered items ship when stock arrives."),
+            hit(
+                "wiki:public:return_policy",
+                "退货政策（2026 版） Return Policy 2026",
+                40,
+                "非质量问题拒收收取退回运费 12 元 rejection fee ¥12",
+            ),
+            hit(
+                "kb:KB-102",
+                "Shipping delays and backorders 发货延迟说明",
+                20,
+                "Backordered items ship when stock arrives.",
+            ),
         ]
     }
 

@@ -85,7 +85,14 @@ fn record_outcome(source: &Source, state: SourceState) {
     }
 }
 
-fn status(source: &str, state: SourceState, code: &str, message: impl Into<String>, hits: u32, started: Instant) -> SourceStatus {
+fn status(
+    source: &str,
+    state: SourceState,
+    code: &str,
+    message: impl Into<String>,
+    hits: u32,
+    started: Instant,
+) -> SourceStatus {
     SourceStatus {
         source: source.to_string(),
         state: state as i32,
@@ -112,13 +119,13 @@ async fn run_source(
         (Some(_), Some(u)) if u.delegated_credential.is_none() => Some(crate::cache::key(&sub_query)),
         _ => None,
     };
-    if let (Some(cache), Some(key)) = (&source.cache, &cache_key) {
-        if let Some(hit) = cache.get(key).await {
-            let n = hit.hits.len() as u32;
-            let age = hit.stored.elapsed().as_secs();
-            let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
-            return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
-        }
+    if let (Some(cache), Some(key)) = (&source.cache, &cache_key)
+        && let Some(hit) = cache.get(key).await
+    {
+        let n = hit.hits.len() as u32;
+        let age = hit.stored.elapsed().as_secs();
+        let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
+        return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
     }
     if let Admission::Open(retry_in) = source.breaker.admit() {
         return status(
@@ -212,7 +219,14 @@ async fn stream_source(
             }
             Ok(Some(ResultFrame { frame: None })) => {}
             Ok(None) => {
-                return status(&name, SourceState::Error, "INTERNAL", "adapter ended the stream without a status", *hits, started);
+                return status(
+                    &name,
+                    SourceState::Error,
+                    "INTERNAL",
+                    "adapter ended the stream without a status",
+                    *hits,
+                    started,
+                );
             }
             Err(e) => return status_from_rpc_error(&name, &e, *hits, started),
         }
@@ -221,10 +235,9 @@ async fn stream_source(
 
 /// Reads what is left of a finished stream (the trailers), briefly.
 pub(crate) async fn drain<T>(stream: &mut tonic::Streaming<T>) {
-    let _ = tokio::time::timeout(Duration::from_millis(100), async {
-        while let Ok(Some(_)) = stream.message().await {}
-    })
-    .await;
+    let _ =
+        tokio::time::timeout(Duration::from_millis(100), async { while let Ok(Some(_)) = stream.message().await {} })
+            .await;
 }
 
 /// Maps a transport/RPC failure to a per-source state with a message safe to show.
@@ -232,9 +245,13 @@ fn status_from_rpc_error(source: &str, e: &tonic::Status, hits: u32, started: In
     use tonic::Code;
     let (state, code, message) = match e.code() {
         Code::Unavailable => (SourceState::Unavailable, "UNAVAILABLE", "adapter unreachable".to_string()),
-        Code::DeadlineExceeded => (SourceState::Timeout, "DEADLINE_EXCEEDED", "adapter did not answer in time".to_string()),
+        Code::DeadlineExceeded => {
+            (SourceState::Timeout, "DEADLINE_EXCEEDED", "adapter did not answer in time".to_string())
+        }
         Code::Cancelled => (SourceState::Error, "CANCELLED", "adapter stream was cancelled".to_string()),
-        Code::Unauthenticated | Code::PermissionDenied => (SourceState::Denied, code_name(e.code()), e.message().to_string()),
+        Code::Unauthenticated | Code::PermissionDenied => {
+            (SourceState::Denied, code_name(e.code()), e.message().to_string())
+        }
         Code::InvalidArgument => (SourceState::Error, "INVALID_ARGUMENT", e.message().to_string()),
         Code::Unknown | Code::Internal => (
             SourceState::Error,

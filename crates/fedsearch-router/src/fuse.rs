@@ -45,8 +45,14 @@ pub struct FusionSession {
 impl FusionSession {
     /// Opens a session; `client` is `None` when no fusion service is configured.
     pub async fn open(client: Option<&FusionRpc>, start: FuseStart, timeout: Duration) -> Self {
-        let mut session =
-            Self { start: start.clone(), remote: None, fallback_reason: None, record: Vec::new(), ended: Vec::new(), timeout };
+        let mut session = Self {
+            start: start.clone(),
+            remote: None,
+            fallback_reason: None,
+            record: Vec::new(),
+            ended: Vec::new(),
+            timeout,
+        };
         let Some(client) = client else {
             session.fallback_reason = Some("no fusion service configured".into());
             return session;
@@ -56,7 +62,9 @@ impl FusionSession {
         let mut client = client.clone();
         match tokio::time::timeout(timeout, client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx))).await {
             Ok(Ok(resp)) => session.remote = Some(Remote { tx, outputs: resp.into_inner() }),
-            Ok(Err(e)) => session.fail(format!("fusion service unavailable ({})", fedsearch_core::grpc::code_name(e.code()))),
+            Ok(Err(e)) => {
+                session.fail(format!("fusion service unavailable ({})", fedsearch_core::grpc::code_name(e.code())))
+            }
             Err(_) => session.fail("fusion service did not answer in time".into()),
         }
         session
@@ -72,7 +80,9 @@ impl FusionSession {
 
     pub async fn add_batch(&mut self, source: &str, hits: Vec<SourceHit>) {
         if let Some(remote) = &self.remote {
-            let msg = FuseInput { input: Some(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() })) };
+            let msg = FuseInput {
+                input: Some(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() })),
+            };
             if remote.tx.send(msg).await.is_err() {
                 self.fail("fusion service stream closed".into());
             }
@@ -82,7 +92,9 @@ impl FusionSession {
 
     pub async fn end_source(&mut self, source: &str, state: SourceState) {
         if let Some(remote) = &self.remote {
-            let msg = FuseInput { input: Some(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 })) };
+            let msg = FuseInput {
+                input: Some(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 })),
+            };
             if remote.tx.send(msg).await.is_err() {
                 self.fail("fusion service stream closed".into());
             }
@@ -127,7 +139,12 @@ impl FusionSession {
                         }
                         Ok(Some(_)) => continue,
                         Ok(None) => return Err("fusion service ended without a result".to_string()),
-                        Err(e) => return Err(format!("fusion service failed ({})", fedsearch_core::grpc::code_name(e.code()))),
+                        Err(e) => {
+                            return Err(format!(
+                                "fusion service failed ({})",
+                                fedsearch_core::grpc::code_name(e.code())
+                            ));
+                        }
                     }
                 }
             };

@@ -22,11 +22,13 @@ use fedsearch_proto::{
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
     },
     service::RequestContext,
-    transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager},
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    },
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -188,13 +190,17 @@ impl McpHandler {
             ..Default::default()
         };
         match search::run(&self.state, user, req, None, None).await {
-            Err(status) => tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(status.code()), status.message())),
+            Err(status) => {
+                tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(status.code()), status.message()))
+            }
             Ok(resp) => {
                 let statuses: Vec<Value> = resp
                     .sources
                     .iter()
-                    .map(|s| json!({"source": s.source, "state": s.state().label(), "hits": s.hit_count,
-                                    "latency_ms": s.latency_ms, "message": s.message}))
+                    .map(|s| {
+                        json!({"source": s.source, "state": s.state().label(), "hits": s.hit_count,
+                                    "latency_ms": s.latency_ms, "message": s.message})
+                    })
                     .collect();
                 let mut text = resp.context.as_ref().map(|c| c.text.clone()).unwrap_or_default();
                 if text.is_empty() {
@@ -202,14 +208,21 @@ impl McpHandler {
                 }
                 text.push_str("\nSources: ");
                 text.push_str(
-                    &resp.sources.iter().map(|s| format!("{} {}", s.source, s.state().label())).collect::<Vec<_>>().join(", "),
+                    &resp
+                        .sources
+                        .iter()
+                        .map(|s| format!("{} {}", s.source, s.state().label()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 );
                 let hits: Vec<Value> = resp
                     .context
                     .iter()
                     .flat_map(|c| c.items.iter())
-                    .map(|i| json!({"citation": i.citation, "source": i.source, "title": i.title, "url": i.url,
-                                    "ref": i.full_text_ref, "superseded_by": i.superseded_by, "snippet": i.snippet}))
+                    .map(|i| {
+                        json!({"citation": i.citation, "source": i.source, "title": i.title, "url": i.url,
+                                    "ref": i.full_text_ref, "superseded_by": i.superseded_by, "snippet": i.snippet})
+                    })
                     .collect();
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content =
@@ -258,7 +271,11 @@ impl ServerHandler for McpHandler {
                                 let text = format!("# {}\n{} | ref: {}\n\n{}", doc.title, doc.url, doc.id, doc.content);
                                 Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
                             }
-                            Err(s) => Ok(tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(s.code()), s.message()))),
+                            Err(s) => Ok(tool_error(format!(
+                                "{}: {}",
+                                fedsearch_core::grpc::code_name(s.code()),
+                                s.message()
+                            ))),
                         }
                     }
                     Err(e) => Ok(tool_error(format!("invalid arguments: {e}"))),
@@ -266,8 +283,10 @@ impl ServerHandler for McpHandler {
                 "list_sources" => {
                     let list: Vec<Value> = sources::list(&self.state.registry, &user)
                         .into_iter()
-                        .map(|s| json!({"name": s.name, "kind": s.kind, "description": s.description,
-                                        "when_to_use": s.when_to_use, "when_not_to_use": s.when_not_to_use}))
+                        .map(|s| {
+                            json!({"name": s.name, "kind": s.kind, "description": s.description,
+                                        "when_to_use": s.when_to_use, "when_not_to_use": s.when_not_to_use})
+                        })
                         .collect();
                     let text = serde_json::to_string_pretty(&list).unwrap_or_default();
                     Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
@@ -309,9 +328,8 @@ pub async fn serve(
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(state, require_token));
+    let app =
+        axum::Router::new().nest_service("/mcp", service).layer(middleware::from_fn_with_state(state, require_token));
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await.map_err(|e| anyhow::anyhow!("mcp server: {e}"))
 }
 

@@ -141,7 +141,8 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
         RewriteMode::Terms => (all_terms().join(" "), "key terms".to_string()),
         RewriteMode::OwnTerms => {
             let lowered = query.to_lowercase();
-            let own: Vec<String> = longest_only(source.keywords.iter().filter(|k| lowered.contains(k.as_str())).cloned().collect());
+            let own: Vec<String> =
+                longest_only(source.keywords.iter().filter(|k| lowered.contains(k.as_str())).cloned().collect());
             if own.is_empty() {
                 (all_terms().join(" "), "key terms".to_string())
             } else {
@@ -151,17 +152,19 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
             }
         }
     };
-    let (text, how_text) = if text.trim().is_empty() { (query.to_string(), "original text".to_string()) } else { (text, how) };
+    let (text, how_text) =
+        if text.trim().is_empty() { (query.to_string(), "original text".to_string()) } else { (text, how) };
     how = how_text;
     let mut filters = filters.cloned();
     let has_range = filters.as_ref().is_some_and(|f| f.time_range.is_some());
-    if source.config.routing.time_phrases && !has_range {
-        if let Some((phrase, days)) = &terms.time_phrase {
-            let from = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
-            let f = filters.get_or_insert_with(Filters::default);
-            f.time_range = Some(TimeRange { from: Some(fedsearch_core::time::to_timestamp(from)), to: None });
-            how.push_str(&format!("; `{phrase}` → last {days} days"));
-        }
+    if source.config.routing.time_phrases
+        && !has_range
+        && let Some((phrase, days)) = &terms.time_phrase
+    {
+        let from = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
+        let f = filters.get_or_insert_with(Filters::default);
+        f.time_range = Some(TimeRange { from: Some(fedsearch_core::time::to_timestamp(from)), to: None });
+        how.push_str(&format!("; `{phrase}` → last {days} days"));
     }
     Rewritten { text, filters, how }
 }

@@ -38,7 +38,10 @@ pub fn route(
     if !explicit.is_empty() {
         let mut selected = Vec::new();
         for name in explicit {
-            let source = registry.get(name).filter(|s| s.permits(user)).ok_or_else(|| RouteError::UnknownSource(name.clone()))?;
+            let source = registry
+                .get(name)
+                .filter(|s| s.permits(user))
+                .ok_or_else(|| RouteError::UnknownSource(name.clone()))?;
             if !selected.iter().any(|r: &RoutedSource| r.source == *name) {
                 selected.push(routed(source.name().to_string(), "named in the request".into()));
             }

@@ -29,27 +29,33 @@ pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> 
     }
     let chars = req.query.chars().count();
     if chars > limits.max_query_chars {
-        return Err(Status::invalid_argument(format!("query is {chars} characters; the limit is {}", limits.max_query_chars)));
+        return Err(Status::invalid_argument(format!(
+            "query is {chars} characters; the limit is {}",
+            limits.max_query_chars
+        )));
     }
     if req.query.chars().any(|c| c == '\0') {
         return Err(Status::invalid_argument("query must not contain NUL characters"));
     }
     if req.top_k > limits.max_top_k {
-        return Err(Status::invalid_argument(format!("top_k must be within 1..={} (0 means {})", limits.max_top_k, limits.default_top_k)));
+        return Err(Status::invalid_argument(format!(
+            "top_k must be within 1..={} (0 means {})",
+            limits.max_top_k, limits.default_top_k
+        )));
     }
     if let Some(f) = &req.filters {
         if let Some(tr) = &f.time_range {
             for (name, t) in [("from", &tr.from), ("to", &tr.to)] {
-                if let Some(t) = t {
-                    if !(0..1_000_000_000).contains(&t.nanos) {
-                        return Err(Status::invalid_argument(format!("filters.time_range.{name} has invalid nanos")));
-                    }
+                if let Some(t) = t
+                    && !(0..1_000_000_000).contains(&t.nanos)
+                {
+                    return Err(Status::invalid_argument(format!("filters.time_range.{name} has invalid nanos")));
                 }
             }
-            if let (Some(from), Some(to)) = (&tr.from, &tr.to) {
-                if (from.seconds, from.nanos) > (to.seconds, to.nanos) {
-                    return Err(Status::invalid_argument("filters.time_range.from is after filters.time_range.to"));
-                }
+            if let (Some(from), Some(to)) = (&tr.from, &tr.to)
+                && (from.seconds, from.nanos) > (to.seconds, to.nanos)
+            {
+                return Err(Status::invalid_argument("filters.time_range.from is after filters.time_range.to"));
             }
         }
         for (field, values) in [("doc_types", &f.doc_types), ("tags", &f.tags)] {
@@ -60,16 +66,18 @@ pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> 
             }
         }
         if f.equals.len() > 32 || f.equals.iter().any(|(k, v)| k.trim().is_empty() || k.len() > 64 || v.len() > 256) {
-            return Err(Status::invalid_argument("filters.equals: at most 32 pairs; keys 1..=64 bytes, values at most 256 bytes"));
+            return Err(Status::invalid_argument(
+                "filters.equals: at most 32 pairs; keys 1..=64 bytes, values at most 256 bytes",
+            ));
         }
     }
     if req.context.as_ref().is_some_and(|c| c.token_budget > 32_000) {
         return Err(Status::invalid_argument("context.token_budget must be at most 32000"));
     }
-    if let Some(t) = &req.timeout {
-        if t.seconds < 0 || t.nanos < 0 || (t.seconds == 0 && t.nanos == 0) {
-            return Err(Status::invalid_argument("timeout must be positive"));
-        }
+    if let Some(t) = &req.timeout
+        && (t.seconds < 0 || t.nanos < 0 || (t.seconds == 0 && t.nanos == 0))
+    {
+        return Err(Status::invalid_argument("timeout must be positive"));
     }
     if let Some(opts) = &req.fusion {
         if FusionMethod::try_from(opts.method).is_err() {
@@ -136,7 +144,10 @@ pub async fn run(
         sources: routing
             .selected
             .iter()
-            .map(|r| SourceSpec { source: r.source.clone(), weight: state.registry.get(&r.source).map_or(1.0, |s| s.config.weight) })
+            .map(|r| SourceSpec {
+                source: r.source.clone(),
+                weight: state.registry.get(&r.source).map_or(1.0, |s| s.config.weight),
+            })
             .collect(),
         snapshots: events.is_some(),
     };

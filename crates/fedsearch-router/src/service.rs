@@ -4,12 +4,10 @@
 use std::pin::Pin;
 
 use fedsearch_core::Identity;
-use fedsearch_proto::{
-    api::{
-        Document, GetDocumentRequest, ListSourcesRequest, ListSourcesResponse, SearchEvent, SearchRequest, SearchResponse,
-        federated_search_server::{FederatedSearch, FederatedSearchServer},
-        search_event,
-    },
+use fedsearch_proto::api::{
+    Document, GetDocumentRequest, ListSourcesRequest, ListSourcesResponse, SearchEvent, SearchRequest, SearchResponse,
+    federated_search_server::{FederatedSearch, FederatedSearchServer},
+    search_event,
 };
 use futures::Stream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
@@ -72,7 +70,10 @@ impl FederatedSearch for FederatedSearchService {
 
     type SearchStreamStream = EventStream;
 
-    async fn search_stream(&self, request: Request<SearchRequest>) -> Result<Response<Self::SearchStreamStream>, Status> {
+    async fn search_stream(
+        &self,
+        request: Request<SearchRequest>,
+    ) -> Result<Response<Self::SearchStreamStream>, Status> {
         let user = self.authenticate(&request)?;
         let permit = self.admit()?;
         let timeout = fedsearch_core::grpc::grpc_timeout(request.metadata());
@@ -113,7 +114,10 @@ impl FederatedSearch for FederatedSearchService {
         Ok(Response::new(documents::get(&self.state, &user, request.into_inner()).await?))
     }
 
-    async fn list_sources(&self, request: Request<ListSourcesRequest>) -> Result<Response<ListSourcesResponse>, Status> {
+    async fn list_sources(
+        &self,
+        request: Request<ListSourcesRequest>,
+    ) -> Result<Response<ListSourcesResponse>, Status> {
         let user = self.authenticate(&request)?;
         Ok(Response::new(ListSourcesResponse { sources: sources::list(&self.state.registry, &user) }))
     }

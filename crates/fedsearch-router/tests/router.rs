@@ -12,11 +12,12 @@ use fedsearch_adapter_kit::{
 };
 use fedsearch_proto::{
     adapter::{
-        DescribeRequest, DescribeResponse, FetchRequest, FetchResponse, HitBatch, ResultFrame, SearchFrame, result_frame,
+        DescribeRequest, DescribeResponse, FetchRequest, FetchResponse, HitBatch, ResultFrame, SearchFrame,
+        result_frame,
         source_adapter_server::{SourceAdapter, SourceAdapterServer},
     },
     api::{GetDocumentRequest, ListSourcesRequest, SearchRequest, search_event},
-    types::{FusionOptions, Secret, SourceState, Filters, TimeRange},
+    types::{Filters, FusionOptions, Secret, SourceState, TimeRange},
 };
 use tonic::{Code, Request, Response, Status, Streaming};
 
@@ -40,12 +41,15 @@ async fn all_sub_queries_are_in_flight_before_any_answers() {
     let b = ScriptedAdapter::new("b", scripts(vec![("three", Script::answer(make_hits("three", 3), Duration::ZERO))]))
         .with_gate(gate);
     let (ra, rb) = (start_adapter(a.clone()).await, start_adapter(b.clone()).await);
-    let router = start_router(&router_yaml(
-        &[("one", &ra.url(), ""), ("two", &ra.url(), ""), ("three", &rb.url(), "")],
-        "",
-    ))
-    .await;
-    let resp = client(&router).await.search(authed(query("anything"), &token("alice", &["support"]))).await.unwrap().into_inner();
+    let router =
+        start_router(&router_yaml(&[("one", &ra.url(), ""), ("two", &ra.url(), ""), ("three", &rb.url(), "")], ""))
+            .await;
+    let resp = client(&router)
+        .await
+        .search(authed(query("anything"), &token("alice", &["support"])))
+        .await
+        .unwrap()
+        .into_inner();
     for s in ["one", "two", "three"] {
         assert_eq!(state_of(&resp, s), SourceState::Ok, "{s}: {:?}", resp.sources);
     }
@@ -83,17 +87,22 @@ async fn the_grpc_deadline_is_honoured_with_a_partial_answer() {
     );
     let ra = start_adapter(a).await;
     // Source timeouts are long; only the client's deadline can end the search in time.
-    let router = start_router(&router_yaml(&[("fast", &ra.url(), "timeout: 5s"), ("slow", &ra.url(), "timeout: 5s")], "")).await;
+    let router =
+        start_router(&router_yaml(&[("fast", &ra.url(), "timeout: 5s"), ("slow", &ra.url(), "timeout: 5s")], "")).await;
     let mut req = authed(query("q"), &token("alice", &[]));
     req.set_timeout(Duration::from_millis(400));
-    let resp = client(&router).await.search(req).await.expect("an answer before the deadline, not an error").into_inner();
+    let resp =
+        client(&router).await.search(req).await.expect("an answer before the deadline, not an error").into_inner();
     assert_eq!(state_of(&resp, "fast"), SourceState::Ok);
     assert_eq!(state_of(&resp, "slow"), SourceState::Timeout);
 }
 
 #[tokio::test]
 async fn request_timeout_is_capped_by_the_configured_maximum() {
-    let a = ScriptedAdapter::new("a", scripts(vec![("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang })]));
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang })]),
+    );
     let ra = start_adapter(a).await;
     let router =
         start_router(&router_yaml(&[("slow", &ra.url(), "timeout: 30s")], "limits: { max_timeout: 300ms }")).await;
@@ -109,9 +118,32 @@ async fn failing_down_and_panicking_adapters_become_statuses() {
         "a",
         scripts(vec![
             ("ok", Script::answer(make_hits("ok", 2), Duration::ZERO)),
-            ("broken", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(AdapterError::Unavailable("database unreachable".into())) }),
-            ("bad", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(AdapterError::InvalidArgument("parameter `order_no` must match SO\\d{8}".into())) }),
-            ("panics", Script { hits: make_hits("panics", 3), latency: Duration::ZERO, behaviour: Behaviour::PanicAfterFirstBatch }),
+            (
+                "broken",
+                Script {
+                    hits: vec![],
+                    latency: Duration::ZERO,
+                    behaviour: Behaviour::Fail(AdapterError::Unavailable("database unreachable".into())),
+                },
+            ),
+            (
+                "bad",
+                Script {
+                    hits: vec![],
+                    latency: Duration::ZERO,
+                    behaviour: Behaviour::Fail(AdapterError::InvalidArgument(
+                        "parameter `order_no` must match SO\\d{8}".into(),
+                    )),
+                },
+            ),
+            (
+                "panics",
+                Script {
+                    hits: make_hits("panics", 3),
+                    latency: Duration::ZERO,
+                    behaviour: Behaviour::PanicAfterFirstBatch,
+                },
+            ),
         ]),
     );
     let ra = start_adapter(a).await;
@@ -188,10 +220,14 @@ async fn an_adapter_stream_that_breaks_mid_answer_keeps_what_arrived() {
 
 #[tokio::test]
 async fn cancelling_the_client_call_cancels_the_sub_queries() {
-    let a = ScriptedAdapter::new("a", scripts(vec![("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang })]));
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang })]),
+    );
     let record = a.record.clone();
     let ra = start_adapter(a).await;
-    let router = start_router(&router_yaml(&[("slow", &ra.url(), "timeout: 30s")], "limits: { max_timeout: 30s }")).await;
+    let router =
+        start_router(&router_yaml(&[("slow", &ra.url(), "timeout: 30s")], "limits: { max_timeout: 30s }")).await;
     let mut c = client(&router).await;
     let mut q = query("q");
     q.timeout = Some(prost_types::Duration { seconds: 30, nanos: 0 });
@@ -206,15 +242,34 @@ async fn cancelling_the_client_call_cancels_the_sub_queries() {
 
 #[tokio::test]
 async fn callers_without_a_valid_token_are_unauthenticated() {
-    let ra = start_adapter(ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]))).await;
+    let ra = start_adapter(ScriptedAdapter::new(
+        "a",
+        scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]),
+    ))
+    .await;
     let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "")).await;
     let mut c = client(&router).await;
     let expired = fedsearch_core::auth::mint_claims(
         SECRET,
-        &fedsearch_core::auth::Claims { sub: "a".into(), groups: vec![], attrs: Default::default(), exp: 1, iat: None, iss: None, aud: None },
+        &fedsearch_core::auth::Claims {
+            sub: "a".into(),
+            groups: vec![],
+            attrs: Default::default(),
+            exp: 1,
+            iat: None,
+            iss: None,
+            aud: None,
+        },
     )
     .unwrap();
-    let wrong_key = fedsearch_core::auth::mint_hs256("another-secret-another-secret-0123456", "a", &[], Default::default(), Duration::from_secs(60)).unwrap();
+    let wrong_key = fedsearch_core::auth::mint_hs256(
+        "another-secret-another-secret-0123456",
+        "a",
+        &[],
+        Default::default(),
+        Duration::from_secs(60),
+    )
+    .unwrap();
     let cases: Vec<(&str, Option<String>)> = vec![
         ("missing", None),
         ("not bearer", Some("Basic YWxpY2U6cHc=".into())),
@@ -237,7 +292,11 @@ async fn callers_without_a_valid_token_are_unauthenticated() {
 
 #[tokio::test]
 async fn bad_requests_are_invalid_argument_naming_the_field() {
-    let ra = start_adapter(ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]))).await;
+    let ra = start_adapter(ScriptedAdapter::new(
+        "a",
+        scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]),
+    ))
+    .await;
     let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "")).await;
     let mut c = client(&router).await;
     let t = token("alice", &[]);
@@ -254,8 +313,20 @@ async fn bad_requests_are_invalid_argument_naming_the_field() {
         ("top_k", SearchRequest { top_k: 51, ..query("q") }),
         ("unknown source", SearchRequest { sources: vec!["nope".into()], ..query("q") }),
         ("time_range", SearchRequest { filters: Some(bad_range), ..query("q") }),
-        ("fusion.weights", SearchRequest { fusion: Some(FusionOptions { weights: [("s".to_string(), -1.0)].into(), ..Default::default() }), ..query("q") }),
-        ("fusion.weights", SearchRequest { fusion: Some(FusionOptions { weights: [("zzz".to_string(), 1.0)].into(), ..Default::default() }), ..query("q") }),
+        (
+            "fusion.weights",
+            SearchRequest {
+                fusion: Some(FusionOptions { weights: [("s".to_string(), -1.0)].into(), ..Default::default() }),
+                ..query("q")
+            },
+        ),
+        (
+            "fusion.weights",
+            SearchRequest {
+                fusion: Some(FusionOptions { weights: [("zzz".to_string(), 1.0)].into(), ..Default::default() }),
+                ..query("q")
+            },
+        ),
         ("rrf_k", SearchRequest { fusion: Some(FusionOptions { rrf_k: Some(0), ..Default::default() }), ..query("q") }),
         ("timeout", SearchRequest { timeout: Some(prost_types::Duration { seconds: -1, nanos: 0 }), ..query("q") }),
     ];
@@ -268,8 +339,12 @@ async fn bad_requests_are_invalid_argument_naming_the_field() {
 
 #[tokio::test]
 async fn a_source_the_caller_may_not_use_is_never_called_nor_listed() {
-    let fin = ScriptedAdapter::new("fin", scripts(vec![("finance", Script::answer(make_hits("finance", 2), Duration::ZERO))]));
-    let pubs = ScriptedAdapter::new("pub", scripts(vec![("public", Script::answer(make_hits("public", 2), Duration::ZERO))]));
+    let fin = ScriptedAdapter::new(
+        "fin",
+        scripts(vec![("finance", Script::answer(make_hits("finance", 2), Duration::ZERO))]),
+    );
+    let pubs =
+        ScriptedAdapter::new("pub", scripts(vec![("public", Script::answer(make_hits("public", 2), Duration::ZERO))]));
     let fin_record = fin.record.clone();
     let (rf, rp) = (start_adapter(fin).await, start_adapter(pubs).await);
     let router = start_router(&router_yaml(
@@ -282,7 +357,8 @@ async fn a_source_the_caller_may_not_use_is_never_called_nor_listed() {
     let resp = c.search(authed(query("q"), &carol)).await.unwrap().into_inner();
     assert_eq!(resp.routing.as_ref().unwrap().strategy, "fallback_all");
     assert_eq!(resp.sources.iter().map(|s| s.source.as_str()).collect::<Vec<_>>(), vec!["public"]);
-    let err = c.search(authed(SearchRequest { sources: vec!["finance".into()], ..query("q") }, &carol)).await.unwrap_err();
+    let err =
+        c.search(authed(SearchRequest { sources: vec!["finance".into()], ..query("q") }, &carol)).await.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert_eq!(fin_record.started.load(Ordering::SeqCst), 0, "the finance adapter was never called");
     let listed = c.list_sources(authed(ListSourcesRequest {}, &carol)).await.unwrap().into_inner();
@@ -293,9 +369,19 @@ async fn a_source_the_caller_may_not_use_is_never_called_nor_listed() {
     let spec: serde_json::Value = serde_json::from_str(&listed.sources[0].tool_spec_json).unwrap();
     assert_eq!(spec["type"], "function");
     assert_eq!(spec["function"]["parameters"]["required"][0], "query");
-    let err = c.get_document(authed(GetDocumentRequest { full_text_ref: "finance:doc-1".into(), ..Default::default() }, &carol)).await.unwrap_err();
+    let err = c
+        .get_document(authed(
+            GetDocumentRequest { full_text_ref: "finance:doc-1".into(), ..Default::default() },
+            &carol,
+        ))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
-    let doc = c.get_document(authed(GetDocumentRequest { full_text_ref: "finance:doc-1".into(), ..Default::default() }, &bob)).await.unwrap().into_inner();
+    let doc = c
+        .get_document(authed(GetDocumentRequest { full_text_ref: "finance:doc-1".into(), ..Default::default() }, &bob))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(doc.id, "finance:doc-1");
     assert_eq!(fin_record.started.load(Ordering::SeqCst), 0);
 }
@@ -335,7 +421,8 @@ async fn the_verified_identity_and_only_its_own_credential_reach_each_source() {
 async fn without_the_fusion_service_the_router_fuses_in_process_and_says_so() {
     let a = ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 3), Duration::ZERO))]));
     let ra = start_adapter(a).await;
-    let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "fusion: { endpoint: \"http://127.0.0.1:1\" }")).await;
+    let router =
+        start_router(&router_yaml(&[("s", &ra.url(), "")], "fusion: { endpoint: \"http://127.0.0.1:1\" }")).await;
     let resp = client(&router).await.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
     let fusion = resp.fusion.unwrap();
     assert!(fusion.in_process_fallback, "{fusion:?}");
@@ -348,11 +435,22 @@ async fn without_the_fusion_service_the_router_fuses_in_process_and_says_so() {
 async fn a_repeatedly_failing_source_is_suspended_by_its_circuit_breaker() {
     let a = ScriptedAdapter::new(
         "a",
-        scripts(vec![("flaky", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(AdapterError::Unavailable("down".into())) })]),
+        scripts(vec![(
+            "flaky",
+            Script {
+                hits: vec![],
+                latency: Duration::ZERO,
+                behaviour: Behaviour::Fail(AdapterError::Unavailable("down".into())),
+            },
+        )]),
     );
     let record = a.record.clone();
     let ra = start_adapter(a).await;
-    let router = start_router(&router_yaml(&[("flaky", &ra.url(), "")], "circuit_breaker: { failure_threshold: 2, open_for: 60s }")).await;
+    let router = start_router(&router_yaml(
+        &[("flaky", &ra.url(), "")],
+        "circuit_breaker: { failure_threshold: 2, open_for: 60s }",
+    ))
+    .await;
     let mut c = client(&router).await;
     let t = token("alice", &[]);
     for _ in 0..2 {
@@ -376,7 +474,8 @@ async fn search_stream_reports_routing_statuses_snapshots_then_the_result() {
     );
     let ra = start_adapter(a).await;
     let router = start_router(&router_yaml(&[("fast", &ra.url(), ""), ("later", &ra.url(), "")], "")).await;
-    let mut stream = client(&router).await.search_stream(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    let mut stream =
+        client(&router).await.search_stream(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
     let mut kinds = Vec::new();
     let mut first_status = None;
     while let Some(ev) = stream.message().await.unwrap() {

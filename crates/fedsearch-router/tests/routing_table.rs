@@ -5,7 +5,8 @@ use fedsearch_core::Identity;
 use fedsearch_router::{RouterConfig, registry::Registry, routing};
 
 fn registry() -> Registry {
-    let yaml = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/router.yaml")).unwrap();
+    let yaml =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/router.yaml")).unwrap();
     let config: RouterConfig = fedsearch_core::config::from_yaml_str(&yaml).expect("the shipped router config loads");
     Registry::new(&config.sources, &config.circuit_breaker).unwrap()
 }

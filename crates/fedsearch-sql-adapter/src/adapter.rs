@@ -8,8 +8,8 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use fedsearch_adapter_kit::{
-    Adapter, AdapterError, DescribeResponse, FetchRequest, FetchResponse, HitSink,
-    SourceDescription, SubQuery, UserContext,
+    Adapter, AdapterError, DescribeResponse, FetchRequest, FetchResponse, HitSink, SourceDescription, SubQuery,
+    UserContext,
 };
 use tokio::time::Instant;
 
@@ -55,12 +55,7 @@ impl SqlAdapter {
             fetch_entities = catalog.fetch.len(),
             "sql adapter ready"
         );
-        Ok(Self {
-            catalog,
-            db,
-            source: config.source.clone(),
-            default_timeout: config.server.default_timeout,
-        })
+        Ok(Self { catalog, db, source: config.source.clone(), default_timeout: config.server.default_timeout })
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -71,10 +66,7 @@ impl SqlAdapter {
         if source.is_empty() || source == self.source.name {
             Ok(())
         } else {
-            Err(AdapterError::NotFound(format!(
-                "unknown source {}",
-                select::shown(source)
-            )))
+            Err(AdapterError::NotFound(format!("unknown source {}", select::shown(source))))
         }
     }
 
@@ -93,27 +85,15 @@ impl SqlAdapter {
     }
 
     /// Runs one sub-query, sending hits to `sink`; returns the hit count and any notes.
-    pub async fn run_search(
-        &self,
-        query: SubQuery,
-        sink: HitSink,
-    ) -> Result<Outcome, AdapterError> {
+    pub async fn run_search(&self, query: SubQuery, sink: HitSink) -> Result<Outcome, AdapterError> {
         let started = Instant::now();
         self.check_source(&query.source)?;
         let user = query.user.clone().unwrap_or_default();
         let plan = select::plan(&self.catalog, &query)?;
         let budget = fedsearch_adapter_kit::remaining(&query, self.default_timeout);
-        let results = futures::future::join_all(
-            plan.runs
-                .iter()
-                .map(|run| self.run_template(run, &user, budget)),
-        )
-        .await;
-        let total_limit = if query.limit == 0 {
-            u32::MAX
-        } else {
-            query.limit
-        };
+        let results =
+            futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, budget))).await;
+        let total_limit = if query.limit == 0 { u32::MAX } else { query.limit };
         let mut rank = 0u32;
         let mut first_error = None;
         for (run, result) in plan.runs.iter().zip(results) {
@@ -150,24 +130,16 @@ impl SqlAdapter {
         if let Some(e) = first_error {
             return Err(e);
         }
-        Ok(Outcome {
-            hits: rank,
-            message: plan.notes.join("; "),
-        })
+        Ok(Outcome { hits: rank, message: plan.notes.join("; ") })
     }
 
     /// The fetch template and id a reference names.
-    fn resolve_reference<'a>(
-        &'a self,
-        reference: &'a str,
-    ) -> Result<(&'a Template, &'a str), AdapterError> {
+    fn resolve_reference<'a>(&'a self, reference: &'a str) -> Result<(&'a Template, &'a str), AdapterError> {
         let not_found = || AdapterError::NotFound("no such record".into());
         let (entity, id) = reference.split_once(':').ok_or_else(not_found)?;
         let template = self.catalog.fetch.get(entity).ok_or_else(not_found)?;
         if id.is_empty() || id.chars().count() > MAX_REFERENCE_ID || id.contains('\0') {
-            return Err(AdapterError::InvalidArgument(
-                "the reference id is not valid".into(),
-            ));
+            return Err(AdapterError::InvalidArgument("the reference id is not valid".into()));
         }
         Ok((template, id))
     }
@@ -182,12 +154,7 @@ impl SqlAdapter {
         values.insert(LIMIT_PARAM.to_string(), Value::Int(1));
         for (name, param) in &template.params {
             if let Some(default) = &param.spec.default {
-                values.insert(
-                    name.clone(),
-                    param
-                        .parse(name, default)
-                        .map_err(AdapterError::InvalidArgument)?,
-                );
+                values.insert(name.clone(), param.parse(name, default).map_err(AdapterError::InvalidArgument)?);
             }
         }
         let (sql, binds) = template.bind(&self.catalog, &values, &user)?;
@@ -207,17 +174,9 @@ impl Adapter for SqlAdapter {
         when.push_str("Templates (pass `template` + `params`, or let the query text select them):");
         let mut doc_types = Vec::new();
         for t in &self.catalog.templates {
-            let params: Vec<String> = t
-                .params
-                .iter()
-                .map(|(n, p)| format!("{n}{}", if p.spec.required { "" } else { "?" }))
-                .collect();
-            when.push_str(&format!(
-                "\n- {}({}): {}",
-                t.name,
-                params.join(", "),
-                t.when_to_use
-            ));
+            let params: Vec<String> =
+                t.params.iter().map(|(n, p)| format!("{n}{}", if p.spec.required { "" } else { "?" })).collect();
+            when.push_str(&format!("\n- {}({}): {}", t.name, params.join(", "), t.when_to_use));
             if !doc_types.contains(&t.hit.doc_type) {
                 doc_types.push(t.hit.doc_type.clone());
             }

@@ -65,21 +65,12 @@ pub struct DatabaseConfig {
     #[serde(default)]
     pub min_connections: u32,
     /// How long a query waits for a pooled connection (or a new one) before UNAVAILABLE.
-    #[serde(
-        default = "default_acquire_timeout",
-        with = "fedsearch_core::config::duration"
-    )]
+    #[serde(default = "default_acquire_timeout", with = "fedsearch_core::config::duration")]
     pub acquire_timeout: Duration,
-    #[serde(
-        default = "default_idle_timeout",
-        with = "fedsearch_core::config::duration"
-    )]
+    #[serde(default = "default_idle_timeout", with = "fedsearch_core::config::duration")]
     pub idle_timeout: Duration,
     /// Upper bound for one statement; the sub-query deadline lowers it further.
-    #[serde(
-        default = "default_statement_timeout",
-        with = "fedsearch_core::config::duration"
-    )]
+    #[serde(default = "default_statement_timeout", with = "fedsearch_core::config::duration")]
     pub statement_timeout: Duration,
 }
 
@@ -106,9 +97,8 @@ impl DatabaseConfig {
             return Ok(v.trim().to_string());
         }
         if let Some(path) = &self.url_file {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                format!("`database.url_file` {} cannot be read: {e}", path.display())
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("`database.url_file` {} cannot be read: {e}", path.display()))?;
             return text
                 .lines()
                 .next()
@@ -120,9 +110,7 @@ impl DatabaseConfig {
             return Ok(url.0.trim().to_string());
         }
         match &self.url_env {
-            Some(var) => Err(format!(
-                "`database.url_env`: environment variable {var} is not set"
-            )),
+            Some(var) => Err(format!("`database.url_env`: environment variable {var} is not set")),
             None => Err("`database` needs one of `url_env`, `url_file` or `url`".into()),
         }
     }
@@ -130,10 +118,8 @@ impl DatabaseConfig {
     /// The engine of the resolved DSN.
     pub fn engine(&self) -> Result<Engine, String> {
         let url = self.resolve_url()?;
-        Engine::from_url(&url).ok_or_else(|| {
-            "`database.url` must start with postgres://, mysql://, mariadb:// or sqlite:"
-                .to_string()
-        })
+        Engine::from_url(&url)
+            .ok_or_else(|| "`database.url` must start with postgres://, mysql://, mariadb:// or sqlite:".to_string())
     }
 }
 
@@ -306,9 +292,7 @@ impl Validate for SqlAdapterConfig {
             return Err("`database.max_connections` must be at least 1".into());
         }
         if db.min_connections > db.max_connections {
-            return Err(
-                "`database.min_connections` must not exceed `database.max_connections`".into(),
-            );
+            return Err("`database.min_connections` must not exceed `database.max_connections`".into());
         }
         if db.acquire_timeout.is_zero() {
             return Err("`database.acquire_timeout` must be positive".into());
@@ -338,11 +322,7 @@ mod tests {
     use super::*;
 
     fn example() -> String {
-        std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../deploy/config/sql-adapter.yaml"
-        ))
-        .unwrap()
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/sql-adapter.yaml")).unwrap()
     }
 
     #[test]
@@ -370,10 +350,9 @@ mod tests {
 
     #[test]
     fn the_dsn_never_shows_in_debug_output() {
-        let cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(&example().replace(
-            "sqlite://.run/shop.sqlite?mode=ro",
-            "postgres://fedsearch_ro:hunter2@db/shop",
-        ))
+        let cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(
+            &example().replace("sqlite://.run/shop.sqlite?mode=ro", "postgres://fedsearch_ro:hunter2@db/shop"),
+        )
         .unwrap();
         let shown = format!("{cfg:?}");
         assert!(!shown.contains("hunter2"), "{shown}");

@@ -80,12 +80,7 @@ impl Database {
             .test_before_acquire(true)
             .connect_lazy(&url)
             .map_err(|_| "`database`: the DSN cannot be parsed".to_string())?;
-        Ok(Self {
-            pool,
-            engine,
-            statement_timeout: config.statement_timeout,
-            flavour: OnceCell::new(),
-        })
+        Ok(Self { pool, engine, statement_timeout: config.statement_timeout, flavour: OnceCell::new() })
     }
 
     pub fn engine(&self) -> Engine {
@@ -103,9 +98,7 @@ impl Database {
         max_rows: usize,
         budget: Duration,
     ) -> Result<Vec<Record>, AdapterError> {
-        let timeout = budget
-            .min(self.statement_timeout)
-            .max(Duration::from_millis(1));
+        let timeout = budget.min(self.statement_timeout).max(Duration::from_millis(1));
         let work = async {
             match self.engine {
                 Engine::Postgres => {
@@ -156,14 +149,9 @@ impl Database {
         if let Some(f) = self.flavour.get() {
             return Ok(*f);
         }
-        let version: String = sqlx::query_scalar("SELECT VERSION()")
-            .fetch_one(&mut **conn)
-            .await?;
-        let f = if version.to_ascii_lowercase().contains("mariadb") {
-            MysqlFlavour::Mariadb
-        } else {
-            MysqlFlavour::Mysql
-        };
+        let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut **conn).await?;
+        let f =
+            if version.to_ascii_lowercase().contains("mariadb") { MysqlFlavour::Mariadb } else { MysqlFlavour::Mysql };
         let _ = self.flavour.set(f);
         Ok(f)
     }
@@ -221,31 +209,21 @@ pub fn map_error(e: &sqlx::Error, engine: Engine) -> AdapterError {
     use sqlx::Error as E;
     let unavailable = || AdapterError::Unavailable("the database is unavailable".into());
     match e {
-        E::Io(_)
-        | E::Tls(_)
-        | E::PoolTimedOut
-        | E::PoolClosed
-        | E::WorkerCrashed
-        | E::Protocol(_) => {
+        E::Io(_) | E::Tls(_) | E::PoolTimedOut | E::PoolClosed | E::WorkerCrashed | E::Protocol(_) => {
             tracing::warn!(engine = %engine, kind = error_kind(e), "database unavailable");
             unavailable()
         }
         E::Database(db) => {
             let code = db.code().map(|c| c.to_string()).unwrap_or_default();
-            let number = db
-                .try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
-                .map(|m| m.number());
+            let number = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|m| m.number());
             tracing::warn!(engine = %engine, code = %code, number = ?number, "database refused the statement");
             match classify(engine, &code, number) {
                 DbFailure::Timeout => AdapterError::DeadlineExceeded,
                 DbFailure::ReadOnly => AdapterError::FailedPrecondition(
-                    "the database refused the statement: the adapter's connection is read-only"
-                        .into(),
+                    "the database refused the statement: the adapter's connection is read-only".into(),
                 ),
                 DbFailure::Down => unavailable(),
-                DbFailure::Other => {
-                    AdapterError::Internal("the query failed at the database".into())
-                }
+                DbFailure::Other => AdapterError::Internal("the query failed at the database".into()),
             }
         }
         E::ColumnDecode { .. }
@@ -254,9 +232,7 @@ pub fn map_error(e: &sqlx::Error, engine: Engine) -> AdapterError {
         | E::TypeNotFound { .. }
         | E::AnyDriverError(_) => {
             tracing::warn!(engine = %engine, kind = error_kind(e), "template result cannot be read");
-            AdapterError::FailedPrecondition(
-                "the template returns a column type the adapter cannot read".into(),
-            )
+            AdapterError::FailedPrecondition("the template returns a column type the adapter cannot read".into())
         }
         _ => {
             tracing::warn!(engine = %engine, kind = error_kind(e), "database call failed");
@@ -295,13 +271,7 @@ fn classify(engine: Engine, code: &str, mysql_number: Option<u16>) -> DbFailure 
         Engine::Postgres => match code {
             "57014" => DbFailure::Timeout,
             "42501" | "25006" => DbFailure::ReadOnly,
-            c if c.starts_with("08")
-                || c.starts_with("28")
-                || c.starts_with("57P")
-                || c == "53300" =>
-            {
-                DbFailure::Down
-            }
+            c if c.starts_with("08") || c.starts_with("28") || c.starts_with("57P") || c == "53300" => DbFailure::Down,
             _ => DbFailure::Other,
         },
         Engine::Mysql => match mysql_number {
@@ -325,24 +295,12 @@ mod tests {
 
     #[test]
     fn database_codes_classify_per_engine() {
-        assert_eq!(
-            classify(Engine::Postgres, "57014", None),
-            DbFailure::Timeout
-        );
-        assert_eq!(
-            classify(Engine::Postgres, "42501", None),
-            DbFailure::ReadOnly
-        );
+        assert_eq!(classify(Engine::Postgres, "57014", None), DbFailure::Timeout);
+        assert_eq!(classify(Engine::Postgres, "42501", None), DbFailure::ReadOnly);
         assert_eq!(classify(Engine::Postgres, "57P01", None), DbFailure::Down);
         assert_eq!(classify(Engine::Postgres, "42601", None), DbFailure::Other);
-        assert_eq!(
-            classify(Engine::Mysql, "HY000", Some(1969)),
-            DbFailure::Timeout
-        );
-        assert_eq!(
-            classify(Engine::Mysql, "42000", Some(1142)),
-            DbFailure::ReadOnly
-        );
+        assert_eq!(classify(Engine::Mysql, "HY000", Some(1969)), DbFailure::Timeout);
+        assert_eq!(classify(Engine::Mysql, "42000", Some(1142)), DbFailure::ReadOnly);
         assert_eq!(classify(Engine::Sqlite, "8", None), DbFailure::ReadOnly);
         assert_eq!(classify(Engine::Sqlite, "1032", None), DbFailure::ReadOnly);
         assert_eq!(classify(Engine::Sqlite, "1", None), DbFailure::Other);
@@ -350,17 +308,11 @@ mod tests {
 
     #[test]
     fn connection_failures_are_unavailable_and_say_nothing_of_the_host() {
-        let e = sqlx::Error::Io(std::io::Error::new(
-            std::io::ErrorKind::ConnectionRefused,
-            "127.0.0.1:55432 refused",
-        ));
+        let e = sqlx::Error::Io(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "127.0.0.1:55432 refused"));
         let mapped = map_error(&e, Engine::Postgres);
         assert!(matches!(mapped, AdapterError::Unavailable(_)));
         assert!(!mapped.to_string().contains("127.0.0.1"));
-        assert!(matches!(
-            map_error(&sqlx::Error::PoolTimedOut, Engine::Mysql),
-            AdapterError::Unavailable(_)
-        ));
+        assert!(matches!(map_error(&sqlx::Error::PoolTimedOut, Engine::Mysql), AdapterError::Unavailable(_)));
     }
 
     #[test]

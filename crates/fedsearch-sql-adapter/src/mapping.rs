@@ -15,16 +15,11 @@ use crate::{
 pub const SNIPPET_CHARS: usize = 300;
 
 fn get<'a>(record: &'a Record, column: &str) -> Option<&'a Cell> {
-    record
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(column))
-        .map(|(_, cell)| cell)
+    record.iter().find(|(name, _)| name.eq_ignore_ascii_case(column)).map(|(_, cell)| cell)
 }
 
 fn text(record: &Record, column: &str) -> String {
-    get(record, column)
-        .and_then(Cell::as_text)
-        .unwrap_or_default()
+    get(record, column).and_then(Cell::as_text).unwrap_or_default()
 }
 
 /// Collapses whitespace and cuts to `max` characters (never inside a character), adding `…`.
@@ -52,11 +47,7 @@ fn percent_encode(s: &str) -> String {
 
 /// A title/snippet spec: a column name, or a pattern with `{column}` placeholders (NULL → "").
 fn field(spec: &str, record: &Record) -> String {
-    if spec.contains('{') {
-        fill(spec, record, |v| v)
-    } else {
-        text(record, spec)
-    }
+    if spec.contains('{') { fill(spec, record, |v| v) } else { text(record, spec) }
 }
 
 /// Fills `{column}` placeholders with percent-encoded column values.
@@ -87,10 +78,7 @@ fn fill(pattern: &str, record: &Record, encode: impl Fn(String) -> String) -> St
 fn updated_at(record: &Record, column: Option<&str>) -> Option<prost_types::Timestamp> {
     match get(record, column?)? {
         Cell::Text(s) => fedsearch_core::time::parse_rfc3339(s.trim()),
-        Cell::Int(secs) => Some(prost_types::Timestamp {
-            seconds: *secs,
-            nanos: 0,
-        }),
+        Cell::Int(secs) => Some(prost_types::Timestamp { seconds: *secs, nanos: 0 }),
         _ => None,
     }
 }
@@ -107,9 +95,7 @@ fn metadata(template: &Template, record: &Record) -> HashMap<String, String> {
 
 /// The row id, or `None` when the id column is missing or NULL.
 pub fn row_id(template: &Template, record: &Record) -> Option<String> {
-    get(record, &template.hit.id)
-        .and_then(Cell::as_text)
-        .filter(|s| !s.is_empty())
+    get(record, &template.hit.id).and_then(Cell::as_text).filter(|s| !s.is_empty())
 }
 
 /// One search hit; `rank` is 1-based within the sub-query.
@@ -121,25 +107,13 @@ pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceH
     Some(SourceHit {
         local_id: format!("{}:{id}", template.name),
         title: field(&hit.title, record),
-        snippet: hit
-            .snippet
-            .as_deref()
-            .map(|c| snippet(&field(c, record), SNIPPET_CHARS))
-            .unwrap_or_default(),
-        url: hit
-            .url
-            .as_deref()
-            .map(|u| url(u, record))
-            .unwrap_or_default(),
+        snippet: hit.snippet.as_deref().map(|c| snippet(&field(c, record), SNIPPET_CHARS)).unwrap_or_default(),
+        url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
         updated_at: updated_at(record, hit.updated_at.as_deref()),
         rank,
         score: None,
         metadata: meta,
-        full_text_ref: template
-            .fetch
-            .as_ref()
-            .map(|entity| format!("{entity}:{id}"))
-            .unwrap_or_default(),
+        full_text_ref: template.fetch.as_ref().map(|entity| format!("{entity}:{id}")).unwrap_or_default(),
         doc_type: hit.doc_type.clone(),
         content_fingerprint: String::new(),
     })
@@ -151,20 +125,14 @@ pub fn to_fetch(template: &Template, record: &Record) -> Option<FetchResponse> {
     let hit = &template.hit;
     let lines: Vec<String> = record
         .iter()
-        .filter(|(name, _)| {
-            hit.content.is_empty() || hit.content.iter().any(|c| c.eq_ignore_ascii_case(name))
-        })
+        .filter(|(name, _)| hit.content.is_empty() || hit.content.iter().any(|c| c.eq_ignore_ascii_case(name)))
         .filter_map(|(name, cell)| cell.as_text().map(|v| format!("{name}: {v}")))
         .collect();
     Some(FetchResponse {
         id: format!("{}:{id}", template.name),
         title: field(&hit.title, record),
         content: lines.join("\n"),
-        url: hit
-            .url
-            .as_deref()
-            .map(|u| url(u, record))
-            .unwrap_or_default(),
+        url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
         updated_at: updated_at(record, hit.updated_at.as_deref()),
         metadata: metadata(template, record),
         doc_type: hit.doc_type.clone(),
@@ -195,24 +163,15 @@ mod tests {
 
     #[test]
     fn title_patterns_fill_columns_and_skip_nulls() {
-        let record: Record = vec![
-            ("no".into(), Cell::Text("SO1".into())),
-            ("note".into(), Cell::Null),
-        ];
+        let record: Record = vec![("no".into(), Cell::Text("SO1".into())), ("note".into(), Cell::Null)];
         assert_eq!(field("{no} ({note})", &record), "SO1 ()");
         assert_eq!(field("no", &record), "SO1");
     }
 
     #[test]
     fn updated_at_reads_iso_text_and_unix_seconds() {
-        let record: Record = vec![
-            ("a".into(), Cell::Text("2026-11-28T09:15:00Z".into())),
-            ("b".into(), Cell::Int(10)),
-        ];
-        assert_eq!(
-            updated_at(&record, Some("a")).unwrap().seconds,
-            1_795_857_300
-        );
+        let record: Record = vec![("a".into(), Cell::Text("2026-11-28T09:15:00Z".into())), ("b".into(), Cell::Int(10))];
+        assert_eq!(updated_at(&record, Some("a")).unwrap().seconds, 1_795_857_300);
         assert_eq!(updated_at(&record, Some("b")).unwrap().seconds, 10);
         assert!(updated_at(&record, Some("missing")).is_none());
     }

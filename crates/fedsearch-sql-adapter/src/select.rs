@@ -34,14 +34,8 @@ pub struct Plan<'a> {
 pub fn shown(name: &str) -> String {
     let plain = !name.is_empty()
         && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if plain {
-        format!("`{name}`")
-    } else {
-        "(not a valid name)".to_string()
-    }
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if plain { format!("`{name}`") } else { "(not a valid name)".to_string() }
 }
 
 fn invalid(msg: String) -> AdapterError {
@@ -54,8 +48,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
     let mut plan = Plan::default();
     let filters = query.filters.clone().unwrap_or_default();
     if !filters.tags.is_empty() {
-        plan.notes
-            .push("the tags filter is not supported by this source".into());
+        plan.notes.push("the tags filter is not supported by this source".into());
     }
     if !query.template.is_empty() {
         let template = catalog
@@ -63,19 +56,12 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
             .ok_or_else(|| invalid(format!("unknown template {}", shown(&query.template))))?;
         for key in query.params.keys() {
             if !template.params.contains_key(key) {
-                return Err(invalid(format!(
-                    "template `{}` has no parameter {}",
-                    template.name,
-                    shown(key)
-                )));
+                return Err(invalid(format!("template `{}` has no parameter {}", template.name, shown(key))));
             }
         }
         let mut values = BTreeMap::new();
         for (key, raw) in &query.params {
-            values.insert(
-                key.clone(),
-                template.params[key].parse(key, raw).map_err(invalid)?,
-            );
+            values.insert(key.clone(), template.params[key].parse(key, raw).map_err(invalid)?);
         }
         capture(template, &query.text, &mut values)?;
         apply_filters(template, query, &mut values, &mut plan.notes)?;
@@ -88,18 +74,11 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
         if template.patterns.is_empty() && template.keywords.is_empty() {
             continue;
         }
-        if !filters.doc_types.is_empty()
-            && !filters
-                .doc_types
-                .iter()
-                .any(|d| d == &template.hit.doc_type)
-        {
+        if !filters.doc_types.is_empty() && !filters.doc_types.iter().any(|d| d == &template.hit.doc_type) {
             continue;
         }
-        let pattern_ok = template.patterns.is_empty()
-            || template.patterns.iter().any(|re| re.is_match(&query.text));
-        let keyword_ok = template.keywords.is_empty()
-            || template.keywords.iter().any(|k| text.contains(k.as_str()));
+        let pattern_ok = template.patterns.is_empty() || template.patterns.iter().any(|re| re.is_match(&query.text));
+        let keyword_ok = template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
         if !(pattern_ok && keyword_ok) {
             continue;
         }
@@ -122,11 +101,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
 }
 
 /// Fills parameters not set yet from the named groups of the first matching pattern/capture.
-fn capture(
-    template: &Template,
-    text: &str,
-    values: &mut BTreeMap<String, Value>,
-) -> Result<(), AdapterError> {
+fn capture(template: &Template, text: &str, values: &mut BTreeMap<String, Value>) -> Result<(), AdapterError> {
     for re in template.patterns.iter().chain(&template.captures) {
         let Some(caps) = re.captures(text) else {
             continue;
@@ -135,12 +110,7 @@ fn capture(
             if let Some(m) = caps.name(name)
                 && !values.contains_key(name)
             {
-                values.insert(
-                    name.to_string(),
-                    template.params[name]
-                        .parse(name, m.as_str())
-                        .map_err(invalid)?,
-                );
+                values.insert(name.to_string(), template.params[name].parse(name, m.as_str()).map_err(invalid)?);
             }
         }
     }
@@ -175,10 +145,7 @@ fn apply_filters(
             applied = true;
         }
         if !applied && (range.from.is_some() || range.to.is_some()) {
-            notes.push(format!(
-                "template `{}` does not apply the time_range filter",
-                template.name
-            ));
+            notes.push(format!("template `{}` does not apply the time_range filter", template.name));
         }
     }
     for (key, raw) in &filters.equals {
@@ -186,11 +153,9 @@ fn apply_filters(
             Some(param) => {
                 values.insert(key.clone(), param.parse(key, raw).map_err(invalid)?);
             }
-            None => notes.push(format!(
-                "template `{}` does not apply the equals filter on {}",
-                template.name,
-                shown(key)
-            )),
+            None => {
+                notes.push(format!("template `{}` does not apply the equals filter on {}", template.name, shown(key)))
+            }
         }
     }
     Ok(())
@@ -212,19 +177,12 @@ fn finish(
             values.insert(name.clone(), param.parse(name, default).map_err(invalid)?);
         } else if param.spec.required {
             if explicit {
-                return Err(invalid(format!(
-                    "missing required parameter `{name}` for template `{}`",
-                    template.name
-                )));
+                return Err(invalid(format!("missing required parameter `{name}` for template `{}`", template.name)));
             }
             return Ok(false);
         }
     }
-    let limit = if limit == 0 {
-        template.max_rows
-    } else {
-        limit.min(template.max_rows)
-    };
+    let limit = if limit == 0 { template.max_rows } else { limit.min(template.max_rows) };
     values.insert(LIMIT_PARAM.to_string(), Value::Int(i64::from(limit)));
     Ok(true)
 }
@@ -265,12 +223,7 @@ templates:
     }
 
     fn q(text: &str) -> SubQuery {
-        SubQuery {
-            id: "1".into(),
-            text: text.into(),
-            limit: 10,
-            ..Default::default()
-        }
+        SubQuery { id: "1".into(), text: text.into(), limit: 10, ..Default::default() }
     }
 
     fn names(plan: &Plan<'_>) -> Vec<String> {
@@ -282,10 +235,7 @@ templates:
         let c = catalog();
         let plan = plan(&c, &q("订单SO20261001为什么还没发货")).unwrap();
         assert_eq!(names(&plan), ["order_by_number"]);
-        assert_eq!(
-            plan.runs[0].values["order_no"],
-            Value::Text("SO20261001".into())
-        );
+        assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261001".into()));
     }
 
     #[test]
@@ -293,15 +243,8 @@ templates:
         let c = catalog();
         let plan = plan(&c, &q("refund for SO20261003?")).unwrap();
         assert_eq!(names(&plan), ["order_by_number", "refunds"]);
-        assert_eq!(
-            plan.runs[1].values["order_no"],
-            Value::Text("SO20261003".into())
-        );
-        assert_eq!(
-            plan.runs[1].values["limit"],
-            Value::Int(5),
-            "min(max_rows, limit)"
-        );
+        assert_eq!(plan.runs[1].values["order_no"], Value::Text("SO20261003".into()));
+        assert_eq!(plan.runs[1].values["limit"], Value::Int(5), "min(max_rows, limit)");
     }
 
     #[test]
@@ -309,11 +252,7 @@ templates:
         let c = catalog();
         let plan = plan(&c, &q("what is the weather")).unwrap();
         assert!(plan.runs.is_empty());
-        assert!(
-            plan.notes.iter().any(|n| n.contains("no template matched")),
-            "{:?}",
-            plan.notes
-        );
+        assert!(plan.notes.iter().any(|n| n.contains("no template matched")), "{:?}", plan.notes);
     }
 
     #[test]
@@ -328,18 +267,12 @@ templates:
                 "missing required parameter `order_no` for template `order_by_number`".into()
             )
         );
-        query
-            .params
-            .insert("order_no".into(), "1' OR '1'='1".into());
+        query.params.insert("order_no".into(), "1' OR '1'='1".into());
         let err = plan(&c, &query).unwrap_err().to_string();
         assert!(err.contains("`order_no`") && !err.contains("OR"), "{err}");
         query.params.clear();
-        query
-            .params
-            .insert("user.business_lines".into(), "retail".into());
-        assert!(
-            matches!(plan(&c, &query), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter"))
-        );
+        query.params.insert("user.business_lines".into(), "retail".into());
+        assert!(matches!(plan(&c, &query), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter")));
         query.template = "drop table; --".into();
         let err = plan(&c, &query).unwrap_err().to_string();
         assert_eq!(err, "unknown template (not a valid name)");
@@ -351,22 +284,13 @@ templates:
         let mut query = q("refunds");
         let from = fedsearch_core::time::parse_rfc3339("2026-11-01T00:00:00Z").unwrap();
         query.filters = Some(Filters {
-            time_range: Some(TimeRange {
-                from: Some(from),
-                to: None,
-            }),
+            time_range: Some(TimeRange { from: Some(from), to: None }),
             doc_types: vec!["refund".into()],
             ..Default::default()
         });
         let plan = plan(&c, &query).unwrap();
         assert_eq!(names(&plan), ["refunds"]);
-        assert_eq!(
-            plan.runs[0].values["from"],
-            Value::Text("2026-11-01T00:00:00Z".into())
-        );
-        assert!(
-            !plan.runs[0].values.contains_key("order_no"),
-            "optional and absent: bound as NULL"
-        );
+        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-11-01T00:00:00Z".into()));
+        assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
     }
 }

@@ -77,18 +77,13 @@ pub fn parse(sql: &str) -> Result<ParsedSql, String> {
         let c = chars[i];
         match c {
             '\'' | '"' | '`' => {
-                let end = chars[i + 1..]
-                    .iter()
-                    .position(|&d| d == c)
-                    .ok_or_else(|| format!("unterminated {c} quote"))?;
+                let end =
+                    chars[i + 1..].iter().position(|&d| d == c).ok_or_else(|| format!("unterminated {c} quote"))?;
                 text.extend(&chars[i..=i + 1 + end]);
                 i += end + 2;
             }
             '-' if chars.get(i + 1) == Some(&'-') => {
-                let end = chars[i..]
-                    .iter()
-                    .position(|&d| d == '\n')
-                    .map_or(chars.len(), |p| i + p);
+                let end = chars[i..].iter().position(|&d| d == '\n').map_or(chars.len(), |p| i + p);
                 text.extend(&chars[i..end]);
                 i = end;
             }
@@ -108,9 +103,7 @@ pub fn parse(sql: &str) -> Result<ParsedSql, String> {
                 while j < chars.len() && is_ident(chars[j]) {
                     j += 1;
                 }
-                if chars.get(j) == Some(&'.')
-                    && chars.get(j + 1).is_some_and(|&d| is_ident_start(d))
-                {
+                if chars.get(j) == Some(&'.') && chars.get(j + 1).is_some_and(|&d| is_ident_start(d)) {
                     j += 1;
                     while j < chars.len() && is_ident(chars[j]) {
                         j += 1;
@@ -123,14 +116,10 @@ pub fn parse(sql: &str) -> Result<ParsedSql, String> {
                 i = j;
             }
             '?' => {
-                return Err(
-                    "positional `?` placeholders are not allowed; use named :parameters".into(),
-                );
+                return Err("positional `?` placeholders are not allowed; use named :parameters".into());
             }
             '$' if chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) => {
-                return Err(
-                    "positional `$n` placeholders are not allowed; use named :parameters".into(),
-                );
+                return Err("positional `$n` placeholders are not allowed; use named :parameters".into());
             }
             ';' => return Err("`;` is not allowed: a template is exactly one statement".into()),
             _ => {
@@ -214,18 +203,9 @@ mod tests {
     fn renders_placeholders_per_engine_with_list_expansion() {
         let p = parse("a = :x AND b IN (:user.lines) AND c = :x").unwrap();
         let arity = |n: &str| if n == "user.lines" { 3 } else { 1 };
-        assert_eq!(
-            p.render(Engine::Postgres, arity),
-            "a = $1 AND b IN ($2, $3, $4) AND c = $5"
-        );
-        assert_eq!(
-            p.render(Engine::Mysql, arity),
-            "a = ? AND b IN (?, ?, ?) AND c = ?"
-        );
-        assert_eq!(
-            p.render(Engine::Sqlite, |_| 0),
-            "a = ? AND b IN (?) AND c = ?"
-        );
+        assert_eq!(p.render(Engine::Postgres, arity), "a = $1 AND b IN ($2, $3, $4) AND c = $5");
+        assert_eq!(p.render(Engine::Mysql, arity), "a = ? AND b IN (?, ?, ?) AND c = ?");
+        assert_eq!(p.render(Engine::Sqlite, |_| 0), "a = ? AND b IN (?) AND c = ?");
     }
 
     #[test]
@@ -239,15 +219,9 @@ mod tests {
 
     #[test]
     fn engine_from_dsn() {
-        assert_eq!(
-            Engine::from_url("postgres://u@h/db"),
-            Some(Engine::Postgres)
-        );
+        assert_eq!(Engine::from_url("postgres://u@h/db"), Some(Engine::Postgres));
         assert_eq!(Engine::from_url("mariadb://u@h/db"), Some(Engine::Mysql));
-        assert_eq!(
-            Engine::from_url("sqlite:///tmp/x.db?mode=ro"),
-            Some(Engine::Sqlite)
-        );
+        assert_eq!(Engine::from_url("sqlite:///tmp/x.db?mode=ro"), Some(Engine::Sqlite));
         assert_eq!(Engine::from_url("oracle://x"), None);
     }
 }

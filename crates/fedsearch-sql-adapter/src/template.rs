@@ -71,9 +71,7 @@ pub struct Catalog {
 
 fn ident_ok(s: &str) -> bool {
     let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
@@ -92,13 +90,9 @@ impl Catalog {
         let mut fragments = BTreeMap::new();
         for (name, text) in &config.fragments {
             if name == "permission" || !ident_ok(name) {
-                return Err(format!(
-                    "`fragments.{name}`: name must be an identifier other than `permission`"
-                ));
+                return Err(format!("`fragments.{name}`: name must be an identifier other than `permission`"));
             }
-            let text = text
-                .for_engine(engine)
-                .ok_or_else(|| format!("`fragments.{name}` has no text for {engine}"))?;
+            let text = text.for_engine(engine).ok_or_else(|| format!("`fragments.{name}` has no text for {engine}"))?;
             fragments.insert(name.as_str(), text.to_string());
         }
         let list_attributes: HashSet<String> = config.list_attributes.iter().cloned().collect();
@@ -110,10 +104,7 @@ impl Catalog {
         for (i, t) in config.templates.iter().enumerate() {
             let key = format!("templates.{i}");
             if !seen.insert(t.name.clone()) {
-                return Err(format!(
-                    "`{key}.name`: duplicate template name `{}`",
-                    t.name
-                ));
+                return Err(format!("`{key}.name`: duplicate template name `{}`", t.name));
             }
             templates.push(Template::compile(t, engine, &fragments, &key, false)?);
         }
@@ -129,17 +120,10 @@ impl Catalog {
             if let Some(entity) = &t.fetch
                 && !fetch.contains_key(entity)
             {
-                return Err(format!(
-                    "`templates.{i}.fetch`: no fetch template for entity `{entity}`"
-                ));
+                return Err(format!("`templates.{i}.fetch`: no fetch template for entity `{entity}`"));
             }
         }
-        Ok(Self {
-            engine,
-            templates,
-            fetch,
-            list_attributes,
-        })
+        Ok(Self { engine, templates, fetch, list_attributes })
     }
 
     pub fn template(&self, name: &str) -> Option<&Template> {
@@ -156,14 +140,9 @@ impl Template {
         is_fetch: bool,
     ) -> Result<Self, String> {
         if !ident_ok(&t.name) {
-            return Err(format!(
-                "`{key}.name` must be an identifier ([A-Za-z_][A-Za-z0-9_-]*)"
-            ));
+            return Err(format!("`{key}.name` must be an identifier ([A-Za-z_][A-Za-z0-9_-]*)"));
         }
-        let raw = t
-            .sql
-            .for_engine(engine)
-            .ok_or_else(|| format!("`{key}.sql` has no SQL for {engine}"))?;
+        let raw = t.sql.for_engine(engine).ok_or_else(|| format!("`{key}.sql` has no SQL for {engine}"))?;
         let mut snippets = fragments.clone();
         let permission = match (&t.permission, t.public) {
             (None, false) => {
@@ -176,31 +155,22 @@ impl Template {
             (Some(p), _) => Some(text_for(p, engine, &format!("{key}.permission"))?),
         };
         if let Some(p) = &permission {
-            let parsed = sql::parse(&splice(p, fragments))
-                .map_err(|e| format!("`{key}.permission`: {e}"))?;
+            let parsed = sql::parse(&splice(p, fragments)).map_err(|e| format!("`{key}.permission`: {e}"))?;
             if !parsed.params().any(|n| n.starts_with("user.")) {
-                return Err(format!(
-                    "`{key}.permission` must bind at least one `:user.` value"
-                ));
+                return Err(format!("`{key}.permission` must bind at least one `:user.` value"));
             }
             if raw.matches("{permission}").count() != 1 {
-                return Err(format!(
-                    "`{key}.sql` must contain `{{permission}}` exactly once"
-                ));
+                return Err(format!("`{key}.sql` must contain `{{permission}}` exactly once"));
             }
             snippets.insert("permission", format!("({})", splice(p, fragments)));
         } else if raw.contains("{permission}") {
-            return Err(format!(
-                "`{key}.sql` uses `{{permission}}` but the template has no permission predicate"
-            ));
+            return Err(format!("`{key}.sql` uses `{{permission}}` but the template has no permission predicate"));
         }
         let sql = sql::parse(&splice(raw, &snippets)).map_err(|e| format!("`{key}.sql`: {e}"))?;
         let mut params = BTreeMap::new();
         for (name, spec) in &t.params {
             if !ident_ok(name) || name == LIMIT_PARAM || (is_fetch && name == ID_PARAM) {
-                return Err(format!(
-                    "`{key}.params.{name}`: not a usable parameter name"
-                ));
+                return Err(format!("`{key}.params.{name}`: not a usable parameter name"));
             }
             let pattern = spec
                 .pattern
@@ -208,14 +178,9 @@ impl Template {
                 .map(|p| Regex::new(&format!("^(?:{p})$")))
                 .transpose()
                 .map_err(|e| format!("`{key}.params.{name}.pattern`: {e}"))?;
-            let param = Param {
-                spec: spec.clone(),
-                pattern,
-            };
+            let param = Param { spec: spec.clone(), pattern };
             if let Some(d) = &spec.default {
-                param
-                    .parse(name, d)
-                    .map_err(|e| format!("`{key}.params.{name}.default`: {e}"))?;
+                param.parse(name, d).map_err(|e| format!("`{key}.params.{name}.default`: {e}"))?;
             }
             params.insert(name.clone(), param);
         }
@@ -225,24 +190,14 @@ impl Template {
                 || (is_fetch && name == ID_PARAM)
                 || params.contains_key(name);
             if !known {
-                return Err(format!(
-                    "`{key}.sql` uses `:{name}`, which `{key}.params` does not declare"
-                ));
+                return Err(format!("`{key}.sql` uses `:{name}`, which `{key}.params` does not declare"));
             }
         }
         if is_fetch && !sql.params().any(|n| n == ID_PARAM) {
             return Err(format!("`{key}.sql`: a fetch template must bind `:id`"));
         }
-        let patterns = compile_regexes(
-            &t.matching.patterns,
-            &params,
-            &format!("{key}.match.patterns"),
-        )?;
-        let captures = compile_regexes(
-            &t.matching.captures,
-            &params,
-            &format!("{key}.match.captures"),
-        )?;
+        let patterns = compile_regexes(&t.matching.patterns, &params, &format!("{key}.match.patterns"))?;
+        let captures = compile_regexes(&t.matching.captures, &params, &format!("{key}.match.captures"))?;
         if t.max_rows == 0 {
             return Err(format!("`{key}.max_rows` must be at least 1"));
         }
@@ -256,12 +211,7 @@ impl Template {
             max_rows: t.max_rows,
             patterns,
             captures,
-            keywords: t
-                .matching
-                .keywords
-                .iter()
-                .map(|k| k.to_lowercase())
-                .collect(),
+            keywords: t.matching.keywords.iter().map(|k| k.to_lowercase()).collect(),
             hit: t.hit.clone(),
             fetch: t.fetch.clone(),
         })
@@ -303,19 +253,13 @@ impl Template {
     }
 }
 
-fn compile_regexes(
-    list: &[String],
-    params: &BTreeMap<String, Param>,
-    key: &str,
-) -> Result<Vec<Regex>, String> {
+fn compile_regexes(list: &[String], params: &BTreeMap<String, Param>, key: &str) -> Result<Vec<Regex>, String> {
     let mut out = Vec::new();
     for (j, p) in list.iter().enumerate() {
         let re = Regex::new(p).map_err(|e| format!("`{key}.{j}`: {e}"))?;
         for group in re.capture_names().flatten() {
             if !params.contains_key(group) {
-                return Err(format!(
-                    "`{key}.{j}` captures `{group}`, which is not a declared parameter"
-                ));
+                return Err(format!("`{key}.{j}` captures `{group}`, which is not a declared parameter"));
             }
         }
         out.push(re);
@@ -324,9 +268,7 @@ fn compile_regexes(
 }
 
 fn text_for(text: &EngineText, engine: Engine, key: &str) -> Result<String, String> {
-    text.for_engine(engine)
-        .map(str::to_string)
-        .ok_or_else(|| format!("`{key}` has no text for {engine}"))
+    text.for_engine(engine).map(str::to_string).ok_or_else(|| format!("`{key}` has no text for {engine}"))
 }
 
 /// A `:user.<attr>` value: `subject`, `groups` (list), or an attribute (list when configured).
@@ -335,13 +277,9 @@ fn user_value(attr: &str, user: &UserContext, lists: &HashSet<String>) -> Value 
         "subject" => Value::Text(user.subject.clone()),
         "groups" => Value::List(user.groups.clone()),
         _ => match user.attributes.get(attr) {
-            Some(v) if lists.contains(attr) => Value::List(
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            ),
+            Some(v) if lists.contains(attr) => {
+                Value::List(v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+            }
             Some(v) => Value::Text(v.clone()),
             None if lists.contains(attr) => Value::List(Vec::new()),
             None => Value::Null,
@@ -386,51 +324,35 @@ impl Param {
     pub fn parse(&self, name: &str, raw: &str) -> Result<Value, String> {
         let spec = &self.spec;
         if raw.chars().count() > MAX_VALUE_CHARS {
-            return Err(format!(
-                "parameter `{name}` is too long (at most {MAX_VALUE_CHARS} characters)"
-            ));
+            return Err(format!("parameter `{name}` is too long (at most {MAX_VALUE_CHARS} characters)"));
         }
         if raw.contains('\0') {
-            return Err(format!(
-                "parameter `{name}` must not contain NUL characters"
-            ));
+            return Err(format!("parameter `{name}` must not contain NUL characters"));
         }
         if raw.chars().any(is_invisible) {
-            return Err(format!(
-                "parameter `{name}` must not contain control or invisible formatting characters"
-            ));
+            return Err(format!("parameter `{name}` must not contain control or invisible formatting characters"));
         }
         let value = match spec.kind {
             ParamType::String => {
                 if let Some(max) = spec.max_len
                     && raw.chars().count() > max
                 {
-                    return Err(format!(
-                        "parameter `{name}` is too long (at most {max} characters)"
-                    ));
+                    return Err(format!("parameter `{name}` is too long (at most {max} characters)"));
                 }
                 if let Some(re) = &self.pattern
                     && !re.is_match(raw)
                 {
-                    return Err(format!(
-                        "parameter `{name}` does not have the expected format"
-                    ));
+                    return Err(format!("parameter `{name}` does not have the expected format"));
                 }
                 Value::Text(raw.to_string())
             }
             ParamType::Int => {
-                let n: i64 = raw
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("parameter `{name}` must be an integer"))?;
+                let n: i64 = raw.trim().parse().map_err(|_| format!("parameter `{name}` must be an integer"))?;
                 self.check_bounds(name, n as f64)?;
                 Value::Int(n)
             }
             ParamType::Float => {
-                let x: f64 = raw
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("parameter `{name}` must be a number"))?;
+                let x: f64 = raw.trim().parse().map_err(|_| format!("parameter `{name}` must be a number"))?;
                 if !x.is_finite() {
                     return Err(format!("parameter `{name}` must be a finite number"));
                 }
@@ -441,9 +363,7 @@ impl Param {
                 let d = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d")
                     .ok()
                     .or_else(|| {
-                        DateTime::parse_from_rfc3339(raw.trim())
-                            .ok()
-                            .map(|t| t.with_timezone(&Utc).date_naive())
+                        DateTime::parse_from_rfc3339(raw.trim()).ok().map(|t| t.with_timezone(&Utc).date_naive())
                     })
                     .or_else(|| relative_now(raw).map(|t| t.date_naive()))
                     .ok_or_else(|| format!("parameter `{name}` must be a date (YYYY-MM-DD)"))?;
@@ -506,10 +426,7 @@ templates:
 "#;
 
     fn user(lines: Option<&str>) -> UserContext {
-        let mut u = UserContext {
-            subject: "alice".into(),
-            ..Default::default()
-        };
+        let mut u = UserContext { subject: "alice".into(), ..Default::default() };
         if let Some(l) = lines {
             u.attributes.insert("business_lines".into(), l.into());
         }
@@ -518,20 +435,11 @@ templates:
 
     #[test]
     fn refuses_a_template_without_permission_predicate_unless_public() {
-        let no_perm = GOOD.replace(
-            "    permission: \"o.business_line IN (:user.business_lines)\"\n",
-            "",
-        );
+        let no_perm = GOOD.replace("    permission: \"o.business_line IN (:user.business_lines)\"\n", "");
         let no_perm = no_perm.replace(" AND {permission}", "");
         let err = config(&no_perm).unwrap_err();
-        assert!(
-            err.contains("templates.0.permission") && err.contains("public: true"),
-            "{err}"
-        );
-        let public = no_perm.replace(
-            "  - name: order_by_number\n",
-            "  - name: order_by_number\n    public: true\n",
-        );
+        assert!(err.contains("templates.0.permission") && err.contains("public: true"), "{err}");
+        let public = no_perm.replace("  - name: order_by_number\n", "  - name: order_by_number\n    public: true\n");
         config(&public).unwrap();
     }
 
@@ -539,10 +447,7 @@ templates:
     fn refuses_a_permission_predicate_not_bound_from_the_user() {
         let bad = GOOD.replace(":user.business_lines", "'retail'");
         let err = config(&bad).unwrap_err();
-        assert!(
-            err.contains("templates.0.permission") && err.contains(":user."),
-            "{err}"
-        );
+        assert!(err.contains("templates.0.permission") && err.contains(":user."), "{err}");
     }
 
     #[test]
@@ -563,13 +468,8 @@ templates:
         let mut values = BTreeMap::new();
         values.insert("order_no".to_string(), Value::Text("SO20261001".into()));
         values.insert("limit".to_string(), Value::Int(5));
-        let (sql, binds) = t
-            .bind(&catalog, &values, &user(Some("retail, wholesale")))
-            .unwrap();
-        assert!(
-            sql.contains("o.order_no = $1 AND (o.business_line IN ($2, $3)) LIMIT $4"),
-            "{sql}"
-        );
+        let (sql, binds) = t.bind(&catalog, &values, &user(Some("retail, wholesale"))).unwrap();
+        assert!(sql.contains("o.order_no = $1 AND (o.business_line IN ($2, $3)) LIMIT $4"), "{sql}");
         assert_eq!(
             binds,
             vec![
@@ -591,47 +491,16 @@ templates:
         let catalog = Catalog::compile(&cfg, Engine::Sqlite).unwrap();
         let t = catalog.template("order_by_number").unwrap();
         let order = &t.params["order_no"];
-        assert_eq!(
-            order.parse("order_no", "SO20261001").unwrap(),
-            Value::Text("SO20261001".into())
-        );
+        assert_eq!(order.parse("order_no", "SO20261001").unwrap(), Value::Text("SO20261001".into()));
         let err = order.parse("order_no", "SO2026' OR 1=1 --").unwrap_err();
-        assert!(
-            err.contains("`order_no`") && !err.contains("OR 1=1"),
-            "{err}"
-        );
-        assert!(
-            order
-                .parse("order_no", "SO2026100\0")
-                .unwrap_err()
-                .contains("NUL")
-        );
-        let status = Param {
-            spec: order.spec.clone(),
-            pattern: None,
-        };
-        for sneaky in [
-            "\u{200F}pending",
-            "pend\u{200B}ing",
-            "\u{202E}gnidnep",
-            "\u{FEFF}x",
-            "a\nb",
-        ] {
-            assert!(
-                status
-                    .parse("status", sneaky)
-                    .unwrap_err()
-                    .contains("invisible"),
-                "{sneaky:?}"
-            );
+        assert!(err.contains("`order_no`") && !err.contains("OR 1=1"), "{err}");
+        assert!(order.parse("order_no", "SO2026100\0").unwrap_err().contains("NUL"));
+        let status = Param { spec: order.spec.clone(), pattern: None };
+        for sneaky in ["\u{200F}pending", "pend\u{200B}ing", "\u{202E}gnidnep", "\u{FEFF}x", "a\nb"] {
+            assert!(status.parse("status", sneaky).unwrap_err().contains("invisible"), "{sneaky:?}");
         }
         assert!(status.parse("status", "张伟").is_ok());
-        assert!(
-            order
-                .parse("order_no", &"9".repeat(5000))
-                .unwrap_err()
-                .contains("too long")
-        );
+        assert!(order.parse("order_no", &"9".repeat(5000)).unwrap_err().contains("too long"));
         let days = &t.params["days"];
         assert_eq!(days.parse("days", "30").unwrap(), Value::Int(30));
         assert!(days.parse("days", "0").unwrap_err().contains("at least 1"));
@@ -653,17 +522,9 @@ templates:
             },
             pattern: None,
         };
-        assert_eq!(
-            p.parse("from", "2026-11-28T10:15:00+01:00").unwrap(),
-            Value::Text("2026-11-28T09:15:00Z".into())
-        );
-        assert_eq!(
-            p.parse("from", "2026-11-28").unwrap(),
-            Value::Text("2026-11-28T00:00:00Z".into())
-        );
-        let Value::Text(t) = p.parse("from", "now-7d").unwrap() else {
-            panic!("text")
-        };
+        assert_eq!(p.parse("from", "2026-11-28T10:15:00+01:00").unwrap(), Value::Text("2026-11-28T09:15:00Z".into()));
+        assert_eq!(p.parse("from", "2026-11-28").unwrap(), Value::Text("2026-11-28T00:00:00Z".into()));
+        let Value::Text(t) = p.parse("from", "now-7d").unwrap() else { panic!("text") };
         assert_eq!(t.len(), 20);
         assert!(p.parse("from", "yesterday").is_err());
     }

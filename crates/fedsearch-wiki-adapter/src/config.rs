@@ -184,7 +184,11 @@ impl SourceConfig {
                 if c.content_types.is_empty() {
                     return Err(format!("`{at}.confluence.content_types` must not be empty"));
                 }
-                if let Some(bad) = c.content_types.iter().find(|t| t.is_empty() || !t.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')) {
+                if let Some(bad) = c
+                    .content_types
+                    .iter()
+                    .find(|t| t.is_empty() || !t.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'))
+                {
                     return Err(format!("`{at}.confluence.content_types` has an invalid type `{bad}`"));
                 }
             }
@@ -192,9 +196,11 @@ impl SourceConfig {
             (None, None) => return Err(format!("`{at}` needs a connector: `dokuwiki` or `confluence`")),
         }
         match self.identity.mode {
-            IdentityMode::Mapped => {
-                one_of(&self.identity.secrets_file, &self.identity.secrets_file_env, &format!("{at}.identity.secrets_file"))?
-            }
+            IdentityMode::Mapped => one_of(
+                &self.identity.secrets_file,
+                &self.identity.secrets_file_env,
+                &format!("{at}.identity.secrets_file"),
+            )?,
             IdentityMode::Delegated => {
                 if self.identity.secrets_file.is_some() || self.identity.secrets_file_env.is_some() {
                     return Err(format!("`{at}.identity.secrets_file` is only used with `mode: mapped`"));
@@ -261,8 +267,9 @@ sources:
 
     #[test]
     fn the_shipped_example_config_parses() {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/wiki-adapter.yaml"))
-            .expect("deploy/config/wiki-adapter.yaml exists");
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/wiki-adapter.yaml"))
+                .expect("deploy/config/wiki-adapter.yaml exists");
         let cfg: WikiAdapterConfig = from_yaml_str(&text).unwrap();
         assert_eq!(cfg.sources[0].name, "wiki");
         assert_eq!(cfg.sources[0].identity.mode, IdentityMode::Mapped);
@@ -286,7 +293,10 @@ sources:
             (GOOD.replace("secrets_file_env: DOKUWIKI_SECRETS", ""), "sources[0].identity.secrets_file"),
             (GOOD.replace("name: confluence", "name: wiki"), "sources[1].name"),
             (GOOD.replace("dokuwiki: { url: \"http://127.0.0.1:8090\" }", ""), "sources[0]"),
-            (GOOD.replace("mode: delegated }", "mode: delegated, secrets_file: /x }"), "sources[1].identity.secrets_file"),
+            (
+                GOOD.replace("mode: delegated }", "mode: delegated, secrets_file: /x }"),
+                "sources[1].identity.secrets_file",
+            ),
         ];
         for (yaml, key) in cases {
             let err = from_yaml_str::<WikiAdapterConfig>(&yaml).unwrap_err();

@@ -145,15 +145,23 @@ impl Confluence {
     }
 
     #[tracing::instrument(name = "confluence.rest", skip_all, fields(otel.kind = "client"))]
-    async fn get(&self, credential: &Credential, url: &str, query: &[(&str, String)], timeout: Duration) -> Result<Json, AdapterError> {
-        let request = self.http.get(url).query(query).header(reqwest::header::ACCEPT, "application/json").timeout(timeout);
+    async fn get(
+        &self,
+        credential: &Credential,
+        url: &str,
+        query: &[(&str, String)],
+        timeout: Duration,
+    ) -> Result<Json, AdapterError> {
+        let request =
+            self.http.get(url).query(query).header(reqwest::header::ACCEPT, "application/json").timeout(timeout);
         let response = credential.apply(request).send().await.map_err(|e| http::send_error(e, WIKI))?;
         let status = response.status().as_u16();
         let body = http::read_body(response, WIKI).await?;
         if status != 200 {
             return Err(error_for(status, &body));
         }
-        serde_json::from_str(&body).map_err(|_| AdapterError::FailedPrecondition("confluence sent a malformed answer".into()))
+        serde_json::from_str(&body)
+            .map_err(|_| AdapterError::FailedPrecondition("confluence sent a malformed answer".into()))
     }
 
     /// One search request: results `start..start+limit`.
@@ -177,9 +185,10 @@ impl Confluence {
             }
         };
         let json = self.get(credential, &url, &query, timeout).await?;
-        let results = json.get("results").and_then(Json::as_array).ok_or_else(|| {
-            AdapterError::FailedPrecondition("confluence search answer has no results list".into())
-        })?;
+        let results = json
+            .get("results")
+            .and_then(Json::as_array)
+            .ok_or_else(|| AdapterError::FailedPrecondition("confluence search answer has no results list".into()))?;
         let base = str_at(&json, &["_links", "base"]).unwrap_or(&self.base).trim_end_matches('/').to_string();
         let found = results.iter().filter_map(|r| self.found(r, &base)).collect();
         let total = json.get("totalSize").and_then(Json::as_u64);
@@ -192,7 +201,8 @@ impl Confluence {
         // Cloud /search wraps the content; DC /content/search returns it directly.
         let content = result.get("content").filter(|c| c.is_object()).unwrap_or(result);
         let id = content.get("id").and_then(Json::as_str).filter(|id| valid_content_id(id))?.to_string();
-        let title_raw = result.get("title").and_then(Json::as_str).or_else(|| content.get("title").and_then(Json::as_str));
+        let title_raw =
+            result.get("title").and_then(Json::as_str).or_else(|| content.get("title").and_then(Json::as_str));
         let title = title_raw.map(text::confluence_plain).unwrap_or_default();
         let snippet = result.get("excerpt").and_then(Json::as_str).map(text::confluence_snippet).unwrap_or_default();
         let updated = result
@@ -201,7 +211,9 @@ impl Confluence {
             .or_else(|| str_at(content, &["version", "when"]))
             .and_then(fedsearch_core::time::parse_rfc3339);
         let space = str_at(content, &["space", "key"]).map(str::to_string).or_else(|| {
-            str_at(result, &["resultGlobalContainer", "displayUrl"]).and_then(|u| u.strip_prefix("/spaces/")).map(|k| k.trim_end_matches('/').to_string())
+            str_at(result, &["resultGlobalContainer", "displayUrl"])
+                .and_then(|u| u.strip_prefix("/spaces/"))
+                .map(|k| k.trim_end_matches('/').to_string())
         });
         let webui = str_at(content, &["_links", "webui"]).or_else(|| result.get("url").and_then(Json::as_str));
         let url = match webui {
@@ -230,7 +242,9 @@ impl Confluence {
         let url = self.api(&format!("content/{id}"));
         let json = self.get(credential, &url, &[("expand", "body.storage,version,space".into())], timeout).await?;
         let base = str_at(&json, &["_links", "base"]).unwrap_or(&self.base).trim_end_matches('/').to_string();
-        let hit = self.found(&json, &base).ok_or_else(|| AdapterError::FailedPrecondition("confluence sent a malformed page".into()))?;
+        let hit = self
+            .found(&json, &base)
+            .ok_or_else(|| AdapterError::FailedPrecondition("confluence sent a malformed page".into()))?;
         let body = str_at(&json, &["body", "storage", "value"]).map(text::html_to_text).unwrap_or_default();
         Ok(PageText {
             id: hit.id,
@@ -272,7 +286,8 @@ mod tests {
             from: Some(Timestamp { seconds: 1_792_509_312, nanos: 0 }),
             to: Some(Timestamp { seconds: 1_795_101_312, nanos: 0 }),
         };
-        let cql = build_cql("退货 拒收", &["page".into(), "blogpost".into()], &["OPS".into(), "HR".into()], Some(&range));
+        let cql =
+            build_cql("退货 拒收", &["page".into(), "blogpost".into()], &["OPS".into(), "HR".into()], Some(&range));
         assert_eq!(
             cql,
             r#"text ~ "退货 拒收" AND type in ("page", "blogpost") AND space in ("OPS", "HR") AND lastmodified >= "2026-10-20 15:15" AND lastmodified <= "2026-11-19 15:15""#

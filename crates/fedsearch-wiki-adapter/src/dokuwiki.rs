@@ -136,7 +136,13 @@ impl DokuWiki {
 
     /// Like [`Self::call`], but an empty `<struct>` (DokuWiki's answer to an unknown method or
     /// a wrong argument count) is `FailedPrecondition`.
-    pub async fn call_strict(&self, cred: &Credential, method: &str, params: &[&str], timeout: Duration) -> Result<Value, AdapterError> {
+    pub async fn call_strict(
+        &self,
+        cred: &Credential,
+        method: &str,
+        params: &[&str],
+        timeout: Duration,
+    ) -> Result<Value, AdapterError> {
         let value = self.call(cred, method, params, timeout).await?;
         if value.is_empty_struct() {
             tracing::warn!(method, "wiki answered with an empty struct");
@@ -146,7 +152,12 @@ impl DokuWiki {
     }
 
     /// `dokuwiki.search(text)` as the user: every readable match, best first.
-    pub async fn search(&self, credential: &Credential, query: &str, timeout: Duration) -> Result<Vec<Found>, AdapterError> {
+    pub async fn search(
+        &self,
+        credential: &Credential,
+        query: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Found>, AdapterError> {
         let value = self.call_strict(credential, "dokuwiki.search", &[query], timeout).await?;
         let Value::Array(items) = value else {
             return Err(unusable("dokuwiki.search"));
@@ -158,7 +169,8 @@ impl DokuWiki {
         let id = item.get("id").and_then(Value::as_str).filter(|id| valid_page_id(id))?.to_string();
         let title = item.get("title").and_then(Value::as_str).map(text::collapse_whitespace).unwrap_or_default();
         let snippet = item.get("snippet").and_then(Value::as_str).map(text::dokuwiki_snippet).unwrap_or_default();
-        let updated_at = item.get("mtime").and_then(Value::as_i64).filter(|t| *t > 0).map(|seconds| Timestamp { seconds, nanos: 0 });
+        let updated_at =
+            item.get("mtime").and_then(Value::as_i64).filter(|t| *t > 0).map(|seconds| Timestamp { seconds, nanos: 0 });
         Some(Found {
             url: self.page_url(&id),
             namespace: namespace_of(&id).to_string(),
@@ -252,7 +264,9 @@ mod tests {
     #[test]
     fn faults_and_times_map_safely() {
         assert!(matches!(fault_error(111), AdapterError::PermissionDenied(_)));
-        assert!(matches!(fault_error(-32700), AdapterError::FailedPrecondition(m) if m == "the wiki answered with fault -32700"));
+        assert!(
+            matches!(fault_error(-32700), AdapterError::FailedPrecondition(m) if m == "the wiki answered with fault -32700")
+        );
         assert_eq!(timestamp_from_iso("2026-10-20T15:15:12+00:00").map(|t| t.seconds), Some(1792509312));
         assert_eq!(timestamp_from_iso("20261020T15:15:12").map(|t| t.seconds), Some(1792509312));
         assert_eq!(timestamp_from_iso("yesterday"), None);

@@ -168,7 +168,8 @@ mod tests {
         }
     }
 
-    const SECRETS: &str = "# comment\nalice:\n  username: \"alice\"\n  password: \"pw-a\"\ncarol.x:\n  token: \"tok\"\n";
+    const SECRETS: &str =
+        "# comment\nalice:\n  username: \"alice\"\n  password: \"pw-a\"\ncarol.x:\n  token: \"tok\"\n";
 
     #[test]
     fn mapped_identity_finds_the_subject_and_denies_the_rest() {
@@ -193,7 +194,10 @@ mod tests {
             basic.credential_for(Some(&user("bob", Some("bob:p:w")))).unwrap(),
             Credential::Basic { username: "bob".into(), password: "p:w".into() }
         );
-        assert_eq!(basic.credential_for(Some(&user("bob", None))), Err(AdapterError::Unauthenticated(NO_CREDENTIAL.into())));
+        assert_eq!(
+            basic.credential_for(Some(&user("bob", None))),
+            Err(AdapterError::Unauthenticated(NO_CREDENTIAL.into()))
+        );
         let err = basic.credential_for(Some(&user("bob", Some("justatoken")))).unwrap_err();
         assert!(!err.to_string().contains("justatoken"), "{err}");
         let bearer = Identity::Delegated { kind: CredentialKind::Bearer };

@@ -222,7 +222,12 @@ impl Source {
     }
 
     /// The full text of `reference` as the user; the wiki re-checks permission now.
-    pub async fn fetch(&self, reference: &str, user: Option<&UserContext>, budget: Duration) -> Result<FetchResponse, AdapterError> {
+    pub async fn fetch(
+        &self,
+        reference: &str,
+        user: Option<&UserContext>,
+        budget: Duration,
+    ) -> Result<FetchResponse, AdapterError> {
         let credential = self.credential(user)?;
         let timeout = budget.min(self.request_timeout);
         let page = match &self.connector {
@@ -269,9 +274,13 @@ mod tests {
             when_to_use: String::new(),
             connector: Connector::DokuWiki(DokuWiki::new("http://w", reqwest::Client::new())),
             identity: Arc::new(Identity::Delegated { kind: CredentialKind::Basic }),
-            doc_types: [("public".to_string(), "policy".to_string()), ("support".into(), "runbook".into()), ("support:old".into(), "archive".into())]
-                .into_iter()
-                .collect(),
+            doc_types: [
+                ("public".to_string(), "policy".to_string()),
+                ("support".into(), "runbook".into()),
+                ("support:old".into(), "archive".into()),
+            ]
+            .into_iter()
+            .collect(),
             default_doc_type: "page".into(),
             namespaces: namespaces.iter().map(|s| s.to_string()).collect(),
             request_timeout: Duration::from_secs(1),
@@ -305,7 +314,10 @@ mod tests {
     #[test]
     fn filters_apply_on_mtime_doc_type_and_namespace() {
         let s = source(&[]);
-        let range = TimeRange { from: Some(Timestamp { seconds: 100, nanos: 0 }), to: Some(Timestamp { seconds: 200, nanos: 0 }) };
+        let range = TimeRange {
+            from: Some(Timestamp { seconds: 100, nanos: 0 }),
+            to: Some(Timestamp { seconds: 200, nanos: 0 }),
+        };
         let f = Filters { time_range: Some(range), ..Default::default() };
         assert!(s.keep(&found("public", Some(150)), Some(&f)));
         assert!(!s.keep(&found("public", Some(99)), Some(&f)));
@@ -314,7 +326,11 @@ mod tests {
         let f = Filters { doc_types: vec!["runbook".into()], ..Default::default() };
         assert!(s.keep(&found("support", None), Some(&f)));
         assert!(!s.keep(&found("public", None), Some(&f)));
-        let f = Filters { equals: [("namespace".to_string(), "public".to_string())].into_iter().collect(), tags: vec!["x".into()], ..Default::default() };
+        let f = Filters {
+            equals: [("namespace".to_string(), "public".to_string())].into_iter().collect(),
+            tags: vec!["x".into()],
+            ..Default::default()
+        };
         assert!(s.keep(&found("public", None), Some(&f)));
         assert!(!s.keep(&found("support", None), Some(&f)));
         let scoped = source(&["public"]);

@@ -13,12 +13,16 @@ pub fn strip_tags(html: &str) -> String {
     while let Some(i) = rest.find('<') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
-        let opens_tag = after.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!' || c == '?');
+        let opens_tag =
+            after.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!' || c == '?');
         match (opens_tag, after.find('>')) {
             (true, Some(end)) => {
                 let tag = after[..end].trim_start_matches('/').to_ascii_lowercase();
                 let name = tag.split(|c: char| c.is_whitespace() || c == '/').next().unwrap_or("");
-                if matches!(name, "br" | "p" | "div" | "li" | "tr" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre" | "table") {
+                if matches!(
+                    name,
+                    "br" | "p" | "div" | "li" | "tr" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre" | "table"
+                ) {
                     out.push('\n');
                 }
                 rest = &after[end + 1..];
@@ -233,7 +237,9 @@ pub fn html_to_text(html: &str) -> String {
 pub fn looks_dirty(s: &str) -> bool {
     let entity = s.match_indices('&').any(|(i, _)| {
         let after = &s[i + 1..];
-        after.find(';').is_some_and(|end| end > 0 && end < 10 && after[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '#'))
+        after.find(';').is_some_and(|end| {
+            end > 0 && end < 10 && after[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '#')
+        })
     });
     entity || s.contains("<strong") || s.contains("</") || s.contains("@@@") || s.contains("====")
 }
@@ -260,7 +266,10 @@ mod tests {
         let s = dokuwiki_snippet(
             "  * 非质量问题<strong class=\"search_hit\">拒收</strong>，收取 **拒收手续费 12 元**（rejection fee **¥12**）\n  * see [[public:return_policy|退货政策]] and //italic// http://x.example/a ^ a | b |",
         );
-        assert_eq!(s, "非质量问题拒收，收取 拒收手续费 12 元（rejection fee ¥12） see 退货政策 and italic http://x.example/a a b");
+        assert_eq!(
+            s,
+            "非质量问题拒收，收取 拒收手续费 12 元（rejection fee ¥12） see 退货政策 and italic http://x.example/a a b"
+        );
     }
 
     #[test]
@@ -285,7 +294,9 @@ mod tests {
 
     #[test]
     fn confluence_excerpt_markers_and_html_are_removed() {
-        let s = confluence_snippet("Our @@@hl@@@refund@@@endhl@@@ policy &amp; the <b>¥12</b> @@@hl@@@拒收@@@endhl@@@ fee&hellip;");
+        let s = confluence_snippet(
+            "Our @@@hl@@@refund@@@endhl@@@ policy &amp; the <b>¥12</b> @@@hl@@@拒收@@@endhl@@@ fee&hellip;",
+        );
         assert_eq!(s, "Our refund policy & the ¥12 拒收 fee…");
         assert!(!looks_dirty(&s));
         assert_eq!(html_to_text("<p>One &amp; two</p><p>三</p>"), "One & two\n三");

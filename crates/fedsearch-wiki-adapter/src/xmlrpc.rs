@@ -159,7 +159,10 @@ fn parse_tree(xml: &str) -> Result<Element, ParseError> {
         return Err(ParseError("unexpected end of document".into()));
     }
     let root = stack.pop().unwrap_or_default();
-    root.children.into_iter().find(|c| c.name == "methodResponse").ok_or_else(|| ParseError("no <methodResponse>".into()))
+    root.children
+        .into_iter()
+        .find(|c| c.name == "methodResponse")
+        .ok_or_else(|| ParseError("no <methodResponse>".into()))
 }
 
 fn value(el: &Element) -> Result<Value, ParseError> {
@@ -179,7 +182,10 @@ fn value(el: &Element) -> Result<Value, ParseError> {
         "struct" => {
             let mut members = BTreeMap::new();
             for m in typed.children.iter().filter(|c| c.name == "member") {
-                let name = m.child("name").map(|n| n.text.clone()).ok_or_else(|| ParseError("member without <name>".into()))?;
+                let name = m
+                    .child("name")
+                    .map(|n| n.text.clone())
+                    .ok_or_else(|| ParseError("member without <name>".into()))?;
                 let v = m.child("value").map(value).transpose()?.unwrap_or(Value::Nil);
                 members.insert(name, v);
             }
@@ -233,7 +239,8 @@ mod tests {
 
     #[test]
     fn parses_a_recorded_search_response_with_double_escaped_snippets() {
-        let Response::Value(Value::Array(items)) = parse_response(&example("02-search-zhifuchaoshi-alice.response.xml")).unwrap()
+        let Response::Value(Value::Array(items)) =
+            parse_response(&example("02-search-zhifuchaoshi-alice.response.xml")).unwrap()
         else {
             panic!("expected an array")
         };
@@ -252,27 +259,39 @@ mod tests {
 
     #[test]
     fn parses_page_info_fault_and_empty_struct() {
-        let Response::Value(info) = parse_response(&example("08-getPageInfo-return-policy-carol.response.xml")).unwrap() else {
+        let Response::Value(info) =
+            parse_response(&example("08-getPageInfo-return-policy-carol.response.xml")).unwrap()
+        else {
             panic!()
         };
         let modified = info.get("lastModified").and_then(Value::as_str).unwrap();
         assert!(matches!(info.get("lastModified"), Some(Value::DateTime(_))));
         assert!(fedsearch_core::time::parse_rfc3339(modified).is_some(), "{modified}");
         assert_eq!(info.get("author").and_then(Value::as_str), Some("carol"));
-        let Response::Value(empty) = parse_response(&example("15-unknown-method-200.response.xml")).unwrap() else { panic!() };
+        let Response::Value(empty) = parse_response(&example("15-unknown-method-200.response.xml")).unwrap() else {
+            panic!()
+        };
         assert!(empty.is_empty_struct());
         assert_eq!(
             parse_response(&example("17-malformed-xml-fault.response.xml")).unwrap(),
             Response::Fault { code: -32700, message: "parse error. not well formed".into() }
         );
-        let Response::Value(text) = parse_response(&example("09-getPage-missing-carol.response.xml")).unwrap() else { panic!() };
+        let Response::Value(text) = parse_response(&example("09-getPage-missing-carol.response.xml")).unwrap() else {
+            panic!()
+        };
         assert_eq!(text, Value::String(String::new()));
     }
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        for bad in ["", "not xml", "<methodResponse>", "<methodResponse><params></params></methodResponse>", "<a></b>",
-            "<methodResponse><params><param><value><int>x</int></value></param></params></methodResponse>"] {
+        for bad in [
+            "",
+            "not xml",
+            "<methodResponse>",
+            "<methodResponse><params></params></methodResponse>",
+            "<a></b>",
+            "<methodResponse><params><param><value><int>x</int></value></param></params></methodResponse>",
+        ] {
             assert!(parse_response(bad).is_err(), "{bad}");
         }
         let deep = format!("<methodResponse>{}{}</methodResponse>", "<a>".repeat(200), "</a>".repeat(200));

@@ -18,11 +18,12 @@ async fn token_prints_only_a_token_carrying_the_preset_or_explicit_claims() {
     assert_eq!(id.attributes["business_lines"], "retail,wholesale");
 
     // The secret may come from the environment; claims may be explicit.
-    let run = command(&["token", "--sub", "zoe", "--group", "support", "--attr", "business_lines=retail", "--ttl", "2h"])
-        .env("FEDSEARCH_JWT_SECRET", router::SECRET)
-        .output()
-        .await
-        .unwrap();
+    let run =
+        command(&["token", "--sub", "zoe", "--group", "support", "--attr", "business_lines=retail", "--ttl", "2h"])
+            .env("FEDSEARCH_JWT_SECRET", router::SECRET)
+            .output()
+            .await
+            .unwrap();
     assert!(run.status.success(), "{run:?}");
     let stdout = String::from_utf8(run.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 1);
@@ -75,16 +76,25 @@ async fn get_prints_the_document_and_a_denied_one_as_one_error_line_exit_1() {
     let run = fedsearch(&["--router", &server.url, "--token", &carol, "get", "wiki:public:return_policy"]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(run.stdout.starts_with("退货政策 Return policy (2026)\n"), "{}", run.stdout);
-    assert!(run.stdout.contains("  url        http://127.0.0.1:8080/doku.php?id=public:return_policy\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("  url        http://127.0.0.1:8080/doku.php?id=public:return_policy\n"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("  updated    "), "{}", run.stdout);
-    assert!(run.stdout.ends_with("\n\n非质量问题拒收收取退回运费 12 元。\nQuality issues are free.\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with("\n\n非质量问题拒收收取退回运费 12 元。\nQuality issues are free.\n"),
+        "{}",
+        run.stdout
+    );
 
     let run = fedsearch(&["--router", &server.url, "--token", &carol, "get", "wiki:finance:q3_revenue"]).await;
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.stderr, "error: PERMISSION_DENIED: you may not read this document\n");
     assert!(run.stdout.is_empty());
 
-    let run = fedsearch(&["--router", &server.url, "--token", &carol, "--json", "get", "wiki:public:return_policy"]).await;
+    let run =
+        fedsearch(&["--router", &server.url, "--token", &carol, "--json", "get", "wiki:public:return_policy"]).await;
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["doc_type"], "policy");
     assert_eq!(v["metadata"]["namespace"], "public");
@@ -148,7 +158,12 @@ async fn an_unreachable_router_is_unavailable_exit_1() {
 async fn router_and_token_come_from_the_environment() {
     let server = router::start().await;
     let token = token_for("alice").await;
-    let run = command(&["sources"]).env("FEDSEARCH_ROUTER", &server.url).env("FEDSEARCH_TOKEN", &token).output().await.unwrap();
+    let run = command(&["sources"])
+        .env("FEDSEARCH_ROUTER", &server.url)
+        .env("FEDSEARCH_TOKEN", &token)
+        .output()
+        .await
+        .unwrap();
     assert!(run.status.success(), "{run:?}");
     assert!(String::from_utf8(run.stdout).unwrap().contains("tickets"));
 }

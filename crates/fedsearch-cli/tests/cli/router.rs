@@ -119,13 +119,23 @@ pub fn routing() -> RoutingDecision {
             RoutedSource { source: "tickets".into(), reason: "keyword 支付超时".into(), ..Default::default() },
             RoutedSource { source: "wiki".into(), reason: "runbooks and policies".into(), ..Default::default() },
         ],
-        not_selected: vec![RoutedSource { source: "shop".into(), reason: "no order number in the question".into(), ..Default::default() }],
+        not_selected: vec![RoutedSource {
+            source: "shop".into(),
+            reason: "no order number in the question".into(),
+            ..Default::default()
+        }],
     }
 }
 
 pub fn statuses() -> [SourceStatus; 2] {
     [
-        SourceStatus { source: "tickets".into(), state: SourceState::Ok as i32, hit_count: 2, latency_ms: 37, ..Default::default() },
+        SourceStatus {
+            source: "tickets".into(),
+            state: SourceState::Ok as i32,
+            hit_count: 2,
+            latency_ms: 37,
+            ..Default::default()
+        },
         SourceStatus {
             source: "wiki".into(),
             state: SourceState::Timeout as i32,
@@ -149,7 +159,10 @@ pub fn hits() -> Vec<Hit> {
             rank_in_source: 1,
             source_score: Some(8.25),
             fused_score: 0.0328,
-            metadata: HashMap::from([("status".into(), "in_progress".into()), ("order_no".into(), "SO20261004".into())]),
+            metadata: HashMap::from([
+                ("status".into(), "in_progress".into()),
+                ("order_no".into(), "SO20261004".into()),
+            ]),
             full_text_ref: "tickets:TCK-5002".into(),
             duplicates: vec![DuplicateRef {
                 source: "incidents".into(),
@@ -221,8 +234,11 @@ impl FederatedSearch for FakeRouter {
                 let _ = tokio::time::timeout(Duration::from_secs(20), gate).await;
             }
             let _ = send(Event::SourceStatus(second)).await
-                && send(Event::Snapshot(FusedSnapshot { hits: hits(), sources_done: vec!["tickets".into(), "wiki".into()] }))
-                    .await
+                && send(Event::Snapshot(FusedSnapshot {
+                    hits: hits(),
+                    sources_done: vec!["tickets".into(), "wiki".into()],
+                }))
+                .await
                 && send(Event::Result(response())).await;
         });
         Ok(Response::new(ReceiverStream::new(rx)))
@@ -248,7 +264,10 @@ impl FederatedSearch for FakeRouter {
         }
     }
 
-    async fn list_sources(&self, request: Request<ListSourcesRequest>) -> Result<Response<ListSourcesResponse>, Status> {
+    async fn list_sources(
+        &self,
+        request: Request<ListSourcesRequest>,
+    ) -> Result<Response<ListSourcesResponse>, Status> {
         let identity = self.caller(&request)?;
         let mut sources = vec![SourceInfo {
             name: "wiki".into(),

@@ -11,8 +11,26 @@ async fn search_sends_the_flags_as_the_user_and_prints_routing_statuses_hits_cit
     let server = router::start().await;
     let token = token_for("alice").await;
     let run = fedsearch(&[
-        "--router", &server.url, "--token", &token, "search", "支付超时 客户", "--since", "7d", "--type", "ticket",
-        "--eq", "status=open", "--weight", "tickets=2", "--fusion", "rrf", "--timeout", "3s", "--top-k", "5",
+        "--router",
+        &server.url,
+        "--token",
+        &token,
+        "search",
+        "支付超时 客户",
+        "--since",
+        "7d",
+        "--type",
+        "ticket",
+        "--eq",
+        "status=open",
+        "--weight",
+        "tickets=2",
+        "--fusion",
+        "rrf",
+        "--timeout",
+        "3s",
+        "--top-k",
+        "5",
         "--explain",
     ])
     .await;

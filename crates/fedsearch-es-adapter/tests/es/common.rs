@@ -9,11 +9,10 @@ use std::{
 
 use chrono::{DateTime, Utc};
 use elasticsearch::{
-    Elasticsearch,
+    Elasticsearch, IndexParts,
     http::transport::Transport,
     indices::{IndicesCreateParts, IndicesDeleteParts, IndicesGetMappingParts},
     params::Refresh,
-    IndexParts,
 };
 use fedsearch_adapter_kit::{ServerConfig, serve_adapter};
 use fedsearch_es_adapter::{EsAdapter, EsAdapterConfig};
@@ -83,7 +82,11 @@ pub fn user(subject: &str) -> UserContext {
         "bob" => &["employee", "finance"],
         _ => &["employee"],
     };
-    UserContext { subject: subject.into(), groups: groups.iter().map(|g| g.to_string()).collect(), ..Default::default() }
+    UserContext {
+        subject: subject.into(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+        ..Default::default()
+    }
 }
 
 pub fn sub_query(id: &str, source: &str, text: &str, subject: &str, filters: Filters) -> SubQuery {
@@ -221,7 +224,9 @@ impl SeedDoc {
     /// The access rule, written independently of the adapter.
     pub fn visible_to(&self, subject: &str) -> bool {
         let u = user(subject);
-        self.public || self.allowed_users.contains(&u.subject) || self.allowed_groups.iter().any(|g| u.groups.contains(g))
+        self.public
+            || self.allowed_users.contains(&u.subject)
+            || self.allowed_groups.iter().any(|g| u.groups.contains(g))
     }
 
     /// Whether every character-or-word token of `term` occurs in the title or in the body,

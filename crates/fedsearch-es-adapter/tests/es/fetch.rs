@@ -55,12 +55,14 @@ async fn fetch_refuses_references_outside_the_source() {
 #[tokio::test]
 async fn fetch_rechecks_permissions_changed_after_the_search() {
     let url = opensearch_url();
-    let original = doc("RECHECK-1", "Chargeback for order SO20269999", "Customer disputes the chargeback.", &["support"]);
+    let original =
+        doc("RECHECK-1", "Chargeback for order SO20269999", "Customer disputes the chargeback.", &["support"]);
     let scratch = ScratchIndex::create(&url, "recheck", std::slice::from_ref(&original)).await;
     let extra = scratch_source("scratch", &scratch.name, r#"["title^3", "body"]"#);
     let mut s = serve(&config(&url, &extra)).await;
 
-    let out = search_one(&mut s.client, sub_query("q", "scratch", "chargeback", "alice", Filters::default())).await.ok();
+    let out =
+        search_one(&mut s.client, sub_query("q", "scratch", "chargeback", "alice", Filters::default())).await.ok();
     assert_eq!(out.ids(), ["RECHECK-1"]);
     let reference = out.hits[0].full_text_ref.clone();
     assert!(fetch(&mut s.client, "scratch", &reference, "alice").await.is_ok());
@@ -73,6 +75,7 @@ async fn fetch_rechecks_permissions_changed_after_the_search() {
     let err = fetch(&mut s.client, "scratch", &reference, "alice").await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::PermissionDenied, "{err:?}");
     assert!(fetch(&mut s.client, "scratch", &reference, "bob").await.is_ok(), "finance may read it now");
-    let again = search_one(&mut s.client, sub_query("q", "scratch", "chargeback", "alice", Filters::default())).await.ok();
+    let again =
+        search_one(&mut s.client, sub_query("q", "scratch", "chargeback", "alice", Filters::default())).await.ok();
     assert!(again.hits.is_empty(), "the search no longer returns it either");
 }

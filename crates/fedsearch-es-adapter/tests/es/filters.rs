@@ -61,11 +61,9 @@ async fn tags_require_every_listed_tag() {
     let tags = ["payment_timeout", "payment_failed"];
     let filters = Filters { tags: tags.iter().map(|t| t.to_string()).collect(), ..Default::default() };
     let got = ids(&mut s, "tickets", "", filters).await;
-    let expected = id_set(
-        seeds
-            .iter()
-            .filter(|d| d.index == "tickets" && d.visible_to("alice") && tags.iter().all(|t| d.tags.iter().any(|x| x == t))),
-    );
+    let expected = id_set(seeds.iter().filter(|d| {
+        d.index == "tickets" && d.visible_to("alice") && tags.iter().all(|t| d.tags.iter().any(|x| x == t))
+    }));
     let one_tag = ids(&mut s, "tickets", "", Filters { tags: vec![tags[0].into()], ..Default::default() }).await;
     assert_eq!(got, expected);
     assert!(!got.is_empty() && got.len() < one_tag.len(), "{got:?} vs {one_tag:?}");
@@ -76,7 +74,8 @@ async fn equals_matches_an_allowed_field_exactly() {
     let url = opensearch_url();
     let mut s = serve(&config(&url, "")).await;
     let seeds = seed_docs();
-    let filters = |status: &str| Filters { equals: HashMap::from([("status".into(), status.into())]), ..Default::default() };
+    let filters =
+        |status: &str| Filters { equals: HashMap::from([("status".into(), status.into())]), ..Default::default() };
     let got = ids(&mut s, "tickets", "", filters("open")).await;
     let expected = id_set(seeds.iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.status == "open"));
     let everything = ids(&mut s, "tickets", "", all_of("tickets")).await;
@@ -88,7 +87,8 @@ async fn equals_matches_an_allowed_field_exactly() {
 async fn an_equals_key_outside_the_allow_list_is_invalid_argument_naming_it() {
     let url = opensearch_url();
     let mut s = serve(&config(&url, "")).await;
-    let filters = Filters { equals: HashMap::from([("allowed_groups".into(), "support".into())]), ..Default::default() };
+    let filters =
+        Filters { equals: HashMap::from([("allowed_groups".into(), "support".into())]), ..Default::default() };
     let out = search_one(&mut s.client, sub_query("q", "tickets", "refund", "carol", filters)).await;
     assert_eq!(out.state(), SourceState::Error);
     assert_eq!(out.code(), "INVALID_ARGUMENT");

@@ -29,11 +29,19 @@ async fn search_round_trip_latency_stays_low() {
     for i in 0..200 {
         let source = ["tickets", "incidents", "kb"][i % 3];
         let started = Instant::now();
-        search_one(&mut s.client, sub_query("q", source, texts[i % texts.len()], "alice", Filters::default())).await.ok();
+        search_one(&mut s.client, sub_query("q", source, texts[i % texts.len()], "alice", Filters::default()))
+            .await
+            .ok();
         samples.push(started.elapsed());
     }
     samples.sort();
     let p = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
-    eprintln!("search round trip over gRPC, 200 sequential sub-queries: p50 {:?}, p95 {:?}, p99 {:?}, max {:?}", p(0.5), p(0.95), p(0.99), samples[samples.len() - 1]);
+    eprintln!(
+        "search round trip over gRPC, 200 sequential sub-queries: p50 {:?}, p95 {:?}, p99 {:?}, max {:?}",
+        p(0.5),
+        p(0.95),
+        p(0.99),
+        samples[samples.len() - 1]
+    );
     assert!(p(0.99) < Duration::from_millis(500), "p99 {:?}", p(0.99));
 }

@@ -10,7 +10,10 @@ use crate::common::*;
 /// Visible tickets tagged payment_timeout: what a payment-timeout query must rank first.
 fn payment_timeout_tickets(subject: &str) -> BTreeSet<String> {
     let docs = seed_docs();
-    id_set(docs.iter().filter(|d| d.index == "tickets" && d.tags.iter().any(|t| t == "payment_timeout") && d.visible_to(subject)))
+    id_set(
+        docs.iter()
+            .filter(|d| d.index == "tickets" && d.tags.iter().any(|t| t == "payment_timeout") && d.visible_to(subject)),
+    )
 }
 
 async fn top_ids(text: &str) -> (Vec<String>, BTreeSet<String>) {
@@ -72,8 +75,18 @@ async fn boosts_change_the_order_as_configured() {
         &url,
         "boost",
         &[
-            doc("B-TITLE", "Courier escalation", "A customer asked about a parcel that did not arrive yet.", &["support"]),
-            doc("B-BODY", "Parcel question", "The courier escalation team will contact the customer today.", &["support"]),
+            doc(
+                "B-TITLE",
+                "Courier escalation",
+                "A customer asked about a parcel that did not arrive yet.",
+                &["support"],
+            ),
+            doc(
+                "B-BODY",
+                "Parcel question",
+                "The courier escalation team will contact the customer today.",
+                &["support"],
+            ),
         ],
     )
     .await;

@@ -80,7 +80,9 @@ pub fn router_yaml(sources: &[(&str, &str, &str)], extra: &str) -> String {
     );
     for (name, url, more) in sources {
         let more = if more.is_empty() { String::new() } else { format!(", {more}") };
-        y.push_str(&format!("  - {{ name: {name}, adapter: \"{url}\", description: \"{name} docs\", timeout: 2s{more} }}\n"));
+        y.push_str(&format!(
+            "  - {{ name: {name}, adapter: \"{url}\", description: \"{name} docs\", timeout: 2s{more} }}\n"
+        ));
     }
     y
 }

@@ -9,8 +9,8 @@ use std::{collections::HashMap, path::PathBuf, time::Duration};
 
 use fedsearch_proto::{
     adapter::{
-        FetchRequest, FetchResponse, SearchFrame, SubQuery, SubQueryDone, result_frame,
-        search_frame, source_adapter_client::SourceAdapterClient,
+        FetchRequest, FetchResponse, SearchFrame, SubQuery, SubQueryDone, result_frame, search_frame,
+        source_adapter_client::SourceAdapterClient,
     },
     types::{SourceHit, UserContext},
 };
@@ -74,15 +74,13 @@ pub fn repo_root() -> PathBuf {
 
 /// The shipped example config, pointed at `url`.
 pub fn config_for(url: &str) -> SqlAdapterConfig {
-    let yaml = std::fs::read_to_string(repo_root().join("deploy/config/sql-adapter.yaml"))
-        .expect("example config");
+    let yaml = std::fs::read_to_string(repo_root().join("deploy/config/sql-adapter.yaml")).expect("example config");
     config_from_yaml(&yaml, url)
 }
 
 /// Parses `yaml` (validated with its own DSN) and points it at `url`.
 pub fn config_from_yaml(yaml: &str, url: &str) -> SqlAdapterConfig {
-    let mut cfg: SqlAdapterConfig =
-        fedsearch_core::config::from_yaml_str(yaml).expect("config parses");
+    let mut cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(yaml).expect("config parses");
     cfg.database.url_env = None;
     cfg.database.url_file = None;
     cfg.database.url = Some(Redacted(url.to_string()));
@@ -111,10 +109,7 @@ pub async fn serve(cfg: SqlAdapterConfig) -> Harness {
     for _ in 0..50 {
         match SourceAdapterClient::connect(format!("http://{addr}")).await {
             Ok(client) => {
-                return Harness {
-                    client,
-                    _shutdown: tx,
-                };
+                return Harness { client, _shutdown: tx };
             }
             Err(e) => last = Some(e),
         }
@@ -161,24 +156,14 @@ pub fn query(sub: &str, text: &str) -> SubQuery {
 pub fn explicit(sub: &str, template: &str, params: &[(&str, &str)]) -> SubQuery {
     let mut q = query(sub, "");
     q.template = template.into();
-    q.params = params
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    q.params = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     q
 }
 
 /// Runs one sub-query over the Search stream; returns its hits (in order) and its done frame.
 pub async fn search(h: &mut Harness, q: SubQuery) -> (Vec<SourceHit>, SubQueryDone) {
-    let frame = SearchFrame {
-        frame: Some(search_frame::Frame::SubQuery(q)),
-    };
-    let mut stream = h
-        .client
-        .search(tokio_stream::iter(vec![frame]))
-        .await
-        .expect("search call")
-        .into_inner();
+    let frame = SearchFrame { frame: Some(search_frame::Frame::SubQuery(q)) };
+    let mut stream = h.client.search(tokio_stream::iter(vec![frame])).await.expect("search call").into_inner();
     let mut hits = Vec::new();
     while let Some(frame) = stream.message().await.expect("result frame") {
         match frame.frame {
@@ -190,40 +175,21 @@ pub async fn search(h: &mut Harness, q: SubQuery) -> (Vec<SourceHit>, SubQueryDo
     panic!("stream ended without SubQueryDone");
 }
 
-pub async fn fetch(
-    h: &mut Harness,
-    sub: &str,
-    reference: &str,
-) -> Result<FetchResponse, tonic::Status> {
+pub async fn fetch(h: &mut Harness, sub: &str, reference: &str) -> Result<FetchResponse, tonic::Status> {
     h.client
-        .fetch(FetchRequest {
-            source: "shop".into(),
-            reference: reference.into(),
-            user: Some(user(sub)),
-        })
+        .fetch(FetchRequest { source: "shop".into(), reference: reference.into(), user: Some(user(sub)) })
         .await
         .map(|r| r.into_inner())
 }
 
 /// The ids after `<template>:` of `hits`, in order.
 pub fn ids(hits: &[SourceHit]) -> Vec<String> {
-    hits.iter()
-        .map(|h| {
-            h.local_id
-                .split_once(':')
-                .map(|(_, id)| id.to_string())
-                .unwrap_or_default()
-        })
-        .collect()
+    hits.iter().map(|h| h.local_id.split_once(':').map(|(_, id)| id.to_string()).unwrap_or_default()).collect()
 }
 
 pub async fn admin_pool(db: Db) -> AnyPool {
     sqlx::any::install_default_drivers();
-    AnyPoolOptions::new()
-        .max_connections(1)
-        .connect(&db.admin_url())
-        .await
-        .expect("admin connection")
+    AnyPoolOptions::new().max_connections(1).connect(&db.admin_url()).await.expect("admin connection")
 }
 
 /// Row counts of every sample table (and the status of one order), via the owner account.
@@ -231,21 +197,14 @@ pub async fn table_counts(pool: &AnyPool) -> Vec<(String, i64)> {
     let mut out = Vec::new();
     for table in ["customers", "orders", "shipments", "refunds"] {
         let sql = format!("SELECT COUNT(*) FROM {table}");
-        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .fetch_one(pool)
-            .await
-            .expect("count");
+        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await.expect("count");
         out.push((table.to_string(), n));
     }
-    let status: String =
-        sqlx::query_scalar("SELECT status FROM orders WHERE order_no = 'SO20261001'")
-            .fetch_one(pool)
-            .await
-            .expect("status");
-    out.push((
-        "SO20261001.status".into(),
-        if status == "paid" { 1 } else { 0 },
-    ));
+    let status: String = sqlx::query_scalar("SELECT status FROM orders WHERE order_no = 'SO20261001'")
+        .fetch_one(pool)
+        .await
+        .expect("status");
+    out.push(("SO20261001.status".into(), if status == "paid" { 1 } else { 0 }));
     out
 }
 
@@ -270,9 +229,6 @@ pub const LEAK_MARKERS: &[&str] = &[
 pub fn assert_no_leak(text: &str) {
     let lower = text.to_lowercase();
     for m in LEAK_MARKERS {
-        assert!(
-            !lower.contains(m),
-            "message leaks database details ({m}): {text}"
-        );
+        assert!(!lower.contains(m), "message leaks database details ({m}): {text}");
     }
 }

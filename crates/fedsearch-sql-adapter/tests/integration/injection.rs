@@ -85,10 +85,7 @@ pub fn corpus() -> Vec<String> {
 
 /// A hostile input may be refused (INVALID_ARGUMENT) or answered (OK), never fail in the database.
 fn check_done(code: &str, message: &str, label: &str) {
-    assert!(
-        code == "OK" || code == "INVALID_ARGUMENT",
-        "{label}: unexpected code {code}: {message}"
-    );
+    assert!(code == "OK" || code == "INVALID_ARGUMENT", "{label}: unexpected code {code}: {message}");
     assert_no_leak(message);
 }
 
@@ -97,31 +94,20 @@ fn check_done(code: &str, message: &str, label: &str) {
 fn check_text_hits(hits: &[SourceHit], text: &str, label: &str) {
     let mut shipment_status: HashMap<&str, usize> = HashMap::new();
     for hit in hits {
-        assert_eq!(
-            hit.metadata.get("business_line").map(String::as_str),
-            Some("retail"),
-            "{label}: {hit:?}"
-        );
+        assert_eq!(hit.metadata.get("business_line").map(String::as_str), Some("retail"), "{label}: {hit:?}");
         let template = hit.metadata["template"].as_str();
         match template {
             "order_by_number" => {
                 assert!(text.contains(&hit.metadata["order_no"]), "{label}: {hit:?}")
             }
-            "shipments_by_status" => {
-                *shipment_status
-                    .entry(hit.metadata["status"].as_str())
-                    .or_default() += 1
-            }
+            "shipments_by_status" => *shipment_status.entry(hit.metadata["status"].as_str()).or_default() += 1,
             "refunds" if text.contains("SO2026") => {
                 assert!(text.contains(&hit.metadata["order_no"]), "{label}: {hit:?}")
             }
             _ => {}
         }
     }
-    assert!(
-        shipment_status.len() <= 1,
-        "{label}: shipments of several statuses {shipment_status:?}"
-    );
+    assert!(shipment_status.len() <= 1, "{label}: shipments of several statuses {shipment_status:?}");
 }
 
 async fn injection_corpus_changes_nothing_and_leaks_nothing(db: Db) {
@@ -134,11 +120,7 @@ async fn injection_corpus_changes_nothing_and_leaks_nothing(db: Db) {
     for bad in &corpus {
         let short: String = bad.chars().take(40).collect();
         // 1. Query text, with keywords and an order number around it so templates do run.
-        for text in [
-            bad.clone(),
-            format!("SO20261001 发货 退款 {bad}"),
-            format!("{bad} refund C1001 shipment"),
-        ] {
+        for text in [bad.clone(), format!("SO20261001 发货 退款 {bad}"), format!("{bad} refund C1001 shipment")] {
             for who in ["alice", "carol"] {
                 let (hits, done) = search(&mut h, query(who, &text)).await;
                 let label = format!("{db:?} text as {who}: {short:?}");
@@ -167,23 +149,15 @@ async fn injection_corpus_changes_nothing_and_leaks_nothing(db: Db) {
             let (hits, done) = search(&mut h, explicit("bob", template, &params)).await;
             let label = format!("{db:?} {template}.{param}: {short:?}");
             check_done(&done.code, &done.message, &label);
-            let legit =
-                template == "shipments_by_status" && (bad == "retail" || bad == "wholesale");
+            let legit = template == "shipments_by_status" && (bad == "retail" || bad == "wholesale");
             assert!(hits.is_empty() || legit, "{label}: {hits:?}");
             calls += 1;
         }
         // 3. Filters: equals on status, plus a hostile parameter name and template name.
         let mut q = query("bob", "shipment status");
-        q.filters = Some(Filters {
-            equals: [("status".to_string(), bad.clone())].into(),
-            ..Default::default()
-        });
+        q.filters = Some(Filters { equals: [("status".to_string(), bad.clone())].into(), ..Default::default() });
         let (hits, done) = search(&mut h, q).await;
-        check_done(
-            &done.code,
-            &done.message,
-            &format!("{db:?} equals filter: {short:?}"),
-        );
+        check_done(&done.code, &done.message, &format!("{db:?} equals filter: {short:?}"));
         assert!(hits.is_empty(), "{db:?} equals filter {short:?}: {hits:?}");
         let mut q = explicit("bob", "refunds", &[]);
         q.params.insert(bad.clone(), "1".into());
@@ -191,19 +165,13 @@ async fn injection_corpus_changes_nothing_and_leaks_nothing(db: Db) {
         assert_eq!(done.code, "INVALID_ARGUMENT", "{db:?} param name {short:?}");
         assert_no_leak(&done.message);
         let (_, done) = search(&mut h, explicit("bob", bad, &[])).await;
-        assert_eq!(
-            done.code, "INVALID_ARGUMENT",
-            "{db:?} template name {short:?}"
-        );
+        assert_eq!(done.code, "INVALID_ARGUMENT", "{db:?} template name {short:?}");
         assert_no_leak(&done.message);
         calls += 3;
     }
     let after = table_counts(&pool).await;
     assert_eq!(before, after, "{db:?}: table contents changed");
-    eprintln!(
-        "{db:?}: {} hostile inputs, {calls} sub-queries, tables unchanged: {after:?}",
-        corpus.len()
-    );
+    eprintln!("{db:?}: {} hostile inputs, {calls} sub-queries, tables unchanged: {after:?}", corpus.len());
 }
 
 per_engine!(injection_corpus_changes_nothing_and_leaks_nothing => injection_postgres, injection_mariadb, injection_sqlite);

@@ -26,11 +26,7 @@ async fn latency_report(db: Db) {
     let mut h = serve_engine(db).await;
     let mut samples: Vec<Duration> = Vec::new();
     for i in 0..300 {
-        let text = if i % 2 == 0 {
-            "SO20261001 发货"
-        } else {
-            "最近的退款 C1001"
-        };
+        let text = if i % 2 == 0 { "SO20261001 发货" } else { "最近的退款 C1001" };
         let started = Instant::now();
         let (_, done) = search(&mut h, query("bob", text)).await;
         samples.push(started.elapsed());
@@ -41,11 +37,7 @@ async fn latency_report(db: Db) {
     let adapter = SqlAdapter::new(&config_for(&db.ro_url())).unwrap();
     let mut samples: Vec<Duration> = Vec::new();
     for i in 0..300 {
-        let text = if i % 2 == 0 {
-            "SO20261001 发货"
-        } else {
-            "最近的退款 C1001"
-        };
+        let text = if i % 2 == 0 { "SO20261001 发货" } else { "最近的退款 C1001" };
         let (sink, mut rx) = HitSink::channel(16);
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let started = Instant::now();

@@ -41,8 +41,7 @@ impl Instance {
     }
 
     fn env_value(&self, file: &str, key: &str) -> String {
-        let text = std::fs::read_to_string(self.run_dir.path().join(file))
-            .expect("env file written by start");
+        let text = std::fs::read_to_string(self.run_dir.path().join(file)).expect("env file written by start");
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{key}=")))
             .unwrap_or_else(|| panic!("{key} missing in {file}"))
@@ -57,19 +56,12 @@ impl Drop for Instance {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn private_run_dir() -> tempfile::TempDir {
     // Short path (unix socket limits) that the database's OS user can enter.
-    let dir = tempfile::Builder::new()
-        .prefix("fsq-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let dir = tempfile::Builder::new().prefix("fsq-").tempdir_in("/tmp").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
@@ -113,22 +105,13 @@ async fn outage_and_recovery(script: &str, port_var: &'static str, env_file: &st
         let (hits, done) = search(&mut h, query("alice", "SO20261001")).await;
         let took = started.elapsed();
         assert!(hits.is_empty());
-        assert_eq!(
-            done.state,
-            SourceState::Unavailable as i32,
-            "{script}: {done:?}"
-        );
+        assert_eq!(done.state, SourceState::Unavailable as i32, "{script}: {done:?}");
         assert_eq!(done.code, "UNAVAILABLE", "{script}: {done:?}");
         assert_no_leak(&done.message);
-        assert!(
-            took < Duration::from_secs(3),
-            "{script}: UNAVAILABLE took {took:?}"
-        );
+        assert!(took < Duration::from_secs(3), "{script}: UNAVAILABLE took {took:?}");
         eprintln!("{script} down: UNAVAILABLE after {} ms", took.as_millis());
     }
-    let err = fetch(&mut h, "alice", "order:SO20261001")
-        .await
-        .expect_err("fetch while down");
+    let err = fetch(&mut h, "alice", "order:SO20261001").await.expect_err("fetch while down");
     assert_eq!(err.code(), tonic::Code::Unavailable, "{script}: {err:?}");
 
     let inst = in_blocking(inst, &["start"]).await;
@@ -141,17 +124,9 @@ async fn outage_and_recovery(script: &str, port_var: &'static str, env_file: &st
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert!(
-        recovered,
-        "{script}: the adapter did not answer again after the restart"
-    );
-    eprintln!(
-        "{script} up again: answering {} ms after start returned",
-        restarted.elapsed().as_millis()
-    );
-    fetch(&mut h, "alice", "order:SO20261001")
-        .await
-        .expect("fetch after recovery");
+    assert!(recovered, "{script}: the adapter did not answer again after the restart");
+    eprintln!("{script} up again: answering {} ms after start returned", restarted.elapsed().as_millis());
+    fetch(&mut h, "alice", "order:SO20261001").await.expect("fetch after recovery");
     drop(h);
     drop(inst);
 }

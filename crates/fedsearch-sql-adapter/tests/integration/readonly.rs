@@ -4,9 +4,7 @@
 use fedsearch_proto::types::SourceState;
 
 use crate::{
-    common::{
-        Db, admin_pool, assert_no_leak, config_from_yaml, explicit, search, serve, table_counts,
-    },
+    common::{Db, admin_pool, assert_no_leak, config_from_yaml, explicit, search, serve, table_counts},
     per_engine,
 };
 
@@ -34,33 +32,17 @@ async fn writes_through_the_adapter_fail_at_the_database(db: Db) {
     let pool = admin_pool(db).await;
     let before = table_counts(&pool).await;
     let mut h = serve(config_from_yaml(WRITING, &db.ro_url())).await;
-    for (template, params) in [
-        ("mark_delivered", vec![("order_no", "SO20261001")]),
-        ("wipe_refunds", vec![]),
-        ("add_customer", vec![]),
-    ] {
+    for (template, params) in
+        [("mark_delivered", vec![("order_no", "SO20261001")]), ("wipe_refunds", vec![]), ("add_customer", vec![])]
+    {
         let (hits, done) = search(&mut h, explicit("alice", template, &params)).await;
         assert!(hits.is_empty(), "{db:?} {template}");
-        assert_eq!(
-            done.state,
-            SourceState::Error as i32,
-            "{db:?} {template}: {done:?}"
-        );
-        assert_eq!(
-            done.code, "FAILED_PRECONDITION",
-            "{db:?} {template}: {done:?}"
-        );
-        assert!(
-            done.message.contains("read-only"),
-            "{db:?} {template}: {done:?}"
-        );
+        assert_eq!(done.state, SourceState::Error as i32, "{db:?} {template}: {done:?}");
+        assert_eq!(done.code, "FAILED_PRECONDITION", "{db:?} {template}: {done:?}");
+        assert!(done.message.contains("read-only"), "{db:?} {template}: {done:?}");
         assert_no_leak(&done.message);
     }
-    assert_eq!(
-        table_counts(&pool).await,
-        before,
-        "{db:?}: a write went through"
-    );
+    assert_eq!(table_counts(&pool).await, before, "{db:?}: a write went through");
 }
 
 per_engine!(writes_through_the_adapter_fail_at_the_database => readonly_postgres, readonly_mariadb, readonly_sqlite);

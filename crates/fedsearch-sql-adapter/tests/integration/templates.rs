@@ -18,93 +18,33 @@ async fn templates_return_ground_truth(db: Db) {
     // (user, sub-query, expected ids in order)
     let cases: Vec<(&str, _, Vec<&str>)> = vec![
         // order_by_number, selected from the text
-        (
-            "alice",
-            query("alice", "订单SO20261001为什么还没到？"),
-            vec!["SO20261001"],
-        ),
-        (
-            "dave",
-            query("dave", "订单SO20261001为什么还没到？"),
-            vec![],
-        ),
-        (
-            "dave",
-            query("dave", "status of SO20261004"),
-            vec!["SO20261004"],
-        ),
+        ("alice", query("alice", "订单SO20261001为什么还没到？"), vec!["SO20261001"]),
+        ("dave", query("dave", "订单SO20261001为什么还没到？"), vec![]),
+        ("dave", query("dave", "status of SO20261004"), vec!["SO20261004"]),
         ("alice", query("alice", "status of SO20261004"), vec![]),
         ("bob", query("bob", "SO20261004"), vec!["SO20261004"]),
         ("carol", query("carol", "SO20261001"), vec![]),
         // customer_recent_orders
         (
             "alice",
-            explicit(
-                "alice",
-                "customer_recent_orders",
-                &[("customer_id", "C1001")],
-            ),
+            explicit("alice", "customer_recent_orders", &[("customer_id", "C1001")]),
             vec!["SO20261001", "SO20261003"],
         ),
-        (
-            "dave",
-            explicit(
-                "dave",
-                "customer_recent_orders",
-                &[("customer_id", "C1001")],
-            ),
-            vec![],
-        ),
-        (
-            "dave",
-            query("dave", "orders of customer C1003"),
-            vec!["SO20261004", "SO20261008"],
-        ),
+        ("dave", explicit("dave", "customer_recent_orders", &[("customer_id", "C1001")]), vec![]),
+        ("dave", query("dave", "orders of customer C1003"), vec!["SO20261004", "SO20261008"]),
         ("carol", query("carol", "orders of customer C1003"), vec![]),
         // shipments_by_status
-        (
-            "alice",
-            explicit("alice", "shipments_by_status", &[]),
-            vec!["SO20261001"],
-        ),
+        ("alice", explicit("alice", "shipments_by_status", &[]), vec!["SO20261001"]),
         ("dave", explicit("dave", "shipments_by_status", &[]), vec![]),
-        (
-            "dave",
-            explicit("dave", "shipments_by_status", &[("status", "in_transit")]),
-            vec!["SO20261005"],
-        ),
-        (
-            "alice",
-            explicit("alice", "shipments_by_status", &[("status", "in_transit")]),
-            vec![],
-        ),
-        (
-            "bob",
-            explicit("bob", "shipments_by_status", &[("status", "delivered")]),
-            vec!["SO20261002", "SO20261008"],
-        ),
-        (
-            "carol",
-            explicit("carol", "shipments_by_status", &[("status", "delivered")]),
-            vec![],
-        ),
+        ("dave", explicit("dave", "shipments_by_status", &[("status", "in_transit")]), vec!["SO20261005"]),
+        ("alice", explicit("alice", "shipments_by_status", &[("status", "in_transit")]), vec![]),
+        ("bob", explicit("bob", "shipments_by_status", &[("status", "delivered")]), vec!["SO20261002", "SO20261008"]),
+        ("carol", explicit("carol", "shipments_by_status", &[("status", "delivered")]), vec![]),
         // refunds: recent, and by order
-        (
-            "alice",
-            query("alice", "最近的退款"),
-            vec!["RF3002", "RF3001"],
-        ),
-        (
-            "bob",
-            explicit("bob", "refunds", &[]),
-            vec!["RF3002", "RF3001"],
-        ),
+        ("alice", query("alice", "最近的退款"), vec!["RF3002", "RF3001"]),
+        ("bob", explicit("bob", "refunds", &[]), vec!["RF3002", "RF3001"]),
         ("dave", query("dave", "recent refunds"), vec![]),
-        (
-            "alice",
-            explicit("alice", "refunds", &[("order_no", "SO20261007")]),
-            vec!["RF3002"],
-        ),
+        ("alice", explicit("alice", "refunds", &[("order_no", "SO20261007")]), vec!["RF3002"]),
         ("carol", explicit("carol", "refunds", &[]), vec![]),
     ];
     for (who, q, expected) in cases {
@@ -115,15 +55,9 @@ async fn templates_return_ground_truth(db: Db) {
         assert_eq!(done.hit_count as usize, expected.len(), "{label}");
         for (i, hit) in hits.iter().enumerate() {
             assert_eq!(hit.rank as usize, i + 1, "{label}");
-            assert!(
-                hit.updated_at.is_some() && !hit.doc_type.is_empty() && !hit.url.is_empty(),
-                "{label}: {hit:?}"
-            );
+            assert!(hit.updated_at.is_some() && !hit.doc_type.is_empty() && !hit.url.is_empty(), "{label}: {hit:?}");
             assert!(hit.snippet.chars().count() <= 300, "{label}");
-            assert!(
-                !hit.full_text_ref.is_empty() && hit.metadata.contains_key("template"),
-                "{label}: {hit:?}"
-            );
+            assert!(!hit.full_text_ref.is_empty() && hit.metadata.contains_key("template"), "{label}: {hit:?}");
         }
     }
 }
@@ -136,16 +70,9 @@ async fn order_hit_carries_shipment_status_and_note(db: Db) {
     assert_eq!(hit.full_text_ref, "order:SO20261001");
     assert_eq!(hit.metadata["status"], "paid");
     assert_eq!(hit.metadata["shipment_status"], "pending");
-    assert_eq!(
-        hit.metadata["amount"], "899.00",
-        "NUMERIC reads the same on every engine"
-    );
+    assert_eq!(hit.metadata["amount"], "899.00", "NUMERIC reads the same on every engine");
     assert_eq!(hit.metadata["business_line"], "retail");
-    assert!(
-        hit.snippet.contains("WH-SH-01") && hit.snippet.contains("张伟"),
-        "{}",
-        hit.snippet
-    );
+    assert!(hit.snippet.contains("WH-SH-01") && hit.snippet.contains("张伟"), "{}", hit.snippet);
     assert_eq!(hit.url, "https://shop.example.com/admin/orders/SO20261001");
 }
 
@@ -169,15 +96,9 @@ async fn no_template_match_is_ok_with_zero_hits(db: Db) {
     // The note itself (the kit's SubQueryDone carries no message on OK yet).
     let adapter = SqlAdapter::new(&config_for(&db.ro_url())).unwrap();
     let (sink, _rx) = HitSink::channel(4);
-    let outcome = adapter
-        .run_search(query("alice", "what is the weather like"), sink)
-        .await
-        .unwrap();
+    let outcome = adapter.run_search(query("alice", "what is the weather like"), sink).await.unwrap();
     assert_eq!(outcome.hits, 0);
-    assert!(
-        outcome.message.contains("no template matched"),
-        "{outcome:?}"
-    );
+    assert!(outcome.message.contains("no template matched"), "{outcome:?}");
 }
 
 async fn time_range_filter_binds_from_and_to(db: Db) {
@@ -185,10 +106,7 @@ async fn time_range_filter_binds_from_and_to(db: Db) {
     let now = SystemTime::now();
     let mut q = query("dave", "orders of customer C1003");
     q.filters = Some(Filters {
-        time_range: Some(TimeRange {
-            from: Some(to_timestamp(now - Duration::from_secs(7 * 86_400))),
-            to: None,
-        }),
+        time_range: Some(TimeRange { from: Some(to_timestamp(now - Duration::from_secs(7 * 86_400))), to: None }),
         ..Default::default()
     });
     let (hits, done) = search(&mut h, q.clone()).await;
@@ -207,25 +125,14 @@ async fn time_range_filter_binds_from_and_to(db: Db) {
 async fn bad_parameters_are_invalid_argument_naming_the_parameter(db: Db) {
     let mut h = serve_engine(db).await;
     let (_, done) = search(&mut h, explicit("alice", "order_by_number", &[])).await;
-    assert_eq!(
-        (done.state, done.code.as_str()),
-        (SourceState::Error as i32, "INVALID_ARGUMENT")
-    );
+    assert_eq!((done.state, done.code.as_str()), (SourceState::Error as i32, "INVALID_ARGUMENT"));
     assert!(done.message.contains("`order_no`"), "{done:?}");
-    let (_, done) = search(
-        &mut h,
-        explicit("alice", "order_by_number", &[("order_no", "SO123")]),
-    )
-    .await;
+    let (_, done) = search(&mut h, explicit("alice", "order_by_number", &[("order_no", "SO123")])).await;
     assert_eq!(done.code, "INVALID_ARGUMENT");
     assert!(done.message.contains("`order_no`"), "{done:?}");
     let (_, done) = search(
         &mut h,
-        explicit(
-            "alice",
-            "customer_recent_orders",
-            &[("customer_id", "C1001"), ("from", "last tuesday")],
-        ),
+        explicit("alice", "customer_recent_orders", &[("customer_id", "C1001"), ("from", "last tuesday")]),
     )
     .await;
     assert_eq!(done.code, "INVALID_ARGUMENT");
@@ -245,20 +152,12 @@ async fn row_limit_is_the_smaller_of_max_rows_and_sub_query_limit(db: Db) {
 
 async fn fetch_rechecks_the_permission_predicate(db: Db) {
     let mut h = serve_engine(db).await;
-    let doc = fetch(&mut h, "alice", "order:SO20261001")
-        .await
-        .expect("alice may fetch her line's order");
+    let doc = fetch(&mut h, "alice", "order:SO20261001").await.expect("alice may fetch her line's order");
     assert_eq!(doc.id, "order:SO20261001");
-    assert!(
-        doc.content.contains("shipment_note: 仓库缺货") && doc.content.contains("city: 上海"),
-        "{}",
-        doc.content
-    );
+    assert!(doc.content.contains("shipment_note: 仓库缺货") && doc.content.contains("city: 上海"), "{}", doc.content);
     assert_eq!(doc.doc_type, "order");
     assert!(doc.updated_at.is_some());
-    let refund = fetch(&mut h, "bob", "refund:RF3002")
-        .await
-        .expect("bob sees retail refunds");
+    let refund = fetch(&mut h, "bob", "refund:RF3002").await.expect("bob sees retail refunds");
     assert!(refund.content.contains("fee: 12.00"), "{}", refund.content);
     for (who, reference) in [
         ("dave", "order:SO20261001"),
@@ -269,31 +168,17 @@ async fn fetch_rechecks_the_permission_predicate(db: Db) {
         ("alice", "nocolon"),
     ] {
         let err = fetch(&mut h, who, reference).await.expect_err(reference);
-        assert_eq!(
-            err.code(),
-            tonic::Code::NotFound,
-            "{who} {reference}: {err:?}"
-        );
+        assert_eq!(err.code(), tonic::Code::NotFound, "{who} {reference}: {err:?}");
     }
 }
 
 async fn describe_lists_the_source_and_its_templates(db: Db) {
     let mut h = serve_engine(db).await;
-    let d = h
-        .client
-        .describe(fedsearch_proto::adapter::DescribeRequest {})
-        .await
-        .unwrap()
-        .into_inner();
+    let d = h.client.describe(fedsearch_proto::adapter::DescribeRequest {}).await.unwrap().into_inner();
     assert_eq!(d.adapter, "sql-adapter");
     let s = &d.sources[0];
     assert_eq!((s.name.as_str(), s.kind.as_str()), ("shop", "sql"));
-    for t in [
-        "order_by_number(order_no)",
-        "customer_recent_orders(",
-        "shipments_by_status(status?)",
-        "refunds(",
-    ] {
+    for t in ["order_by_number(order_no)", "customer_recent_orders(", "shipments_by_status(status?)", "refunds("] {
         assert!(s.when_to_use.contains(t), "{t}: {}", s.when_to_use);
     }
     assert_eq!(s.doc_types, ["order", "shipment", "refund"]);

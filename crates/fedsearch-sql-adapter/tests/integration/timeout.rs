@@ -34,43 +34,25 @@ templates:
 async fn deadline_stops_a_slow_statement(db: Db) {
     let mut h = serve(config_from_yaml(SLOW, &db.ro_url())).await;
     let mut q = explicit("alice", "slow", &[]);
-    q.deadline = Some(fedsearch_core::time::to_timestamp(
-        SystemTime::now() + Duration::from_millis(500),
-    ));
+    q.deadline = Some(fedsearch_core::time::to_timestamp(SystemTime::now() + Duration::from_millis(500)));
     let started = Instant::now();
     let (hits, done) = search(&mut h, q).await;
     let took = started.elapsed();
     assert!(hits.is_empty());
     assert_eq!(done.state, SourceState::Timeout as i32, "{db:?}: {done:?}");
-    assert!(
-        took < Duration::from_millis(1500),
-        "{db:?}: timed out after {took:?}"
-    );
-    eprintln!(
-        "{db:?}: slow statement ended TIMEOUT after {} ms",
-        took.as_millis()
-    );
+    assert!(took < Duration::from_millis(1500), "{db:?}: timed out after {took:?}");
+    eprintln!("{db:?}: slow statement ended TIMEOUT after {} ms", took.as_millis());
     if db == Db::Sqlite {
         // SQLite has no server-side timeout: the statement finishes on its worker thread.
         return;
     }
     let started = Instant::now();
-    let (hits, done) = search(
-        &mut h,
-        explicit("alice", "order_by_number", &[("order_no", "SO20261001")]),
-    )
-    .await;
+    let (hits, done) = search(&mut h, explicit("alice", "order_by_number", &[("order_no", "SO20261001")])).await;
     let took = started.elapsed();
     assert_eq!(done.state, SourceState::Ok as i32, "{db:?}: {done:?}");
     assert_eq!(hits.len(), 1);
-    assert!(
-        took < Duration::from_millis(1500),
-        "{db:?}: the only connection stayed busy for {took:?}"
-    );
-    eprintln!(
-        "{db:?}: next query on the same connection answered after {} ms",
-        took.as_millis()
-    );
+    assert!(took < Duration::from_millis(1500), "{db:?}: the only connection stayed busy for {took:?}");
+    eprintln!("{db:?}: next query on the same connection answered after {} ms", took.as_millis());
 }
 
 per_engine!(deadline_stops_a_slow_statement => timeout_postgres, timeout_mariadb, timeout_sqlite);

@@ -78,7 +78,11 @@ pub fn user(subject: &str) -> UserContext {
 }
 
 pub fn delegated(subject: &str, credential: &str) -> UserContext {
-    UserContext { subject: subject.into(), delegated_credential: Some(Secret { value: credential.into() }), ..Default::default() }
+    UserContext {
+        subject: subject.into(),
+        delegated_credential: Some(Secret { value: credential.into() }),
+        ..Default::default()
+    }
 }
 
 /// One sub-query through the real `Search` stream: its hits and its `SubQueryDone`.
@@ -115,7 +119,11 @@ pub async fn search_with(
     (hits, done.expect("a SubQueryDone frame"))
 }
 
-pub async fn search(client: &mut SourceAdapterClient<Channel>, text: &str, subject: &str) -> (Vec<SourceHit>, SubQueryDone) {
+pub async fn search(
+    client: &mut SourceAdapterClient<Channel>,
+    text: &str,
+    subject: &str,
+) -> (Vec<SourceHit>, SubQueryDone) {
     search_with(client, "wiki", text, user(subject), 50, None).await
 }
 

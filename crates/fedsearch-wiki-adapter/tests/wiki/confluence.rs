@@ -34,7 +34,8 @@ struct Seen {
 type Log = Arc<Mutex<Vec<Seen>>>;
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/tests/fixtures/confluence/{name}", env!("CARGO_MANIFEST_DIR"))).expect("fixture exists")
+    std::fs::read_to_string(format!("{}/tests/fixtures/confluence/{name}", env!("CARGO_MANIFEST_DIR")))
+        .expect("fixture exists")
 }
 
 fn json(status: StatusCode, name: &str) -> Response {
@@ -64,7 +65,11 @@ fn error_for_cql(cql: &str) -> Option<Response> {
     None
 }
 
-async fn cloud_search(State(log): State<Log>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn cloud_search(
+    State(log): State<Log>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     if record(&log, "/wiki/rest/api/search", &headers, &q) != CLOUD_AUTH {
         return json(StatusCode::UNAUTHORIZED, "error-401.json");
     }
@@ -81,7 +86,8 @@ async fn dc_search(State(log): State<Log>, headers: HeaderMap, Query(q): Query<H
     if record(&log, "/confluence/rest/api/content/search", &headers, &q) != DC_AUTH {
         return json(StatusCode::UNAUTHORIZED, "error-401.json");
     }
-    error_for_cql(q.get("cql").map(String::as_str).unwrap_or("")).unwrap_or_else(|| json(StatusCode::OK, "dc-content-search.json"))
+    error_for_cql(q.get("cql").map(String::as_str).unwrap_or(""))
+        .unwrap_or_else(|| json(StatusCode::OK, "dc-content-search.json"))
 }
 
 async fn dc_content(
@@ -173,7 +179,10 @@ async fn cloud_search_pages_with_start_and_limit_and_cleans_excerpts() {
     assert!(seen.iter().all(|s| s.path == "/wiki/rest/api/search" && s.auth == CLOUD_AUTH));
     assert_eq!((seen[0].params["start"].as_str(), seen[0].params["limit"].as_str()), ("0", "2"));
     assert_eq!((seen[1].params["start"].as_str(), seen[1].params["limit"].as_str()), ("2", "1"));
-    assert_eq!(seen[0].params["cql"], r#"text ~ "rejection fee" AND type in ("page", "blogpost") AND space in ("OPS")"#);
+    assert_eq!(
+        seen[0].params["cql"],
+        r#"text ~ "rejection fee" AND type in ("page", "blogpost") AND space in ("OPS")"#
+    );
 }
 
 #[tokio::test]
@@ -240,7 +249,10 @@ async fn fetch_reads_the_body_as_the_user_and_maps_refusals() {
     let fake = fake_confluence().await;
     let mut served = serve_confluence(&fake).await;
     let page = fetch_from(&mut served.client, "dc", "1234567", user("bob")).await.unwrap();
-    assert_eq!(page.content, "支付超时 Payment timeout\nCheck INC-2041 & the gateway status.\nRetry after recovery\n通知客户 Notify the customer");
+    assert_eq!(
+        page.content,
+        "支付超时 Payment timeout\nCheck INC-2041 & the gateway status.\nRetry after recovery\n通知客户 Notify the customer"
+    );
     assert_eq!(page.doc_type, "runbook");
     assert_eq!(page.url, "https://confluence.example.com/display/SUP/Payment+timeout+runbook");
     assert_eq!(fake.log.lock().unwrap().last().unwrap().params["expand"], "body.storage,version,space");

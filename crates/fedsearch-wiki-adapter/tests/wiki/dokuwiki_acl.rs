@@ -28,8 +28,11 @@ async fn every_user_gets_exactly_the_readable_matching_pages() {
     let pages = sample_pages();
     for subject in USERS {
         for query in QUERIES {
-            let expected: BTreeSet<String> =
-                pages.iter().filter(|p| may_read(subject, &p.namespace) && matches(&p.text, query)).map(|p| p.id.clone()).collect();
+            let expected: BTreeSet<String> = pages
+                .iter()
+                .filter(|p| may_read(subject, &p.namespace) && matches(&p.text, query))
+                .map(|p| p.id.clone())
+                .collect();
             let (hits, done) = search(&mut served.client, query, subject).await;
             assert_eq!(done.state, SourceState::Ok as i32, "{subject} {query}: {done:?}");
             let got: BTreeSet<String> = hits.iter().map(|h| h.local_id.clone()).collect();
@@ -71,7 +74,10 @@ async fn chinese_and_english_queries_find_policies_and_runbooks_with_clean_snipp
     let mut served = serve(shared_config()).await;
     let (hits, _) = search(&mut served.client, "退货 拒收 手续费", "carol").await;
     let ids: Vec<&str> = hits.iter().map(|h| h.local_id.as_str()).collect();
-    assert_eq!(ids.iter().copied().collect::<BTreeSet<_>>(), BTreeSet::from(["public:return_policy", "public:return_policy_2025"]));
+    assert_eq!(
+        ids.iter().copied().collect::<BTreeSet<_>>(),
+        BTreeSet::from(["public:return_policy", "public:return_policy_2025"])
+    );
     let current = hits.iter().find(|h| h.local_id == "public:return_policy").unwrap();
     assert!(current.snippet.contains("拒收手续费 12 元"), "{}", current.snippet);
     assert_eq!(current.title, "退货政策（2026 版） Return Policy 2026");
@@ -90,7 +96,9 @@ async fn last_modified_times_match_the_seeded_mtimes() {
     let mut served = serve(shared_config()).await;
     let days = seeded_days_ago();
     let mut seen: BTreeMap<String, i64> = BTreeMap::new();
-    for (subject, query) in [("bob", "refund"), ("bob", "拒收"), ("alice", "refund"), ("alice", "支付超时"), ("bob", "支付超时")] {
+    for (subject, query) in
+        [("bob", "refund"), ("bob", "拒收"), ("alice", "refund"), ("alice", "支付超时"), ("bob", "支付超时")]
+    {
         for hit in search(&mut served.client, query, subject).await.0 {
             seen.insert(hit.local_id.clone(), hit.updated_at.unwrap().seconds);
         }
@@ -115,10 +123,14 @@ async fn limit_cuts_the_list_and_filters_apply_after_the_search() {
     assert!(all.len() >= 4);
     let (two, done) = search_with(&mut served.client, "wiki", "refund", user("bob"), 2, None).await;
     assert_eq!(done.hit_count, 2);
-    assert_eq!(two.iter().map(|h| (&h.local_id, h.rank)).collect::<Vec<_>>(), all[..2].iter().map(|h| (&h.local_id, h.rank)).collect::<Vec<_>>());
+    assert_eq!(
+        two.iter().map(|h| (&h.local_id, h.rank)).collect::<Vec<_>>(),
+        all[..2].iter().map(|h| (&h.local_id, h.rank)).collect::<Vec<_>>()
+    );
 
     // time_range on mtime: only pages changed in the last 100 days (drops the 300-day-old policy)
-    let from = fedsearch_core::time::to_timestamp(std::time::SystemTime::now() - std::time::Duration::from_secs(100 * 86400));
+    let from =
+        fedsearch_core::time::to_timestamp(std::time::SystemTime::now() - std::time::Duration::from_secs(100 * 86400));
     let filters = Filters { time_range: Some(TimeRange { from: Some(from), to: None }), ..Default::default() };
     let (recent, _) = search_with(&mut served.client, "wiki", "退货 拒收 手续费", user("bob"), 50, Some(filters)).await;
     let ids: BTreeSet<&str> = recent.iter().map(|h| h.local_id.as_str()).collect();
@@ -140,7 +152,11 @@ async fn fetch_returns_the_page_as_the_user_and_the_wiki_rechecks_permission() {
     assert_eq!(page.doc_type, "policy");
     assert_eq!(page.metadata.get("author").map(String::as_str), Some("carol"));
 
-    for (subject, reference) in [("alice", "finance:q3_revenue"), ("carol", "support:runbook_payment_timeout"), ("dave", "finance:refund_reconciliation")] {
+    for (subject, reference) in [
+        ("alice", "finance:q3_revenue"),
+        ("carol", "support:runbook_payment_timeout"),
+        ("dave", "finance:refund_reconciliation"),
+    ] {
         let err = fetch(&mut served.client, reference, user(subject)).await.unwrap_err();
         assert_eq!(err.code(), tonic::Code::PermissionDenied, "{subject} {reference}: {err:?}");
         assert!(!err.message().contains("127.0.0.1"), "{}", err.message());

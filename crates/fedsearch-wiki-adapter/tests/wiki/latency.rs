@@ -23,7 +23,8 @@ async fn search_latency_through_grpc() {
     let mut samples = Vec::new();
     for i in 0..200 {
         let started = Instant::now();
-        let (_, done) = search(&mut served.client, queries[i % queries.len()], ["alice", "bob", "carol", "dave"][i % 4]).await;
+        let (_, done) =
+            search(&mut served.client, queries[i % queries.len()], ["alice", "bob", "carol", "dave"][i % 4]).await;
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     }
@@ -35,12 +36,14 @@ async fn search_latency_through_grpc() {
 async fn dokuwiki_search_latency_without_grpc() {
     let url = required_env("DOKUWIKI_URL");
     let path = required_env("DOKUWIKI_SECRETS");
-    let creds = fedsearch_wiki_adapter::identity::parse_secrets(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
+    let creds =
+        fedsearch_wiki_adapter::identity::parse_secrets(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
     let wiki = fedsearch_wiki_adapter::dokuwiki::DokuWiki::new(&url, reqwest::Client::builder().build().unwrap());
     let mut samples = Vec::new();
     for i in 0..200 {
         let started = Instant::now();
-        let found = wiki.search(&creds["bob"], ["支付超时", "refund"][i % 2], std::time::Duration::from_secs(5)).await.unwrap();
+        let found =
+            wiki.search(&creds["bob"], ["支付超时", "refund"][i % 2], std::time::Duration::from_secs(5)).await.unwrap();
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert!(!found.is_empty());
     }
@@ -58,10 +61,13 @@ async fn search_latency_through_grpc_with_nodelay() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    let service = fedsearch_adapter_kit::AdapterService::new(adapter, 16, std::time::Duration::from_secs(5)).into_server();
+    let service =
+        fedsearch_adapter_kit::AdapterService::new(adapter, 16, std::time::Duration::from_secs(5)).into_server();
     tokio::spawn(tonic::transport::Server::builder().add_service(service).serve_with_incoming(incoming));
     let mut client =
-        fedsearch_proto::adapter::source_adapter_client::SourceAdapterClient::connect(format!("http://{addr}")).await.unwrap();
+        fedsearch_proto::adapter::source_adapter_client::SourceAdapterClient::connect(format!("http://{addr}"))
+            .await
+            .unwrap();
     let mut samples = Vec::new();
     for i in 0..200 {
         let started = Instant::now();
