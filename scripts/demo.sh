@@ -18,7 +18,7 @@
 # Everything lives under .run/demo (its own backend instances, never the ones of `make test`).
 # Ports (127.0.0.1), overridable from the environment:
 #   DEMO_ROUTER_PORT 50051  DEMO_FUSION_PORT 50052  DEMO_ES_ADAPTER_PORT 50061
-#   DEMO_SQL_ADAPTER_PORT 50062  DEMO_WIKI_ADAPTER_PORT 50063
+#   DEMO_SQL_ADAPTER_PORT 50062  DEMO_WIKI_ADAPTER_PORT 50063  DEMO_MCP_PORT 50071
 #   OPENSEARCH_PORT 9201  DOKUWIKI_PORT 8090  PG_PORT 55432 (only with --postgres)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,6 +48,7 @@ FUSION_PORT=${DEMO_FUSION_PORT:-50052}
 ES_PORT=${DEMO_ES_ADAPTER_PORT:-50061}
 SQLA_PORT=${DEMO_SQL_ADAPTER_PORT:-50062}
 WIKIA_PORT=${DEMO_WIKI_ADAPTER_PORT:-50063}
+MCP_PORT=${DEMO_MCP_PORT:-50071}
 export OPENSEARCH_PORT=${OPENSEARCH_PORT:-9201} DOKUWIKI_PORT=${DOKUWIKI_PORT:-8090} PG_PORT=${PG_PORT:-55432}
 BACKENDS=(sqlite opensearch dokuwiki)
 [ "$SQL" = postgres ] && BACKENDS=(postgres opensearch dokuwiki)
@@ -103,7 +104,7 @@ fi
 
 # ---- 0. preflight: tools and ports -----------------------------------------------------------
 command -v cargo >/dev/null || die "cargo is not installed (install Rust with rustup: https://rustup.rs)"
-ports=("$ROUTER_PORT" "$FUSION_PORT" "$ES_PORT" "$SQLA_PORT" "$WIKIA_PORT" "$OPENSEARCH_PORT" "$DOKUWIKI_PORT")
+ports=("$ROUTER_PORT" "$MCP_PORT" "$FUSION_PORT" "$ES_PORT" "$SQLA_PORT" "$WIKIA_PORT" "$OPENSEARCH_PORT" "$DOKUWIKI_PORT")
 [ "$SQL" = postgres ] && ports+=("$PG_PORT")
 for p in "${ports[@]}"; do port_free "$p"; done
 mkdir -p "$RUN" "$LOGS" "$PIDS"
@@ -158,6 +159,7 @@ wait_service() {
 sed "s#http://127.0.0.1:9201#$OPENSEARCH_URL#" deploy/config/es-adapter.yaml >"$RUN/es-adapter.yaml"
 sed -e "s#127.0.0.1:50052#127.0.0.1:$FUSION_PORT#" -e "s#127.0.0.1:50061#127.0.0.1:$ES_PORT#" \
     -e "s#127.0.0.1:50062#127.0.0.1:$SQLA_PORT#" -e "s#127.0.0.1:50063#127.0.0.1:$WIKIA_PORT#" \
+    -e "s#127.0.0.1:50071#127.0.0.1:$MCP_PORT#" \
     deploy/config/router.yaml >"$RUN/router.yaml"
 if [ "$SQL" = postgres ]; then SQL_URL=$PG_RO_URL; else SQL_URL=$SQLITE_URL; fi
 
@@ -192,6 +194,7 @@ say ""
 say "Everything is up (in $((SECONDS - t0)) s):"
 printf '  %-13s %-22s %s\n' \
   router "127.0.0.1:$ROUTER_PORT" "public API fedsearch.v1.FederatedSearch (JWT HS256, secret in deploy/config/router.yaml)" \
+  "router MCP" "127.0.0.1:$MCP_PORT" "MCP streamable HTTP at http://127.0.0.1:$MCP_PORT/mcp (same bearer tokens)" \
   fusion "127.0.0.1:$FUSION_PORT" "dedup + rank fusion" \
   es-adapter "127.0.0.1:$ES_PORT" "sources tickets, incidents, kb  -> OpenSearch $OPENSEARCH_URL" \
   sql-adapter "127.0.0.1:$SQLA_PORT" "source orders (target shop)    -> $db" \
