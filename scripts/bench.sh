@@ -108,6 +108,12 @@ cargo build --release -p fedsearch-bench -p fedsearch-router -p fedsearch-fusion
 for b in router fusion scripted-adapter fedsearch-loadgen; do [ -x "$BIN/$b" ] || die "missing $BIN/$b after the build"; done
 
 LOAD_START=$(loadavg)
+# Other work on the machine inflates every number: say so when the 1-minute load was high at start.
+if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 1.5) }'; then
+  LOAD_NOTE="The machine was busy when the run started (other work besides the benchmark), so these numbers are an upper bound on what the router costs."
+else
+  LOAD_NOTE="Nothing but the benchmark ran; the load during the run is the benchmark's own processes (router, fusion, three adapters, load generator) on 2 cores."
+fi
 
 free_port; FUSION_PORT=$PORT
 cat >"$WORK/fusion.yaml" <<EOF
@@ -270,7 +276,7 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo "- Command: \`make bench\` (levels: BENCH_OPEN_RATES=\"$OPEN_RATES\", BENCH_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_DURATION=$DURATION, BENCH_WARMUP=$WARMUP)"
   echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' (with uncommitted changes in crates/)')"
   echo "- Machine: $(nproc) CPUs, $CPU, $(uname -sr)"
-  echo "- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end. The machine is shared: other builds ran at the same time, so these numbers are an upper bound on what the router costs."
+  echo "- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end. $LOAD_NOTE"
   echo "- Router fusion: $ROUTER_FUSION (the fusion service unless a row says in-process)."
   echo "- Setup: release builds of fusion, three \`scripted-adapter\` processes (sources ${NAMES[*]}, $HITS hits each) and the router, each a separate process on loopback, the router using the fusion service; \`fedsearch-loadgen\` sends \`Search\` (\"$QUERY\", top_k 10, no explicit sources, so the router queries all three) over 4 shared HTTP/2 channels with one HS256 token. Latency is timed per request from send to answer; only answered requests enter the histograms."
   echo "- Overhead = latency − latency of the slowest source: what authentication, routing, the three adapter streams, fusion and the network add. It includes the scripted source's own timer rounding (tokio sleeps end on a 1 ms tick, so a 30 ms source answers after 30–31 ms; see the router-measured column below): the router's share is up to ~1 ms smaller than the overhead columns."
