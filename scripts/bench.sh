@@ -279,7 +279,7 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo "- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end. $LOAD_NOTE"
   echo "- Router fusion: $ROUTER_FUSION (the fusion service unless a row says in-process)."
   echo "- Setup: release builds of fusion, three \`scripted-adapter\` processes (sources ${NAMES[*]}, $HITS hits each) and the router, each a separate process on loopback, the router using the fusion service; \`fedsearch-loadgen\` sends \`Search\` (\"$QUERY\", top_k 10, no explicit sources, so the router queries all three) over 4 shared HTTP/2 channels with one HS256 token. Latency is timed per request from send to answer; only answered requests enter the histograms."
-  echo "- Overhead = latency − latency of the slowest source: what authentication, routing, the three adapter streams, fusion and the network add. It includes the scripted source's own timer rounding (tokio sleeps end on a 1 ms tick, so a 30 ms source answers after 30–31 ms; see the router-measured column below): the router's share is up to ~1 ms smaller than the overhead columns."
+  echo "- Overhead = latency − latency of the slowest source: what authentication, routing, the three adapter streams, fusion and the network add. The scripted sources sleep with the OS timer (a blocking-pool thread), not tokio's 1 ms timer wheel, so a 30 ms source answers after 30.0x ms and its timer rounding is not booked as router overhead (earlier runs used tokio's timer and read ~1 ms higher)."
   echo
   echo "### Open loop, sources at ${LATENCIES[0]}/${LATENCIES[1]}/${LATENCIES[2]} ms (overhead = latency − $SLOWEST ms)"
   echo
