@@ -26,6 +26,11 @@ impl Adapter for Noting {
                 Ok(())
             }
             "fail" => Err(AdapterError::Unavailable("backend unreachable".into())),
+            "drain-me" => {
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                sink.send(vec![SourceHit { local_id: "late".into(), rank: 1, ..Default::default() }]).await;
+                Ok(())
+            }
             _ => {
                 sink.send(vec![SourceHit { local_id: "1".into(), rank: 1, ..Default::default() }]).await;
                 sink.note("filter `tags` not applied");
@@ -117,4 +122,57 @@ async fn a_sub_query_without_a_user_is_denied_and_duplicate_ids_are_refused() {
         }
     }
     assert_eq!(error.expect("the stream is refused").code(), tonic::Code::InvalidArgument);
+}
+
+#[tokio::test]
+async fn shutdown_reports_not_serving_and_drains_in_flight_sub_queries() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = ServerConfig {
+        listen: addr,
+        shutdown_grace: Duration::from_secs(5),
+        max_concurrent_subqueries: 8,
+        default_timeout: Duration::from_secs(5),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        serve_adapter(Noting, listener, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    let channel = tonic::transport::Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    let check = tonic_health::pb::HealthCheckRequest { service: "fedsearch.adapter.v1.SourceAdapter".into() };
+    let serving = tonic_health::pb::health_check_response::ServingStatus::Serving as i32;
+    assert_eq!(health.check(check.clone()).await.unwrap().into_inner().status, serving);
+    let mut watch = health.watch(check).await.unwrap().into_inner();
+    assert_eq!(watch.message().await.unwrap().unwrap().status, serving);
+
+    let mut client = SourceAdapterClient::new(channel);
+    let mut stream = client.search(tokio_stream::iter(vec![sub("d", "drain-me", 5000)])).await.unwrap().into_inner();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send(()).unwrap();
+    // Health flips to NOT_SERVING at once, while the in-flight sub-query still finishes.
+    let not_serving = tonic_health::pb::health_check_response::ServingStatus::NotServing as i32;
+    assert_eq!(watch.message().await.unwrap().unwrap().status, not_serving);
+    // An open watch is an in-flight call too; end it so the drain only waits for the search.
+    drop(watch);
+    drop(health);
+    let mut got_hit = false;
+    let mut done = None;
+    while let Some(ResultFrame { frame }) = stream.message().await.unwrap() {
+        match frame.unwrap() {
+            result_frame::Frame::Batch(b) => got_hit |= b.hits.iter().any(|h| h.local_id == "late"),
+            result_frame::Frame::Done(d) => done = Some(d),
+        }
+    }
+    assert!(got_hit, "the in-flight answer was delivered during the drain");
+    assert_eq!(done.unwrap().state(), SourceState::Ok);
+    // Well within the 5 s grace: the server exits once the search has drained.
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .expect("the server exits after draining")
+        .unwrap()
+        .unwrap();
 }
