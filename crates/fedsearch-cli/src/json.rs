@@ -139,6 +139,7 @@ pub fn source_info(s: &SourceInfo) -> Value {
         "name": s.name, "kind": s.kind, "description": s.description, "when_to_use": s.when_to_use,
         "when_not_to_use": s.when_not_to_use, "tags": s.tags, "weight": s.weight, "timeout_ms": s.timeout_ms,
         "supported_filters": s.supported_filters, "tool_spec_json": tool_spec,
+        "freshness": s.freshness, "cost": s.cost, "cache_ttl_ms": s.cache_ttl_ms,
     })
 }
 
@@ -225,7 +226,7 @@ mod tests {
         assert_eq!(keys(&document(&Document::default())).len(), 8);
         let s = SourceInfo { tool_spec_json: r#"{"name":"search_wiki"}"#.into(), ..Default::default() };
         let v = source_info(&s);
-        assert_eq!(keys(&v).len(), 10);
+        assert_eq!(keys(&v).len(), 13);
         assert_eq!(v["tool_spec_json"]["name"], "search_wiki");
         let odd = source_info(&SourceInfo { tool_spec_json: "not json".into(), ..Default::default() });
         assert_eq!(odd["tool_spec_json"], "not json");

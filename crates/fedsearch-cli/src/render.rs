@@ -316,6 +316,15 @@ pub fn sources(list: &[SourceInfo]) -> String {
         if s.timeout_ms > 0 {
             facts.push(format!("timeout {} ms", s.timeout_ms));
         }
+        if !s.freshness.is_empty() {
+            facts.push(format!("freshness {}", clean(&s.freshness)));
+        }
+        if !s.cost.is_empty() {
+            facts.push(format!("cost {}", clean(&s.cost)));
+        }
+        if s.cache_ttl_ms > 0 {
+            facts.push(format!("cached {} s", s.cache_ttl_ms / 1000));
+        }
         let _ = writeln!(out, "{indent}{}", facts.join(" · "));
     }
     out

@@ -21,6 +21,9 @@ pub fn list(registry: &Registry, user: &Identity) -> Vec<SourceInfo> {
             timeout_ms: s.config.timeout.as_millis() as u64,
             supported_filters: s.config.supported_filters.clone(),
             tool_spec_json: tool_spec(s).to_string(),
+            freshness: s.config.freshness.clone(),
+            cost: s.config.cost.clone(),
+            cache_ttl_ms: s.config.cache_ttl.map_or(0, |t| t.as_millis() as u64),
         })
         .collect()
 }

@@ -54,3 +54,17 @@ async fn explicit_sources_override_the_rules_but_not_the_permissions() {
     let err = routing::route(&r, &user("carol"), "SO20261001", None, &["orders".into()]).unwrap_err();
     assert_eq!(err, routing::RouteError::UnknownSource("orders".into()), "looks exactly like an unknown source");
 }
+
+#[tokio::test]
+async fn list_sources_carries_the_resource_description() {
+    let r = registry();
+    let listed = fedsearch_router::sources::list(&r, &user("alice"));
+    let kb = listed.iter().find(|s| s.name == "kb").unwrap();
+    assert_eq!((kb.freshness.as_str(), kb.cost.as_str(), kb.cache_ttl_ms), ("updated weekly", "low", 60_000));
+    assert!(!kb.when_to_use.is_empty() && !kb.description.is_empty());
+    let orders = listed.iter().find(|s| s.name == "orders").unwrap();
+    assert!(!orders.when_not_to_use.is_empty());
+    assert_eq!(orders.cache_ttl_ms, 0);
+    let carol = fedsearch_router::sources::list(&r, &user("carol"));
+    assert_eq!(carol.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["kb", "wiki"]);
+}
