@@ -285,7 +285,7 @@ impl ServerHandler for McpHandler {
                         .into_iter()
                         .map(|s| {
                             json!({"name": s.name, "kind": s.kind, "description": s.description,
-                                        "when_to_use": s.when_to_use, "when_not_to_use": s.when_not_to_use})
+                                        "when_to_use": s.when_to_use, "when_not_to_use": s.when_not_to_use, "freshness": s.freshness, "cost": s.cost})
                         })
                         .collect();
                     let text = serde_json::to_string_pretty(&list).unwrap_or_default();
