@@ -9,6 +9,8 @@ cleanup() { scripts/backends/all.sh stop || true; }
 trap cleanup EXIT
 
 command -v cargo >/dev/null || die "cargo is not installed (a rustup toolchain is expected)"
+# A one-off build gains nothing from incremental state, which would take gigabytes of disk.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 started=$(date +%s)
 
 log "starting backends (PostgreSQL, MariaDB, SQLite, OpenSearch, DokuWiki) while the workspace builds"
