@@ -49,7 +49,6 @@ pub fn start(
 ) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
     for d in dispatches {
-        let Some(source) = registry.get(&d.source) else { continue };
         let registry = registry.clone();
         let user = user.clone();
         let events = events.clone();
@@ -60,10 +59,14 @@ pub fn start(
             state = tracing::field::Empty,
             hits = tracing::field::Empty,
         );
-        let _ = source;
         tasks.spawn(
             async move {
-                let source = registry.get(&d.source).expect("source exists: checked above");
+                // Routing only selects registered sources; still, every dispatch ends with a status.
+                let Some(source) = registry.get(&d.source) else {
+                    let status = status(&d.source, SourceState::Error, "INTERNAL", "unknown source", 0, Instant::now());
+                    let _ = events.send(SourceEvent::Done(status)).await;
+                    return;
+                };
                 let status = run_source(source, &user, d, deadline, &events).await;
                 let span = tracing::Span::current();
                 span.record("state", status.state().label());
