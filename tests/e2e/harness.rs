@@ -37,8 +37,20 @@ pub fn need_env(name: &str) -> String {
     })
 }
 
+/// A free loopback port for a child process. Ports come from 20000–29999, below the kernel's
+/// ephemeral range (so outgoing connections never take one before the child binds it), and are
+/// never handed out twice in this test binary (tests run in parallel).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let _ = NEXT.compare_exchange(0, 20_000 + (std::process::id() % 5_000) as u16, Ordering::SeqCst, Ordering::SeqCst);
+    for _ in 0..10_000 {
+        let port = 20_000 + NEXT.fetch_add(1, Ordering::SeqCst).wrapping_sub(20_000) % 10_000;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in 20000-29999 on 127.0.0.1");
 }
 
 /// A service process; SIGTERM (graceful: flushes spans) on drop.
