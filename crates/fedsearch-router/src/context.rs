@@ -115,7 +115,7 @@ fn normalised_snippet(s: &str) -> String {
 }
 
 fn render(n: usize, item: &ContextItem, snippet: &str) -> String {
-    let mut s = format!("[{n}] {} ({}, {})\n", item.title, item.source, item.updated_at_label());
+    let mut s = format!("[{n}] {} ({}, {})\n", item.title, item.source, date_label(item.updated_at.as_ref()));
     if !item.superseded_by.is_empty() {
         s.push_str(&format!("    SUPERSEDED by {} — do not use for current answers\n", item.superseded_by));
     }
@@ -126,18 +126,10 @@ fn render(n: usize, item: &ContextItem, snippet: &str) -> String {
     s
 }
 
-trait DateLabel {
-    fn updated_at_label(&self) -> String;
-}
-
-impl DateLabel for ContextItem {
-    fn updated_at_label(&self) -> String {
-        self.updated_at
-            .as_ref()
-            .and_then(fedsearch_core::time::to_chrono)
-            .map(|d| d.format("%Y-%m-%d").to_string())
-            .unwrap_or_else(|| "undated".into())
-    }
+fn date_label(t: Option<&prost_types::Timestamp>) -> String {
+    t.and_then(fedsearch_core::time::to_chrono)
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| "undated".into())
 }
 
 fn truncate_chars(s: &str, n: usize) -> String {

@@ -115,14 +115,19 @@ impl FusionSession {
     /// A snapshot computed in-process over what arrived so far (used for SearchStream when the
     /// service is not in use).
     pub fn local_snapshot(&self) -> Option<FusedList> {
-        let mut fuser = Fuser::new(&self.start).ok()?;
+        self.replay().ok().map(|f| f.snapshot())
+    }
+
+    /// An in-process fuser fed with everything recorded so far (only on the fallback paths).
+    fn replay(&self) -> Result<Fuser, fedsearch_fusion::FusionError> {
+        let mut fuser = Fuser::new(&self.start)?;
         for (s, hits) in &self.record {
             fuser.add_batch(s, hits.clone());
         }
         for (s, _) in &self.ended {
             fuser.end_source(s);
         }
-        Some(fuser.snapshot())
+        Ok(fuser)
     }
 
     /// Closes the session and returns the fused list.
@@ -155,16 +160,8 @@ impl FusionSession {
             }
         }
         let reason = self.fallback_reason.clone().unwrap_or_default();
-        let list = match Fuser::new(&self.start) {
-            Ok(mut fuser) => {
-                for (s, hits) in self.record {
-                    fuser.add_batch(&s, hits);
-                }
-                for (s, _) in &self.ended {
-                    fuser.end_source(s);
-                }
-                fuser.finish()
-            }
+        let list = match self.replay() {
+            Ok(fuser) => fuser.finish(),
             Err(e) => {
                 tracing::error!(error = %e, "in-process fusion refused the options");
                 FusedList::default()
