@@ -99,6 +99,12 @@ pub struct SearchArgs {
     /// Only documents updated at or before this time (RFC 3339 or YYYY-MM-DD, UTC).
     #[arg(long, value_parser = parse_time)]
     pub to: Option<prost_types::Timestamp>,
+    /// Resolve relative time phrases ("yesterday", 最近一周) against this moment (RFC 3339).
+    #[arg(long, value_parser = parse_time)]
+    pub as_of: Option<prost_types::Timestamp>,
+    /// The user's IANA time zone for calendar phrases, e.g. Asia/Shanghai.
+    #[arg(long = "tz")]
+    pub time_zone: Option<String>,
 
     /// Only this document type (repeatable), e.g. ticket, incident, policy, order.
     #[arg(long = "type")]

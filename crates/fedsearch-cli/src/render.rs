@@ -400,6 +400,7 @@ mod tests {
                         contributions: vec![],
                         summary: "rrf k=60: tickets#1 1/61 + incidents#2 1/62".into(),
                     }),
+                    version: None,
                 },
                 Hit {
                     id: "wiki:support:runbook_payment_timeout".into(),

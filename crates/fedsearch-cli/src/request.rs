@@ -47,6 +47,8 @@ pub fn search_request(args: &SearchArgs, now: SystemTime) -> SearchRequest {
         source_credentials: Default::default(),
         context: args.context_tokens.map(|token_budget| ContextOptions { token_budget }),
         source_params: Default::default(),
+        as_of: args.as_of,
+        time_zone: args.time_zone.clone().unwrap_or_default(),
     }
 }
 

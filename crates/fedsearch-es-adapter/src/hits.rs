@@ -165,6 +165,7 @@ pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> Sour
         full_text_ref: full_text_ref(hit),
         doc_type: doc_type(source, hit.source),
         content_fingerprint: String::new(),
+        version: None,
     }
 }
 

@@ -50,6 +50,7 @@ fn lists() -> Vec<(String, Vec<SourceHit>)> {
                         full_text_ref: format!("ref/{i}"),
                         doc_type: "page".into(),
                         content_fingerprint: String::new(),
+                        version: None,
                     }
                 })
                 .collect();

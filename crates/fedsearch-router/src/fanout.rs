@@ -36,6 +36,13 @@ pub struct Dispatch {
     pub template: String,
     pub params: std::collections::HashMap<String, String>,
     pub credential: Option<Secret>,
+    /// The question as asked, the extracted terms (with glossary expansions) and entities.
+    pub original_text: String,
+    pub terms: Vec<String>,
+    pub entities: Vec<String>,
+    /// The moment relative time refers to, and the user's time zone.
+    pub as_of: Option<prost_types::Timestamp>,
+    pub time_zone: String,
 }
 
 /// Starts every dispatch at once. The returned set owns the tasks: dropping it cancels every
@@ -178,6 +185,11 @@ fn sub_query(source: &Source, user: &Identity, d: Dispatch) -> SubQuery {
         user: Some(ctx),
         params: d.params,
         template: d.template,
+        original_text: d.original_text,
+        terms: d.terms,
+        entities: d.entities,
+        as_of: d.as_of,
+        time_zone: d.time_zone,
     }
 }
 

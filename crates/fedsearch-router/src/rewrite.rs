@@ -73,6 +73,17 @@ pub struct Terms {
     pub time_phrase: Option<(String, u64)>,
 }
 
+impl Terms {
+    /// Entities, keywords and words, in that order, each once.
+    pub fn all(&self) -> Vec<String> {
+        let mut v = self.entities.clone();
+        for t in self.keywords.iter().chain(&self.words) {
+            push_unique(&mut v, t);
+        }
+        v
+    }
+}
+
 fn push_unique(v: &mut Vec<String>, s: &str) {
     if !v.iter().any(|x| x == s) {
         v.push(s.to_string());

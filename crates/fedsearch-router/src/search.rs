@@ -153,6 +153,11 @@ pub async fn run(
     };
     fedsearch_fusion::Fuser::new(&start).map_err(|e| Status::invalid_argument(e.to_string()))?;
 
+    let as_of = req
+        .as_of
+        .as_ref()
+        .and_then(|t| std::time::SystemTime::try_from(*t).ok())
+        .unwrap_or_else(std::time::SystemTime::now);
     let per_source_limit = (top_k * 2).clamp(10, 100);
     let terms = crate::rewrite::extract(&state.registry, &req.query);
     let mut routing = routing;
@@ -171,6 +176,11 @@ pub async fn run(
             template: explicit.map(|p| p.template.clone()).unwrap_or_default(),
             params: explicit.map(|p| p.params.clone()).unwrap_or_default(),
             credential: req.source_credentials.get(&r.source).cloned(),
+            original_text: req.query.clone(),
+            terms: terms.all(),
+            entities: terms.entities.clone(),
+            as_of: Some(fedsearch_core::time::to_timestamp(as_of)),
+            time_zone: String::new(),
         });
     }
     emit(&events, search_event::Event::Routing(routing.clone())).await;

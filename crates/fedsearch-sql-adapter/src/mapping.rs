@@ -116,6 +116,7 @@ pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceH
         full_text_ref: template.fetch.as_ref().map(|entity| format!("{entity}:{id}")).unwrap_or_default(),
         doc_type: hit.doc_type.clone(),
         content_fingerprint: String::new(),
+        version: None,
     })
 }
 

@@ -179,6 +179,7 @@ impl Source {
             full_text_ref: found.id,
             doc_type: self.doc_type_of(&found.namespace).to_string(),
             content_fingerprint: String::new(),
+            version: None,
         }
     }
 

@@ -177,6 +177,7 @@ pub fn hits() -> Vec<Hit> {
                 contributions: vec![],
                 summary: "rrf k=60: tickets#1 1/61 + incidents#1 1/61".into(),
             }),
+            version: None,
         },
         Hit {
             id: "tickets:TCK-5003".into(),
