@@ -37,6 +37,49 @@ pub enum Command {
     Sources,
     /// Fetch one document by the `full_text_ref` of a hit.
     Get(GetArgs),
+    /// Ask a labeled question set (JSONL) as each question's user and score the answers.
+    Eval(EvalArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// The labeled questions, one JSON object per line (see eval/README.md).
+    #[arg(long)]
+    pub questions: std::path::PathBuf,
+    /// The users (YAML: `users: { <sub>: { groups: [...], attributes: {...} } }`).
+    #[arg(long)]
+    pub users: std::path::PathBuf,
+    /// The router's HS256 secret, to mint each user's token.
+    #[arg(long, env = "FEDSEARCH_JWT_SECRET", hide_env_values = true)]
+    pub secret: String,
+    /// Hits asked for and scored (nDCG@k, source recall@k).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub top_k: u32,
+    /// Also fetch every hit's full text as the user (forbidden ids are looked for there too).
+    #[arg(long)]
+    pub fetch: bool,
+    /// Also ask for an agent context of this many tokens (forbidden ids are looked for there).
+    #[arg(long, default_value_t = 0)]
+    pub context_tokens: u32,
+    /// Name every source the user may use instead of letting the router choose.
+    #[arg(long)]
+    pub all_sources: bool,
+    /// A previous `--json` report (or `--save` file) to compare with.
+    #[arg(long)]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Also write the JSON report here.
+    #[arg(long)]
+    pub save: Option<std::path::PathBuf>,
+    /// Fail (exit 1) below this mean nDCG@k.
+    #[arg(long)]
+    pub min_ndcg: Option<f64>,
+    #[arg(long)]
+    pub min_routing_recall: Option<f64>,
+    #[arg(long)]
+    pub min_routing_precision: Option<f64>,
+    /// Fail when more old versions than this rank above (or without) their current version.
+    #[arg(long)]
+    pub max_superseded_first: Option<usize>,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod eval;
 pub mod json;
 pub mod presets;
 pub mod render;
@@ -45,9 +46,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Token(args) = &cli.command {
         return token(args);
     }
+    if let Command::Eval(args) = &cli.command {
+        return eval::run(&cli.router, args, cli.json).await;
+    }
     let client = client::connect(&cli.router, BearerAuth::new(cli.token.as_deref())?)?;
     let result = match &cli.command {
-        Command::Token(_) => Ok(()),
+        Command::Token(_) | Command::Eval(_) => Ok(()),
         Command::Search(args) if args.stream => search_stream(client, args, cli.json).await,
         Command::Search(args) => search(client, args, cli.json).await,
         Command::Sources => sources(client, cli.json).await,
@@ -57,7 +61,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
-fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }

@@ -1,0 +1,159 @@
+//! `fedsearch eval`: asks a labeled question set of a running router, each question as its
+//! user, and scores the answers ([`metrics`]). Prints a per-question table and a summary (or
+//! JSON), compares with a baseline run, and fails when a threshold is missed or any forbidden id
+//! was returned.
+
+pub mod labels;
+pub mod metrics;
+pub mod report;
+
+use std::{collections::BTreeMap, time::Duration};
+
+use fedsearch_proto::api::{ContextOptions, GetDocumentRequest, ListSourcesRequest, SearchRequest, SearchResponse};
+use tonic::Request;
+
+use crate::{
+    cli::EvalArgs,
+    client::{self, BearerAuth, Client, Failure},
+};
+use labels::{Question, Users};
+use metrics::{Answer, Scores, Shown};
+use report::{QuestionResult, Summary};
+
+/// Per-question gRPC deadline.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+pub async fn run(router: &str, args: &EvalArgs, json: bool) -> Result<(), Failure> {
+    let questions = labels::read_questions(&args.questions).map_err(Failure::Usage)?;
+    let users = labels::read_users(&args.users).map_err(Failure::Usage)?;
+    let mut clients = clients_for(router, &args.secret, &users, &questions)?;
+    let mut results = Vec::with_capacity(questions.len());
+    for q in &questions {
+        let client = clients.get_mut(&q.user).expect("every user has a client");
+        results.push(ask(client, q, args).await?);
+    }
+    let summary = Summary::of(&results);
+    let baseline = match &args.baseline {
+        Some(path) => Some(report::read_baseline(path).map_err(Failure::Usage)?),
+        None => None,
+    };
+    let text = if json {
+        report::json(&summary, &results)
+    } else {
+        report::text(&summary, &results, baseline.as_ref(), args.top_k)
+    };
+    crate::out(&text);
+    if let Some(path) = &args.save {
+        std::fs::write(path, report::json(&summary, &results))
+            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
+    }
+    report::check(&summary, args).map_err(Failure::Other)
+}
+
+fn clients_for(
+    router: &str,
+    secret: &str,
+    users: &Users,
+    questions: &[Question],
+) -> Result<BTreeMap<String, Client>, Failure> {
+    let mut out = BTreeMap::new();
+    for q in questions {
+        if out.contains_key(&q.user) {
+            continue;
+        }
+        let user = users.users.get(&q.user).ok_or_else(|| {
+            Failure::Usage(format!("question {} is asked by `{}`, who is not in the users file", q.id, q.user))
+        })?;
+        let token = fedsearch_core::auth::mint_hs256(
+            secret,
+            &q.user,
+            &user.groups,
+            user.attributes.clone(),
+            Duration::from_secs(3600),
+        )
+        .map_err(Failure::Other)?;
+        out.insert(q.user.clone(), client::connect(router, BearerAuth::new(Some(&token))?)?);
+    }
+    Ok(out)
+}
+
+fn request(q: &Question, args: &EvalArgs, sources: Vec<String>) -> Result<Request<SearchRequest>, Failure> {
+    let as_of = match &q.as_of {
+        Some(t) => {
+            let t =
+                chrono::DateTime::parse_from_rfc3339(t).map_err(|e| Failure::Usage(format!("{}: as_of: {e}", q.id)))?;
+            Some(prost_types::Timestamp { seconds: t.timestamp(), nanos: 0 })
+        }
+        None => None,
+    };
+    let mut req = Request::new(SearchRequest {
+        query: q.question.clone(),
+        top_k: args.top_k,
+        sources,
+        as_of,
+        time_zone: q.time_zone.clone().unwrap_or_default(),
+        context: (args.context_tokens > 0).then_some(ContextOptions { token_budget: args.context_tokens }),
+        ..Default::default()
+    });
+    req.set_timeout(DEADLINE);
+    Ok(req)
+}
+
+async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<QuestionResult, Failure> {
+    let sources = if args.all_sources {
+        client.list_sources(ListSourcesRequest {}).await?.into_inner().sources.into_iter().map(|s| s.name).collect()
+    } else {
+        Vec::new()
+    };
+    let started = std::time::Instant::now();
+    let response = client.search(request(q, args, sources)?).await.map_err(|s| {
+        Failure::Other(format!(
+            "question {} ({}): {}: {}",
+            q.id,
+            q.user,
+            fedsearch_core::grpc::code_name(s.code()),
+            s.message()
+        ))
+    })?;
+    let latency = started.elapsed();
+    let response = response.into_inner();
+    let mut answer = answer_of(&response);
+    if args.fetch {
+        answer.other_ids.extend(fetched_ids(client, &response).await);
+    }
+    let scores: Scores = metrics::score(q, &answer, args.top_k as usize);
+    Ok(QuestionResult::new(q, &answer, scores, &response, latency))
+}
+
+fn answer_of(r: &SearchResponse) -> Answer {
+    let hits = r
+        .hits
+        .iter()
+        .map(|h| Shown {
+            ids: std::iter::once(h.id.clone()).chain(h.duplicates.iter().map(|d| d.id.clone())).collect(),
+            sources: std::iter::once(h.source.clone()).chain(h.duplicates.iter().map(|d| d.source.clone())).collect(),
+            marked_superseded: h.version.as_ref().is_some_and(|v| v.status == "superseded"),
+        })
+        .collect();
+    let selected_sources = r.routing.iter().flat_map(|d| d.selected.iter().map(|s| s.source.clone())).collect();
+    let other_ids = r
+        .context
+        .iter()
+        .flat_map(|c| c.items.iter())
+        .flat_map(|i| [format!("{}:{}", i.source, i.citation), i.full_text_ref.clone()])
+        .collect();
+    Answer { hits, selected_sources, other_ids }
+}
+
+/// Fetches every hit's full text as the question's user; the ids of what came back.
+async fn fetched_ids(client: &mut Client, r: &SearchResponse) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in r.hits.iter().filter(|h| !h.full_text_ref.is_empty()) {
+        let req = GetDocumentRequest { full_text_ref: h.full_text_ref.clone(), ..Default::default() };
+        if let Ok(doc) = client.get_document(req).await {
+            let doc = doc.into_inner();
+            out.push(format!("{}:{}", doc.source, doc.id));
+        }
+    }
+    out
+}
