@@ -1,0 +1,108 @@
+//! Turns the time phrase in a user's question into a calendar time window in the user's zone.
+//!
+//! ```
+//! use chrono::{TimeZone, Utc};
+//!
+//! let tz = fedsearch_timeexpr::parse_tz("Asia/Shanghai").unwrap();
+//! // 07:00 on 1 December in Shanghai is still 30 November in UTC.
+//! let as_of = Utc.with_ymd_and_hms(2026, 11, 30, 23, 0, 0).unwrap();
+//! let w = fedsearch_timeexpr::resolve("我昨天买的商品为什么还没发货？", as_of, tz).unwrap();
+//! assert_eq!(w.phrase, "昨天");
+//! assert_eq!(w.label, "2026-11-30 in Asia/Shanghai");
+//! assert_eq!(w.from, Utc.with_ymd_and_hms(2026, 11, 29, 16, 0, 0).unwrap());
+//! assert_eq!(w.to, Utc.with_ymd_and_hms(2026, 11, 30, 16, 0, 0).unwrap());
+//! ```
+//!
+//! # What it understands
+//!
+//! Every window is made of whole calendar days in the user's zone: `from` is a local midnight,
+//! `to` (exclusive) is the local midnight after the last day. Local midnights come from the zone's
+//! rules, so a day across a DST change lasts 23 or 25 hours. "Today" is the local day of `as_of`.
+//!
+//! | kind | examples | window |
+//! | --- | --- | --- |
+//! | day | 今天, 昨天, 前天, 大前天, today, yesterday, the day before yesterday | that day |
+//! | this … | 本周, 这周, 本月, 这个月, 本季度, 今年, this week/month/quarter/year | from the start of the week (Monday), month, quarter or year **up to and including today** |
+//! | last … (calendar) | 上周, 上星期, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year | the whole previous calendar week (Monday–Sunday), month, quarter or year |
+//! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 近一年, past week, last 3 days, the past 2 weeks, last 30 days | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end) |
+//! | month | 10月, 十月, 10月份, 2026年10月, 去年10月, 2026-10, October, Oct 2026, October 2026 | that calendar month |
+//! | quarter | Q3, Q3 2026, 2026 Q3, third quarter of 2026, 第三季度, 三季度, 2026年第三季度 | that calendar quarter |
+//! | year | 2025年, in 2025, during 2025, year 2025 | that calendar year |
+//! | date | 2026-11-03, 2026/11/03, 11月3日, 11月3号, 2026年11月3日, Nov 3, November 3rd, 3 November 2026, November 3, 2026 | that day |
+//! | range | from 2026-11-01 to 2026-11-15, between Nov 1 and Nov 15, Nov 1–15, 11月1日到11月15日, 11月1日至15日, 2026-11-01..2026-11-15, October to December | the first day of the start through the last day of the end, both included |
+//!
+//! A month, quarter or date without a year is the most recent one that has begun by `as_of`: in
+//! December 2026 "October" is October 2026, in February 2027 "November" is November 2026 and
+//! "Nov 3" asked on 1 November 2026 is 3 November 2025. In a range the end takes its missing year
+//! (and month) from the start, moving to the next year when it would fall before it (Dec 20 – Jan 5).
+//!
+//! Future-only words (明天, tomorrow, next week) are not understood: they give no window.
+//!
+//! When the question holds several phrases, the most specific one wins: the finest grain (day,
+//! then week, then month, quarter, year), then a named date over a relative word at the same grain
+//! (2026-11-03 over yesterday), then the earliest in the text. Phrases that overlap keep only the
+//! longest (2026年10月 rather than 10月 inside it).
+//!
+//! English is matched case-insensitively on word boundaries ("octopus" is no month). May, March
+//! and every abbreviation (Oct, Sept, …) count as a month only next to a day or a year ("May 3",
+//! "Oct 2026"); full names may stand alone ("in November"). Digits that are part of a longer
+//! token are never read: INV-2025-0042, SO20261001 and order20261103 hold no date, and a bare
+//! number is a year only with 年 or after "in", "during", "throughout", "for" or "year".
+
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use chrono::{DateTime, NaiveDate, NaiveTime, TimeDelta, TimeZone, Utc};
+use chrono_tz::Tz;
+
+/// The time window a question's time phrase stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// The first instant: the local midnight that starts the first day.
+    pub from: DateTime<Utc>,
+    /// The end, exclusive: the local midnight after the last day.
+    pub to: DateTime<Utc>,
+    /// The matched text, as it appears in the question.
+    pub phrase: String,
+    /// The days in the user's zone, for people: "2026-11-30 in Asia/Shanghai" for one day,
+    /// "2026-11-01 – 2026-11-30 (Europe/Berlin)" for several (both ends included).
+    pub label: String,
+}
+
+/// Finds the most specific time phrase in `text` and returns its window of calendar days in `tz`,
+/// with "today" being the local day of `as_of`; `None` when the text holds no phrase it understands.
+pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
+    let today = as_of.with_timezone(&tz).date_naive();
+    let found = scan::best(text, today)?;
+    let last = found.end_date.pred_opt()?;
+    let label = if found.first == last {
+        format!("{} in {}", found.first, tz.name())
+    } else {
+        format!("{} – {} ({})", found.first, last, tz.name())
+    };
+    Some(Window {
+        from: local_midnight(tz, found.first)?,
+        to: local_midnight(tz, found.end_date)?,
+        phrase: text[found.start..found.end].to_string(),
+        label,
+    })
+}
+
+/// Parses an IANA zone name such as `Asia/Shanghai`, `Europe/Berlin` or `UTC`.
+pub fn parse_tz(name: &str) -> Result<Tz, String> {
+    name.trim().parse::<Tz>().map_err(|_| {
+        format!("unknown time zone {name:?}: expected an IANA name such as Asia/Shanghai or Europe/Berlin")
+    })
+}
+
+/// The instant a local day starts. Where a DST change skips midnight (some zones switch at 00:00),
+/// the day starts at the first local time that exists; where midnight happens twice, at the first.
+fn local_midnight(tz: Tz, day: NaiveDate) -> Option<DateTime<Utc>> {
+    let midnight = day.and_time(NaiveTime::MIN);
+    (0..=24 * 4)
+        .find_map(|quarter_hours| {
+            tz.from_local_datetime(&(midnight + TimeDelta::minutes(15 * quarter_hours))).earliest()
+        })
+        .map(|t| t.with_timezone(&Utc))
+}

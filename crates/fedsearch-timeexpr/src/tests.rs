@@ -1,0 +1,370 @@
+//! Table-driven tests: each row is a question, the instant it was asked and the expected phrase and
+//! label (the label names the local days, so it checks the calendar arithmetic).
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use crate::{Window, parse_tz, resolve};
+
+/// A Wednesday: 2026-11-18 12:00 in Shanghai, 05:00 in Berlin.
+const WED: &str = "2026-11-18T04:00:00Z";
+
+fn utc(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+}
+
+fn tz(name: &str) -> Tz {
+    parse_tz(name).unwrap()
+}
+
+/// (question, as_of, zone, expected (phrase, label)).
+type Row<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, &'a str)>);
+
+fn check(rows: &[Row<'_>]) {
+    let mut failures = Vec::new();
+    for &(text, as_of, zone, want) in rows {
+        let got = resolve(text, utc(as_of), tz(zone));
+        let got_pair = got.as_ref().map(|w| (w.phrase.as_str(), w.label.as_str()));
+        if got_pair != want {
+            failures.push(format!("{text:?} at {as_of} in {zone}: got {got_pair:?}, want {want:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} rows failed:\n{}", failures.len(), rows.len(), failures.join("\n"));
+}
+
+const SH: &str = "Asia/Shanghai";
+const BER: &str = "Europe/Berlin";
+
+fn day(d: &str) -> String {
+    format!("{d} in {SH}")
+}
+
+fn days(a: &str, b: &str) -> String {
+    format!("{a} – {b} ({SH})")
+}
+
+/// Rows asked on [`WED`] in Shanghai: (question, phrase, label).
+fn check_wed(rows: &[(&str, Option<(&str, String)>)]) {
+    let rows: Vec<_> =
+        rows.iter().map(|(text, want)| (*text, WED, SH, want.as_ref().map(|(p, l)| (*p, l.as_str())))).collect();
+    check(&rows);
+}
+
+#[test]
+fn days_relative_to_today() {
+    check_wed(&[
+        ("今天有哪些告警", Some(("今天", day("2026-11-18")))),
+        ("我昨天买的商品为什么还没发货？", Some(("昨天", day("2026-11-17")))),
+        ("昨日订单", Some(("昨日", day("2026-11-17")))),
+        ("前天的工单", Some(("前天", day("2026-11-16")))),
+        ("大前天的工单", Some(("大前天", day("2026-11-15")))),
+        ("errors today", Some(("today", day("2026-11-18")))),
+        ("What broke Yesterday?", Some(("Yesterday", day("2026-11-17")))),
+        ("today's incidents", Some(("today", day("2026-11-18")))),
+        ("the day before yesterday", Some(("the day before yesterday", day("2026-11-16")))),
+        ("明天的会议", None),
+        ("meetings tomorrow", None),
+        ("next week", None),
+    ]);
+}
+
+#[test]
+fn weeks() {
+    check_wed(&[
+        ("本周的发布", Some(("本周", days("2026-11-16", "2026-11-18")))),
+        ("这周", Some(("这周", days("2026-11-16", "2026-11-18")))),
+        ("this week", Some(("this week", days("2026-11-16", "2026-11-18")))),
+        ("上周的故障", Some(("上周", days("2026-11-09", "2026-11-15")))),
+        ("上星期", Some(("上星期", days("2026-11-09", "2026-11-15")))),
+        ("Last Week", Some(("Last Week", days("2026-11-09", "2026-11-15")))),
+        ("最近一周线上问题中哪些和支付超时有关", Some(("最近一周", days("2026-11-12", "2026-11-18")))),
+        ("近一周", Some(("近一周", days("2026-11-12", "2026-11-18")))),
+        ("过去一周", Some(("过去一周", days("2026-11-12", "2026-11-18")))),
+        ("最近7天", Some(("最近7天", days("2026-11-12", "2026-11-18")))),
+        ("最近七天内", Some(("最近七天内", days("2026-11-12", "2026-11-18")))),
+        ("timeouts in the past week", Some(("the past week", days("2026-11-12", "2026-11-18")))),
+        ("last 7 days", Some(("last 7 days", days("2026-11-12", "2026-11-18")))),
+        ("errors in the last 7 days?", Some(("the last 7 days", days("2026-11-12", "2026-11-18")))),
+        ("近两周", Some(("近两周", days("2026-11-05", "2026-11-18")))),
+        ("past 2 weeks", Some(("past 2 weeks", days("2026-11-05", "2026-11-18")))),
+        ("the past two weeks", Some(("the past two weeks", days("2026-11-05", "2026-11-18")))),
+    ]);
+}
+
+#[test]
+fn rolling_days_and_months() {
+    check_wed(&[
+        ("最近三天", Some(("最近三天", days("2026-11-16", "2026-11-18")))),
+        ("last 3 days", Some(("last 3 days", days("2026-11-16", "2026-11-18")))),
+        ("最近30天", Some(("最近30天", days("2026-10-20", "2026-11-18")))),
+        ("last 30 days", Some(("last 30 days", days("2026-10-20", "2026-11-18")))),
+        ("最近十天", Some(("最近十天", days("2026-11-09", "2026-11-18")))),
+        ("previous 5 days", Some(("previous 5 days", days("2026-11-14", "2026-11-18")))),
+        ("最近一天", Some(("最近一天", day("2026-11-18")))),
+        ("最近一个月", Some(("最近一个月", days("2026-10-19", "2026-11-18")))),
+        ("近一个月", Some(("近一个月", days("2026-10-19", "2026-11-18")))),
+        ("past month", Some(("past month", days("2026-10-19", "2026-11-18")))),
+        ("最近三个月", Some(("最近三个月", days("2026-08-19", "2026-11-18")))),
+        ("last 2 months", Some(("last 2 months", days("2026-09-19", "2026-11-18")))),
+        ("近一年", Some(("近一年", days("2025-11-19", "2026-11-18")))),
+        ("最近", None),
+        ("last 0 days", None),
+    ]);
+    // A month back from 31 March is 28 February: the window starts on 1 March.
+    check(&[(
+        "past month",
+        "2026-03-31T04:00:00Z",
+        SH,
+        Some(("past month", "2026-03-01 – 2026-03-31 (Asia/Shanghai)")),
+    )]);
+}
+
+#[test]
+fn months() {
+    check_wed(&[
+        ("本月", Some(("本月", days("2026-11-01", "2026-11-18")))),
+        ("这个月", Some(("这个月", days("2026-11-01", "2026-11-18")))),
+        ("这月", Some(("这月", days("2026-11-01", "2026-11-18")))),
+        ("this month", Some(("this month", days("2026-11-01", "2026-11-18")))),
+        ("上个月的账单", Some(("上个月", days("2026-10-01", "2026-10-31")))),
+        ("上月", Some(("上月", days("2026-10-01", "2026-10-31")))),
+        ("last month", Some(("last month", days("2026-10-01", "2026-10-31")))),
+        ("10月的订单", Some(("10月", days("2026-10-01", "2026-10-31")))),
+        ("十月的订单", Some(("十月", days("2026-10-01", "2026-10-31")))),
+        ("10月份", Some(("10月份", days("2026-10-01", "2026-10-31")))),
+        ("2026年10月", Some(("2026年10月", days("2026-10-01", "2026-10-31")))),
+        ("2025年10月", Some(("2025年10月", days("2025-10-01", "2025-10-31")))),
+        ("去年10月", Some(("去年10月", days("2025-10-01", "2025-10-31")))),
+        ("今年二月", Some(("今年二月", days("2026-02-01", "2026-02-28")))),
+        ("十二月", Some(("十二月", days("2025-12-01", "2025-12-31")))),
+        ("October", Some(("October", days("2026-10-01", "2026-10-31")))),
+        ("tickets opened in November", Some(("November", days("2026-11-01", "2026-11-30")))),
+        ("in December", Some(("December", days("2025-12-01", "2025-12-31")))),
+        ("Oct 2026", Some(("Oct 2026", days("2026-10-01", "2026-10-31")))),
+        ("Oct. 2025", Some(("Oct. 2025", days("2025-10-01", "2025-10-31")))),
+        ("October 2026", Some(("October 2026", days("2026-10-01", "2026-10-31")))),
+        ("October of 2025", Some(("October of 2025", days("2025-10-01", "2025-10-31")))),
+        ("2026-10", Some(("2026-10", days("2026-10-01", "2026-10-31")))),
+        ("May 2026", Some(("May 2026", days("2026-05-01", "2026-05-31")))),
+        ("march 2026", Some(("march 2026", days("2026-03-01", "2026-03-31")))),
+        ("Sept 2026", Some(("Sept 2026", days("2026-09-01", "2026-09-30")))),
+    ]);
+}
+
+#[test]
+fn months_without_a_year_are_the_most_recent_one_begun() {
+    check(&[
+        ("October", "2026-12-15T04:00:00Z", SH, Some(("October", "2026-10-01 – 2026-10-31 (Asia/Shanghai)"))),
+        ("December", "2026-12-15T04:00:00Z", SH, Some(("December", "2026-12-01 – 2026-12-31 (Asia/Shanghai)"))),
+        ("November", "2027-02-10T04:00:00Z", SH, Some(("November", "2026-11-01 – 2026-11-30 (Asia/Shanghai)"))),
+        ("11月", "2027-02-10T04:00:00Z", SH, Some(("11月", "2026-11-01 – 2026-11-30 (Asia/Shanghai)"))),
+        ("一月", "2027-02-10T04:00:00Z", SH, Some(("一月", "2027-01-01 – 2027-01-31 (Asia/Shanghai)"))),
+        ("上个月", "2027-01-10T04:00:00Z", SH, Some(("上个月", "2026-12-01 – 2026-12-31 (Asia/Shanghai)"))),
+        ("上周", "2027-01-06T04:00:00Z", SH, Some(("上周", "2026-12-28 – 2027-01-03 (Asia/Shanghai)"))),
+        ("去年", "2027-01-10T04:00:00Z", SH, Some(("去年", "2026-01-01 – 2026-12-31 (Asia/Shanghai)"))),
+        ("Nov 3", "2026-11-01T04:00:00Z", SH, Some(("Nov 3", "2025-11-03 in Asia/Shanghai"))),
+        // In Shanghai 1 January has begun while UTC is still in December.
+        ("一月", "2026-12-31T17:00:00Z", SH, Some(("一月", "2027-01-01 – 2027-01-31 (Asia/Shanghai)"))),
+        ("一月", "2026-12-31T15:00:00Z", SH, Some(("一月", "2026-01-01 – 2026-01-31 (Asia/Shanghai)"))),
+        ("Feb 29", "2027-03-01T04:00:00Z", SH, Some(("Feb 29", "2024-02-29 in Asia/Shanghai"))),
+    ]);
+}
+
+#[test]
+fn years() {
+    check_wed(&[
+        ("今年的销售额", Some(("今年", days("2026-01-01", "2026-11-18")))),
+        ("this year", Some(("this year", days("2026-01-01", "2026-11-18")))),
+        ("去年", Some(("去年", days("2025-01-01", "2025-12-31")))),
+        ("前年", Some(("前年", days("2024-01-01", "2024-12-31")))),
+        ("last year", Some(("last year", days("2025-01-01", "2025-12-31")))),
+        ("2025年的合同", Some(("2025年", days("2025-01-01", "2025-12-31")))),
+        ("contracts signed in 2025", Some(("in 2025", days("2025-01-01", "2025-12-31")))),
+        ("during 2024", Some(("during 2024", days("2024-01-01", "2024-12-31")))),
+        ("year 2024", Some(("year 2024", days("2024-01-01", "2024-12-31")))),
+    ]);
+}
+
+#[test]
+fn explicit_dates() {
+    check_wed(&[
+        ("2026-11-03 的日志", Some(("2026-11-03", day("2026-11-03")))),
+        ("logs from 2026/11/03", Some(("2026/11/03", day("2026-11-03")))),
+        ("2026.11.03", Some(("2026.11.03", day("2026-11-03")))),
+        ("2026-11-03.", Some(("2026-11-03", day("2026-11-03")))),
+        ("2026-11-03 10:00 的日志", Some(("2026-11-03", day("2026-11-03")))),
+        ("November 3 10:00", Some(("November 3", day("2026-11-03")))),
+        ("11月3日的订单", Some(("11月3日", day("2026-11-03")))),
+        ("11月3号发货了吗", Some(("11月3号", day("2026-11-03")))),
+        ("十一月三日", Some(("十一月三日", day("2026-11-03")))),
+        ("2026年11月3日", Some(("2026年11月3日", day("2026-11-03")))),
+        ("2025年12月31日", Some(("2025年12月31日", day("2025-12-31")))),
+        ("Nov 3", Some(("Nov 3", day("2026-11-03")))),
+        ("on Nov. 3 we shipped", Some(("Nov. 3", day("2026-11-03")))),
+        ("November 3rd", Some(("November 3rd", day("2026-11-03")))),
+        ("3 November 2026", Some(("3 November 2026", day("2026-11-03")))),
+        ("3rd of November", Some(("3rd of November", day("2026-11-03")))),
+        ("November 3, 2026", Some(("November 3, 2026", day("2026-11-03")))),
+        ("Nov 3 2025", Some(("Nov 3 2025", day("2025-11-03")))),
+        ("May 3", Some(("May 3", day("2026-05-03")))),
+        ("12月25日", Some(("12月25日", day("2025-12-25")))),
+        ("2026-02-30", None),
+        ("2月30日", None),
+        ("2026-13-01", None),
+    ]);
+}
+
+#[test]
+fn ranges_include_their_last_day() {
+    check_wed(&[
+        ("from 2026-11-01 to 2026-11-15", Some(("from 2026-11-01 to 2026-11-15", days("2026-11-01", "2026-11-15")))),
+        ("between Nov 1 and Nov 15", Some(("between Nov 1 and Nov 15", days("2026-11-01", "2026-11-15")))),
+        ("Nov 1-15", Some(("Nov 1-15", days("2026-11-01", "2026-11-15")))),
+        ("Nov 1 – Nov 15, 2026", Some(("Nov 1 – Nov 15, 2026", days("2026-11-01", "2026-11-15")))),
+        ("11月1日到11月15日的退款", Some(("11月1日到11月15日", days("2026-11-01", "2026-11-15")))),
+        ("11月1日至15日", Some(("11月1日至15日", days("2026-11-01", "2026-11-15")))),
+        ("2026年11月1日至2026年11月15日", Some(("2026年11月1日至2026年11月15日", days("2026-11-01", "2026-11-15")))),
+        ("2026-11-01..2026-11-15", Some(("2026-11-01..2026-11-15", days("2026-11-01", "2026-11-15")))),
+        ("October to November", Some(("October to November", days("2026-10-01", "2026-11-30")))),
+        ("9月到10月", Some(("9月到10月", days("2026-09-01", "2026-10-31")))),
+        // The end before the start: not a range, the start alone stands.
+        ("from 2026-11-15 to 2026-11-01", Some(("2026-11-15", day("2026-11-15")))),
+        // "from" alone is not part of the phrase.
+        ("from Nov 3", Some(("Nov 3", day("2026-11-03")))),
+    ]);
+    // The end takes the next year when it would fall before the start.
+    check(&[(
+        "Dec 20 to Jan 5",
+        "2027-01-10T04:00:00Z",
+        SH,
+        Some(("Dec 20 to Jan 5", "2026-12-20 – 2027-01-05 (Asia/Shanghai)")),
+    )]);
+}
+
+#[test]
+fn quarters() {
+    check_wed(&[
+        ("Q3 2026", Some(("Q3 2026", days("2026-07-01", "2026-09-30")))),
+        ("2026 Q3", Some(("2026 Q3", days("2026-07-01", "2026-09-30")))),
+        ("2025-Q4", Some(("2025-Q4", days("2025-10-01", "2025-12-31")))),
+        ("q4", Some(("q4", days("2026-10-01", "2026-12-31")))),
+        ("third quarter of 2025", Some(("third quarter of 2025", days("2025-07-01", "2025-09-30")))),
+        ("第三季度", Some(("第三季度", days("2026-07-01", "2026-09-30")))),
+        ("三季度的营收", Some(("三季度", days("2026-07-01", "2026-09-30")))),
+        ("2025年第一季度", Some(("2025年第一季度", days("2025-01-01", "2025-03-31")))),
+        ("上季度", Some(("上季度", days("2026-07-01", "2026-09-30")))),
+        ("本季度", Some(("本季度", days("2026-10-01", "2026-11-18")))),
+        ("last quarter", Some(("last quarter", days("2026-07-01", "2026-09-30")))),
+        ("Q5", None),
+    ]);
+    check(&[
+        ("Q4", "2027-02-10T04:00:00Z", SH, Some(("Q4", "2026-10-01 – 2026-12-31 (Asia/Shanghai)"))),
+        ("上季度", "2027-02-10T04:00:00Z", SH, Some(("上季度", "2026-10-01 – 2026-12-31 (Asia/Shanghai)"))),
+    ]);
+}
+
+#[test]
+fn the_most_specific_phrase_wins() {
+    check_wed(&[
+        ("去年和昨天", Some(("昨天", day("2026-11-17")))),
+        ("this year, in October", Some(("October", days("2026-10-01", "2026-10-31")))),
+        ("2026-11-03 or yesterday", Some(("2026-11-03", day("2026-11-03")))),
+        ("yesterday or 2026-11-03", Some(("2026-11-03", day("2026-11-03")))),
+        ("上个月 最近一周", Some(("最近一周", days("2026-11-12", "2026-11-18")))),
+        ("2025年 Q3", Some(("2025年 Q3", days("2025-07-01", "2025-09-30")))),
+        ("今年10月3日", Some(("今年10月3日", day("2026-10-03")))),
+        ("昨天和今天", Some(("昨天", day("2026-11-17")))),
+    ]);
+}
+
+#[test]
+fn digits_inside_ids_are_not_dates() {
+    check_wed(&[
+        ("INV-2025-0042 的状态", None),
+        ("订单SO20261001的物流", None),
+        ("order 20261103 status", None),
+        ("order20261103", None),
+        ("ticket ABC-2026-11-03", None),
+        ("error 2025", None),
+        ("build 2026-10x", None),
+        ("release v10.2025", None),
+        ("SKU2025年款", None),
+        ("case_2026-11-03", None),
+        ("INV-2025-0042 yesterday", Some(("yesterday", day("2026-11-17")))),
+        ("订单SO20261001昨天", Some(("昨天", day("2026-11-17")))),
+        ("客户C1001：我昨天买的商品", Some(("昨天", day("2026-11-17")))),
+    ]);
+}
+
+#[test]
+fn english_words_need_boundaries() {
+    check_wed(&[
+        ("mayday alert", None),
+        ("the octopus service", None),
+        ("we decided", None),
+        ("marching orders", None),
+        ("I may ask", None),
+        ("march on", None),
+        ("may I ask about the octopus in march", None),
+        ("Oct alone is too short", None),
+        ("yesterdays", None),
+        ("thisweek", None),
+        ("lastyear", None),
+        ("the novel 3 chapters", None),
+    ]);
+}
+
+#[test]
+fn no_phrase_gives_none() {
+    check_wed(&[("", None), ("how do I reset my password", None), ("支付超时怎么处理", None), ("最近", None)]);
+}
+
+#[test]
+fn yesterday_is_the_previous_local_calendar_day() {
+    // 07:00 on 1 December in Shanghai is 23:00 on 30 November in UTC: "yesterday" is 30 November
+    // in Shanghai, not the 24 hours before.
+    let w = resolve("昨天", utc("2026-11-30T23:00:00Z"), tz(SH)).unwrap();
+    assert_eq!(
+        w,
+        Window {
+            from: utc("2026-11-29T16:00:00Z"),
+            to: utc("2026-11-30T16:00:00Z"),
+            phrase: "昨天".into(),
+            label: "2026-11-30 in Asia/Shanghai".into(),
+        }
+    );
+    // 21:00 on 30 November in Los Angeles is 05:00 on 1 December in UTC.
+    let w = resolve("yesterday", utc("2026-12-01T05:00:00Z"), tz("America/Los_Angeles")).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-11-29T08:00:00Z"), utc("2026-11-30T08:00:00Z")));
+    assert_eq!(w.label, "2026-11-29 in America/Los_Angeles");
+}
+
+#[test]
+fn days_follow_daylight_saving_time() {
+    // Berlin leaves summer time on 2026-10-25: that day lasts 25 hours.
+    let w = resolve("2026-10-25", utc("2026-11-18T04:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-24T22:00:00Z"), utc("2026-10-25T23:00:00Z")));
+    assert_eq!(w.to - w.from, chrono::TimeDelta::hours(25));
+    let w = resolve("yesterday", utc("2026-10-26T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!(w.to - w.from, chrono::TimeDelta::hours(25));
+    assert_eq!(w.label, "2026-10-25 in Europe/Berlin");
+    // And enters it on 2026-03-29: 23 hours.
+    let w = resolve("2026年3月29日", utc("2026-11-18T04:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-03-28T23:00:00Z"), utc("2026-03-29T22:00:00Z")));
+    // The week across the change: Monday 00:00 CEST to Monday 00:00 CET.
+    let w = resolve("last week", utc("2026-10-28T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-18T22:00:00Z"), utc("2026-10-25T23:00:00Z")));
+    assert_eq!(w.label, "2026-10-19 – 2026-10-25 (Europe/Berlin)");
+    // Santiago skips midnight on 2026-09-06: the day starts at 01:00.
+    let w = resolve("2026-09-06", utc("2026-11-18T04:00:00Z"), tz("America/Santiago")).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-09-06T04:00:00Z"), utc("2026-09-07T03:00:00Z")));
+}
+
+#[test]
+fn parse_tz_names_the_bad_zone() {
+    assert_eq!(parse_tz("Asia/Shanghai"), Ok(Tz::Asia__Shanghai));
+    assert_eq!(parse_tz(" UTC "), Ok(Tz::UTC));
+    let err = parse_tz("Mars/Olympus").unwrap_err();
+    assert!(err.contains("\"Mars/Olympus\""), "{err}");
+    assert!(err.starts_with("unknown time zone"), "{err}");
+}
