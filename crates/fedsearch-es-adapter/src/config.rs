@@ -122,9 +122,22 @@ pub struct SourceConfig {
     pub fields: FieldMapping,
     /// Fields the text query runs over, with optional boosts: `title^3`, `body`.
     pub search_fields: Vec<String>,
-    /// `minimum_should_match` of the text query (e.g. `2<75%`); unset means any term matches.
+    /// `minimum_should_match` of the question's `multi_match` (e.g. `2<30%`); unset means any
+    /// term matches. It never makes the whole query all-or-nothing: the extracted terms and the
+    /// entities are alternatives beside the question (see [`crate::query`]).
     #[serde(default)]
     pub minimum_should_match: Option<String>,
+    /// How the question's `multi_match` combines the search fields; see [`MatchType`].
+    #[serde(default)]
+    pub match_type: MatchType,
+    /// Keyword fields holding ids (`order_no`, `related`, optionally `field^boost`): a sub-query's
+    /// entities that equal a value there add an exact-match boost (default
+    /// [`DEFAULT_ENTITY_BOOST`]). Empty: entities only count as words of the question.
+    #[serde(default)]
+    pub id_fields: Vec<String>,
+    /// Document fields that say which version of a document a hit is; unset: no version info.
+    #[serde(default)]
+    pub version_fields: Option<VersionFields>,
     /// Snippet length in characters (1..=300).
     #[serde(default = "default_snippet_chars")]
     pub snippet_chars: usize,
@@ -138,6 +151,91 @@ pub struct SourceConfig {
 
 fn default_snippet_chars() -> usize {
     200
+}
+
+/// Boost of one exact entity match on an `id_fields` field without its own `^boost`: a `term`
+/// query scores its boost flat, and BM25 scores of a question over the shipped indices stay
+/// around 5–40, so 20 per matched id puts the document that *is* the entity first while text
+/// relevance still orders the rest.
+pub const DEFAULT_ENTITY_BOOST: f64 = 20.0;
+
+/// The `multi_match` type of the question clause (`match_type` in a source's config).
+///
+/// The default is `cross_fields`, chosen by measurement against the real OpenSearch node of the
+/// tests (OpenSearch 2.19, indices with the seed mapping: `standard` text fields with `.cjk`
+/// bigram sub-fields, fields `title^3, title.cjk^3, body, body.cjk`, `minimum_should_match:
+/// "2<30%"`; `tests/es/formulation.rs` keeps the deciding cases):
+///
+/// | question (question clause alone)                          | best | most | cross | phrase |
+/// |-----------------------------------------------------------|------|------|-------|--------|
+/// | "warehouse firmware" (one word in the title, one in body) | miss | miss | found | miss   |
+/// | 9 words, 2 key words split between title and body         | miss | miss | found | miss   |
+/// | 8 words, 2 key words both in the body                     | found| found| found | miss   |
+/// | Spruce Mall "payment timeout" / "支付超时": 3 tickets first | yes  | yes  | yes   | yes    |
+/// | `title^10` vs `body^10` flip the order                    | yes  | yes  | yes   | yes    |
+///
+/// `best_fields` and `most_fields` apply `minimum_should_match` to each field on its own, so a
+/// document whose title and body together hold the words, but neither alone, is missed.
+/// `cross_fields` treats the fields of one analyzer (standard: title, body; cjk: title.cjk,
+/// body.cjk) as one blended field per word, so the requirement counts words across fields,
+/// while the boosts and the ranking of the shipped relevance checks stay the same.
+///
+/// `phrase` requires the words in order (a `match_phrase` per field, no
+/// `minimum_should_match`): only for sources with short, formulaic titles. The terms clause
+/// never uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchType {
+    BestFields,
+    MostFields,
+    #[default]
+    CrossFields,
+    Phrase,
+}
+
+impl MatchType {
+    /// The `type` value in the DSL.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BestFields => "best_fields",
+            Self::MostFields => "most_fields",
+            Self::CrossFields => "cross_fields",
+            Self::Phrase => "phrase",
+        }
+    }
+}
+
+/// Where a document keeps its version metadata (field names; dotted paths allowed). Every key is
+/// optional; a hit carries [`fedsearch_proto::types::VersionInfo`] when any of them has a value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VersionFields {
+    /// Documents of one source with the same family are versions of one document.
+    pub family: Option<String>,
+    /// The version's label, e.g. `2026` or `v3`.
+    pub label: Option<String>,
+    /// `current`, `superseded`, `draft` (the value is passed on as written).
+    pub status: Option<String>,
+    /// When the version takes effect (RFC 3339, a plain date or epoch milliseconds).
+    pub effective_at: Option<String>,
+    /// Local id of the version this one replaces.
+    pub supersedes: Option<String>,
+    /// Local id of the newer version.
+    pub superseded_by: Option<String>,
+}
+
+impl VersionFields {
+    /// (key, field) for every configured field, in the proto's order.
+    pub fn named(&self) -> [(&'static str, Option<&String>); 6] {
+        [
+            ("family", self.family.as_ref()),
+            ("label", self.label.as_ref()),
+            ("status", self.status.as_ref()),
+            ("effective_at", self.effective_at.as_ref()),
+            ("supersedes", self.supersedes.as_ref()),
+            ("superseded_by", self.superseded_by.as_ref()),
+        ]
+    }
 }
 
 /// Where the adapter finds each part of a document. Permission fields are what the
@@ -283,6 +381,24 @@ impl Validate for EsAdapterConfig {
                     return Err(format!("`{}`: `{v}` is not a field name", at(key)));
                 }
             }
+            for (j, f) in s.id_fields.iter().enumerate() {
+                if parse_boosted(f).is_none() {
+                    return Err(format!("`{}[{j}]`: `{f}` is not `field` or `field^boost`", at("id_fields")));
+                }
+            }
+            if let Some(v) = &s.version_fields {
+                let named = v.named();
+                if named.iter().all(|(_, f)| f.is_none()) {
+                    return Err(format!("`{}` names no field", at("version_fields")));
+                }
+                for (key, field) in named {
+                    if let Some(f) = field
+                        && !valid_field(f)
+                    {
+                        return Err(format!("`{}`: `{f}` is not a field name", at(&format!("version_fields.{key}"))));
+                    }
+                }
+            }
             for (key, list) in [("metadata_fields", &s.metadata_fields), ("filterable_fields", &s.filterable_fields)] {
                 for (j, f) in list.iter().enumerate() {
                     if !valid_field(f) {
@@ -332,6 +448,7 @@ sources:
         let cfg = load(yaml).unwrap();
         let names: Vec<_> = cfg.sources.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["tickets", "incidents", "kb"]);
+        assert!(cfg.sources.iter().all(|s| s.match_type == MatchType::CrossFields && !s.id_fields.is_empty()));
     }
 
     #[test]
@@ -342,6 +459,25 @@ sources:
         assert_eq!(s.fields.public.as_deref(), Some("public"));
         assert_eq!(s.snippet_chars, 200);
         assert_eq!(cfg.cluster.request_timeout, Duration::from_secs(5));
+        assert_eq!(s.match_type, MatchType::CrossFields);
+        assert!(s.id_fields.is_empty() && s.version_fields.is_none());
+    }
+
+    #[test]
+    fn match_type_id_fields_and_version_fields_load() {
+        let yaml = GOOD.replace(
+            "filterable_fields: [status]",
+            "filterable_fields: [status]\n    match_type: most_fields\n    id_fields: [order_no, \"related^5\"]\n    \
+             version_fields: { family: policy_id, label: version, effective_at: meta.effective }",
+        );
+        let s = load(&yaml).unwrap().sources.remove(0);
+        assert_eq!(s.match_type, MatchType::MostFields);
+        assert_eq!(s.match_type.as_str(), "most_fields");
+        assert_eq!(s.id_fields, ["order_no", "related^5"]);
+        let v = s.version_fields.unwrap();
+        assert_eq!(v.family.as_deref(), Some("policy_id"));
+        assert_eq!(v.effective_at.as_deref(), Some("meta.effective"));
+        assert!(v.status.is_none() && v.supersedes.is_none());
     }
 
     #[test]
@@ -358,6 +494,16 @@ sources:
         assert!(err.contains("sources[0].index"), "{err}");
         let err = load(&GOOD.replace("filterable_fields: [status]", "snippet_chars: 301")).unwrap_err();
         assert!(err.contains("sources[0].snippet_chars"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "match_type: fuzzy")).unwrap_err();
+        assert!(err.contains("match_type") || err.contains("fuzzy"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "id_fields: [\"order no\"]")).unwrap_err();
+        assert!(err.contains("sources[0].id_fields[0]"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "version_fields: { lable: v }")).unwrap_err();
+        assert!(err.contains("lable"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "version_fields: { label: \"a b\" }")).unwrap_err();
+        assert!(err.contains("sources[0].version_fields.label"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "version_fields: {}")).unwrap_err();
+        assert!(err.contains("sources[0].version_fields"), "{err}");
     }
 
     #[test]

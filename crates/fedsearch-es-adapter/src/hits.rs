@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use fedsearch_adapter_kit::{FetchResponse, SourceHit};
+use fedsearch_proto::types::VersionInfo;
 use prost_types::Timestamp;
 use serde_json::Value;
 
@@ -144,6 +145,23 @@ fn doc_type(source: &SourceConfig, doc: &Value) -> String {
     text_field(doc, &source.fields.doc_type).unwrap_or_else(|| source.doc_types[0].clone())
 }
 
+/// The document's version metadata from the source's `version_fields`: `effective_at` parsed
+/// like the timestamp field, `status` lower-cased, the rest as written. None when the source
+/// has no `version_fields` or the document has none of them.
+fn version(source: &SourceConfig, doc: &Value) -> Option<VersionInfo> {
+    let v = source.version_fields.as_ref()?;
+    let text = |field: &Option<String>| field.as_deref().and_then(|f| text_field(doc, f)).unwrap_or_default();
+    let info = VersionInfo {
+        family: text(&v.family),
+        label: text(&v.label),
+        effective_at: v.effective_at.as_deref().and_then(|f| lookup(doc, f)).and_then(parse_time),
+        status: text(&v.status).trim().to_lowercase(),
+        supersedes: text(&v.supersedes),
+        superseded_by: text(&v.superseded_by),
+    };
+    (info != VersionInfo::default()).then_some(info)
+}
+
 /// One search hit at 1-based `rank`.
 pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> SourceHit {
     let f = &source.fields;
@@ -165,7 +183,7 @@ pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> Sour
         full_text_ref: full_text_ref(hit),
         doc_type: doc_type(source, hit.source),
         content_fingerprint: String::new(),
-        version: None,
+        version: version(source, hit.source),
     }
 }
 
@@ -188,7 +206,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::config::FieldMapping;
+    use crate::config::{FieldMapping, VersionFields};
 
     fn source(index: &str) -> SourceConfig {
         SourceConfig {
@@ -200,6 +218,9 @@ mod tests {
             fields: FieldMapping::default(),
             search_fields: vec!["title".into()],
             minimum_should_match: None,
+            match_type: Default::default(),
+            id_fields: vec![],
+            version_fields: None,
             snippet_chars: 40,
             metadata_fields: vec!["status".into(), "order_no".into(), "owner.team".into(), "missing".into()],
             filterable_fields: vec![],
@@ -244,6 +265,35 @@ mod tests {
         assert_eq!(second.doc_type, "ticket", "falls back to the source's first doc type");
         assert_eq!(second.updated_at.unwrap(), Timestamp { seconds: 1_700_000_000, nanos: 123_000_000 });
         assert_eq!(second.snippet, "");
+    }
+
+    #[test]
+    fn version_fields_map_into_version_info() {
+        let mut s = source("kb");
+        s.version_fields = Some(VersionFields {
+            family: Some("policy".into()),
+            label: Some("edition".into()),
+            status: Some("lifecycle.state".into()),
+            effective_at: Some("effective".into()),
+            supersedes: Some("replaces".into()),
+            superseded_by: None,
+        });
+        let resp = json!({ "hits": { "hits": [
+            { "_index": "kb", "_id": "KB-2026", "_source": { "title": "Refund policy 2026",
+              "policy": "refund-policy", "edition": 2026, "lifecycle": { "state": "Current" },
+              "effective": "2026-01-01", "replaces": "KB-2025" } },
+            { "_index": "kb", "_id": "KB-9", "_source": { "title": "no version fields" } }
+        ] } });
+        let raw = raw_hits(&resp, "body");
+        let v = to_source_hit(&s, &raw[0], 1).version.unwrap();
+        assert_eq!(v.family, "refund-policy");
+        assert_eq!(v.label, "2026");
+        assert_eq!(v.status, "current");
+        assert_eq!(v.effective_at.unwrap().seconds, 1_767_225_600);
+        assert_eq!(v.supersedes, "KB-2025");
+        assert_eq!(v.superseded_by, "");
+        assert_eq!(to_source_hit(&s, &raw[1], 2).version, None, "no version field present");
+        assert_eq!(to_source_hit(&source("kb"), &raw[0], 1).version, None, "no version_fields configured");
     }
 
     #[test]

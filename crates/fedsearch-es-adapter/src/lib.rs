@@ -4,7 +4,10 @@
 //! index pattern with a field mapping. A sub-query becomes one `_search` whose `bool.filter`
 //! holds the user's permission filter (`public` OR one of the user's groups in
 //! `allowed_groups` OR the user in `allowed_users`), so documents the user may not see never
-//! leave the cluster. Fetch re-runs the same permission filter on the one document.
+//! leave the cluster. Fetch re-runs the same permission filter on the one document. Scoring is
+//! a `bool.should` of the question as asked, the router's key terms (any of them) and exact
+//! entity matches on id fields, so no query is all-terms-or-nothing; hits carry version
+//! metadata when the source names its version fields.
 //!
 //! - [`config`]: the config file (cluster, credentials, sources) and its validation.
 //! - [`query`]: the only place that writes query DSL.

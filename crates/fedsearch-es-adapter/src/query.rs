@@ -6,6 +6,17 @@
 //! cannot change the query's structure. Field names come from the config only; an `equals` key
 //! is used as a field name only when it is in the source's `filterable_fields` allow-list.
 //!
+//! Scoring never is all-terms-or-nothing. `bool.must` holds one `bool.should` with
+//! `minimum_should_match: 1` over:
+//! - the question as asked (`original_text`, else `text`): a `multi_match` of the source's
+//!   `match_type` with its `minimum_should_match` (the lenient `2<30%` in the shipped config);
+//! - the router's rewrite `text`, the same way, only when it differs from the question and is
+//!   not made of the terms alone (so nothing is sent twice);
+//! - the extracted `terms` (with other-language glossary synonyms), joined, `operator: or`:
+//!   a document that matches any one of them can be returned, ranked by how many it matches;
+//! - one exact `term` per entity and `id_fields` field, with a flat boost, so the document that
+//!   *is* `SO20261001` ranks first.
+//!
 //! The permission filter sits in `bool.filter` of every query, so a document the user may not
 //! see never leaves the cluster. Only DSL that both Elasticsearch 8/9 and OpenSearch 2/3 accept
 //! is used: `bool`, `multi_match`, `term(s)`, `range`, `ids`, `match_all`, `highlight`,
@@ -18,10 +29,15 @@ use fedsearch_adapter_kit::{AdapterError, SubQuery, UserContext};
 use fedsearch_proto::types::Filters;
 use serde_json::{Map, Value, json};
 
-use crate::config::{SourceConfig, parse_boosted};
+use crate::config::{DEFAULT_ENTITY_BOOST, MatchType, SourceConfig, parse_boosted};
 
 /// Longest query text accepted, in characters (longer text would only hit clause limits).
 pub const MAX_TEXT_CHARS: usize = 1000;
+/// At most this many entities are boosted (the rest only count as words of the question).
+pub const MAX_ENTITIES: usize = 16;
+/// `tie_breaker` of `best_fields` / `cross_fields`: the best field (or analyzer group) counts
+/// fully, every other matching one a little.
+const TIE_BREAKER: f64 = 0.3;
 
 /// Highlight markers; [`crate::hits`] strips every tag from the snippet.
 const PRE_TAG: &str = "<em>";
@@ -121,7 +137,8 @@ fn source_includes(source: &SourceConfig, with_body: bool) -> Vec<String> {
     if with_body {
         out.push(f.body.clone());
     }
-    for m in &source.metadata_fields {
+    let versions = source.version_fields.iter().flat_map(|v| v.named()).filter_map(|(_, f)| f);
+    for m in source.metadata_fields.iter().chain(versions) {
         if !out.contains(m) {
             out.push(m.clone());
         }
@@ -133,6 +150,97 @@ fn es_duration(d: Duration) -> String {
     format!("{}ms", d.as_millis().max(1))
 }
 
+/// The search fields as `multi_match` takes them (`title^3`).
+fn search_fields(source: &SourceConfig) -> Vec<String> {
+    source
+        .search_fields
+        .iter()
+        .filter_map(|s| parse_boosted(s))
+        .map(|(field, boost)| match boost {
+            Some(b) => format!("{field}^{b}"),
+            None => field.to_string(),
+        })
+        .collect()
+}
+
+/// One `multi_match` of `text` over `fields`. `minimum_should_match` is left out for `phrase`
+/// (it has no meaning there) and `tie_breaker` for `most_fields` (which sums every field).
+fn multi_match(fields: &[String], text: &str, match_type: MatchType, msm: Option<&str>, any_term: bool) -> Value {
+    let mut mm = json!({ "query": text, "fields": fields, "type": match_type.as_str() });
+    if matches!(match_type, MatchType::BestFields | MatchType::CrossFields | MatchType::Phrase) {
+        mm["tie_breaker"] = TIE_BREAKER.into();
+    }
+    if any_term {
+        mm["operator"] = "or".into();
+    }
+    if let Some(msm) = msm
+        && match_type != MatchType::Phrase
+    {
+        mm["minimum_should_match"] = msm.into();
+    }
+    json!({ "multi_match": mm })
+}
+
+/// The extracted terms, each once, joined by spaces and cut at [`MAX_TEXT_CHARS`] on a term
+/// boundary.
+fn joined_terms(terms: &[String]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::new();
+    for t in terms.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        if seen.contains(&t) {
+            continue;
+        }
+        if out.chars().count() + t.chars().count() + 1 > MAX_TEXT_CHARS {
+            break;
+        }
+        seen.push(t);
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(t);
+    }
+    out
+}
+
+/// The alternatives of `bool.should` (see the module docs); empty when there is nothing to
+/// score by.
+fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original: &str) -> Vec<Value> {
+    let fields = search_fields(source);
+    let msm = source.minimum_should_match.as_deref();
+    let question = if original.is_empty() { text } else { original };
+    let terms = joined_terms(&query.terms);
+    let mut should = Vec::new();
+    if !question.is_empty() {
+        should.push(multi_match(&fields, question, source.match_type, msm, false));
+    }
+    // The router's `terms` rewrite is the terms joined: already an alternative below.
+    let in_terms = text.split_whitespace().all(|w| query.terms.iter().any(|t| t.trim() == w));
+    if !text.is_empty() && text != question && !in_terms {
+        should.push(multi_match(&fields, text, source.match_type, msm, false));
+    }
+    if !terms.is_empty() {
+        // A phrase of joined terms would match nothing; terms use the default type instead.
+        let match_type = match source.match_type {
+            MatchType::Phrase => MatchType::default(),
+            other => other,
+        };
+        should.push(multi_match(&fields, &terms, match_type, None, true));
+    }
+    let mut entities: Vec<&str> = Vec::new();
+    for e in query.entities.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+        if !entities.contains(&e) && entities.len() < MAX_ENTITIES {
+            entities.push(e);
+        }
+    }
+    for (field, boost) in source.id_fields.iter().filter_map(|f| parse_boosted(f)) {
+        let boost = boost.unwrap_or(DEFAULT_ENTITY_BOOST);
+        for e in &entities {
+            should.push(json!({ "term": { field: { "value": e, "boost": boost } } }));
+        }
+    }
+    should
+}
+
 /// The `_search` body for one sub-query. `es_timeout` is the server-side search timeout.
 pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration) -> Result<Value, AdapterError> {
     let user = query.user.clone().unwrap_or_default();
@@ -141,30 +249,22 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
     if text.chars().count() > MAX_TEXT_CHARS {
         return Err(AdapterError::InvalidArgument(format!("text is longer than {MAX_TEXT_CHARS} characters")));
     }
+    let original = query.original_text.trim();
+    if original.chars().count() > MAX_TEXT_CHARS {
+        return Err(AdapterError::InvalidArgument(format!("original_text is longer than {MAX_TEXT_CHARS} characters")));
+    }
     let mut filter = vec![permission_filter(source, &user)];
     let structured = filter_clauses(source, &filters)?;
-    if text.is_empty() && structured.is_empty() {
+    let scoring = scoring_clauses(source, query, text, original);
+    if scoring.is_empty() && structured.is_empty() {
         return Err(AdapterError::InvalidArgument("text must not be empty unless a filter is given".into()));
     }
     filter.extend(structured);
 
-    let must = if text.is_empty() {
+    let must = if scoring.is_empty() {
         json!({ "match_all": {} })
     } else {
-        let fields: Vec<String> = source
-            .search_fields
-            .iter()
-            .filter_map(|s| parse_boosted(s))
-            .map(|(field, boost)| match boost {
-                Some(b) => format!("{field}^{b}"),
-                None => field.to_string(),
-            })
-            .collect();
-        let mut mm = json!({ "query": text, "fields": fields, "type": "best_fields", "tie_breaker": 0.3 });
-        if let Some(msm) = &source.minimum_should_match {
-            mm["minimum_should_match"] = msm.clone().into();
-        }
-        json!({ "multi_match": mm })
+        json!({ "bool": { "should": scoring, "minimum_should_match": 1 } })
     };
 
     let chars = source.snippet_chars;
@@ -185,7 +285,7 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
             } },
         },
     });
-    if text.is_empty() {
+    if scoring.is_empty() {
         // Without text every hit scores the same: newest first is the useful order.
         body["sort"] = json!([{ &source.fields.timestamp: { "order": "desc", "unmapped_type": "date" } }, "_doc"]);
     }
@@ -237,6 +337,9 @@ mod tests {
             fields: FieldMapping::default(),
             search_fields: vec!["title^3".into(), "title.cjk^3".into(), "body".into()],
             minimum_should_match: None,
+            match_type: MatchType::CrossFields,
+            id_fields: vec![],
+            version_fields: None,
             snippet_chars: 120,
             metadata_fields: vec!["status".into(), "order_no".into()],
             filterable_fields: vec!["status".into(), "priority".into()],
@@ -263,18 +366,26 @@ mod tests {
         search_body(&source(), &query(text, filters), Duration::from_millis(1500))
     }
 
+    /// The alternatives of the scoring `bool.should`.
+    fn should(body: &Value) -> &Vec<Value> {
+        let scoring = &body["query"]["bool"]["must"][0]["bool"];
+        assert_eq!(scoring["minimum_should_match"], 1, "{body}");
+        scoring["should"].as_array().unwrap()
+    }
+
     #[test]
     fn text_becomes_a_multi_match_over_boosted_fields() {
         let body = build("payment timeout", Filters::default()).unwrap();
         assert_eq!(
             body["query"]["bool"]["must"][0],
-            json!({ "multi_match": {
+            json!({ "bool": { "should": [{ "multi_match": {
                 "query": "payment timeout",
                 "fields": ["title^3", "title.cjk^3", "body"],
-                "type": "best_fields",
+                "type": "cross_fields",
                 "tie_breaker": 0.3,
-            } })
+            } }], "minimum_should_match": 1 } })
         );
+        assert_eq!(body["query"]["bool"]["must"].as_array().unwrap().len(), 1);
         assert_eq!(body["size"], 7);
         assert_eq!(body["timeout"], "1500ms");
         assert_eq!(
@@ -293,7 +404,128 @@ mod tests {
         let mut s = source();
         s.minimum_should_match = Some("2<75%".into());
         let body = search_body(&s, &query("支付超时", Filters::default()), Duration::from_secs(1)).unwrap();
-        assert_eq!(body["query"]["bool"]["must"][0]["multi_match"]["minimum_should_match"], "2<75%");
+        assert_eq!(should(&body)[0]["multi_match"]["minimum_should_match"], "2<75%");
+    }
+
+    fn full_query() -> SubQuery {
+        SubQuery {
+            text: "SO20261001 refund".into(),
+            original_text: "Why was the refund for order SO20261001 late?".into(),
+            terms: vec!["SO20261001".into(), "refund".into(), "退款".into(), "refund".into(), " ".into()],
+            entities: vec!["SO20261001".into(), "SO20261001".into()],
+            ..query("", Filters::default())
+        }
+    }
+
+    #[test]
+    fn the_question_the_terms_and_the_entities_are_alternatives() {
+        let mut s = source();
+        s.minimum_should_match = Some("2<30%".into());
+        s.id_fields = vec!["order_no".into(), "related^5".into()];
+        let body = search_body(&s, &full_query(), Duration::from_secs(1)).unwrap();
+        let fields = json!(["title^3", "title.cjk^3", "body"]);
+        assert_eq!(
+            body["query"]["bool"]["must"],
+            json!([{ "bool": { "should": [
+                { "multi_match": {
+                    "query": "Why was the refund for order SO20261001 late?",
+                    "fields": fields,
+                    "type": "cross_fields",
+                    "tie_breaker": 0.3,
+                    "minimum_should_match": "2<30%",
+                } },
+                { "multi_match": {
+                    "query": "SO20261001 refund 退款",
+                    "fields": fields,
+                    "type": "cross_fields",
+                    "tie_breaker": 0.3,
+                    "operator": "or",
+                } },
+                { "term": { "order_no": { "value": "SO20261001", "boost": DEFAULT_ENTITY_BOOST } } },
+                { "term": { "related": { "value": "SO20261001", "boost": 5.0 } } },
+            ], "minimum_should_match": 1 } }])
+        );
+        assert_eq!(body["query"]["bool"]["filter"][0], permission_filter(&s, &alice()));
+        assert!(body.get("sort").is_none());
+    }
+
+    #[test]
+    fn a_rewrite_that_differs_from_question_and_terms_is_one_more_alternative() {
+        let q = SubQuery { text: "refund delay".into(), ..full_query() };
+        let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
+        let queries: Vec<&Value> = should(&body).iter().map(|c| &c["multi_match"]["query"]).collect();
+        assert_eq!(
+            queries,
+            [
+                &json!("Why was the refund for order SO20261001 late?"),
+                &json!("refund delay"),
+                &json!("SO20261001 refund 退款")
+            ]
+        );
+        assert!(should(&body)[1]["multi_match"].get("operator").is_none());
+
+        // The text equal to the question is sent once, and without original_text it is the question.
+        let q = SubQuery { text: q.original_text.clone(), terms: vec![], entities: vec![], ..q };
+        assert_eq!(should(&search_body(&source(), &q, Duration::from_secs(1)).unwrap()).len(), 1);
+        let q = SubQuery { original_text: String::new(), ..q };
+        let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
+        assert_eq!(should(&body).len(), 1);
+        assert_eq!(should(&body)[0]["multi_match"]["query"], "Why was the refund for order SO20261001 late?");
+    }
+
+    #[test]
+    fn each_match_type_writes_its_own_multi_match() {
+        let mut s = source();
+        s.minimum_should_match = Some("2<30%".into());
+        let q = SubQuery { terms: vec!["refund".into()], ..query("late refund", Filters::default()) };
+        let clauses = |t: MatchType| {
+            let mut s = s.clone();
+            s.match_type = t;
+            should(&search_body(&s, &q, Duration::from_secs(1)).unwrap()).clone()
+        };
+        let most = clauses(MatchType::MostFields);
+        assert_eq!(most[0]["multi_match"]["type"], "most_fields");
+        assert!(most[0]["multi_match"].get("tie_breaker").is_none(), "most_fields sums every field");
+        assert_eq!(most[0]["multi_match"]["minimum_should_match"], "2<30%");
+        assert_eq!(clauses(MatchType::BestFields)[0]["multi_match"]["type"], "best_fields");
+        let phrase = clauses(MatchType::Phrase);
+        assert_eq!(phrase[0]["multi_match"]["type"], "phrase");
+        assert!(phrase[0]["multi_match"].get("minimum_should_match").is_none());
+        assert_eq!(phrase[1]["multi_match"]["type"], "cross_fields", "terms are never a phrase");
+        assert_eq!(phrase[1]["multi_match"]["operator"], "or");
+    }
+
+    #[test]
+    fn terms_or_entities_alone_are_enough_to_search() {
+        let mut s = source();
+        s.id_fields = vec!["order_no".into()];
+        let q = SubQuery { entities: vec!["SO20261001".into()], ..query("", Filters::default()) };
+        let body = search_body(&s, &q, Duration::from_secs(1)).unwrap();
+        assert_eq!(should(&body), &vec![json!({ "term": { "order_no": { "value": "SO20261001", "boost": 20.0 } } })]);
+        assert!(body.get("sort").is_none());
+
+        // Entities without id fields give nothing to score by: like empty text.
+        let err = search_body(&source(), &q, Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(err, AdapterError::InvalidArgument(_)), "{err:?}");
+
+        let many = SubQuery { entities: (0..40).map(|i| format!("SO{i:08}")).collect(), ..q };
+        assert_eq!(should(&search_body(&s, &many, Duration::from_secs(1)).unwrap()).len(), MAX_ENTITIES);
+    }
+
+    #[test]
+    fn version_fields_are_returned_in_source() {
+        let mut s = source();
+        s.version_fields = Some(crate::config::VersionFields {
+            family: Some("policy".into()),
+            effective_at: Some("effective_from".into()),
+            status: Some("status".into()),
+            ..Default::default()
+        });
+        let body = search_body(&s, &query("x", Filters::default()), Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            body["_source"]["includes"],
+            json!(["title", "updated_at", "doc_type", "url", "status", "order_no", "policy", "effective_from"])
+        );
     }
 
     #[test]
@@ -343,10 +575,20 @@ mod tests {
     }
 
     #[test]
-    fn overlong_text_is_refused() {
+    fn overlong_text_is_refused_and_overlong_terms_are_cut() {
         let err = build(&"支".repeat(MAX_TEXT_CHARS + 1), Filters::default()).unwrap_err();
         assert!(matches!(err, AdapterError::InvalidArgument(_)));
         assert!(build(&"支".repeat(MAX_TEXT_CHARS), Filters::default()).is_ok());
+        let q = SubQuery { original_text: "支".repeat(MAX_TEXT_CHARS + 1), ..query("x", Filters::default()) };
+        let err = search_body(&source(), &q, Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(err, AdapterError::InvalidArgument(ref m) if m.contains("original_text")), "{err:?}");
+
+        let q = SubQuery { terms: (0..500).map(|i| format!("term{i}")).collect(), ..query("x", Filters::default()) };
+        let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
+        let joined = should(&body)[1]["multi_match"]["query"].as_str().unwrap();
+        assert!(
+            joined.chars().count() <= MAX_TEXT_CHARS && joined.starts_with("term0 term1 ") && !joined.ends_with(' ')
+        );
     }
 
     #[test]
@@ -420,9 +662,23 @@ mod tests {
         let hostile = r#"x" } }, { "match_all": {} } ] } }"#;
         let filters = Filters { equals: HashMap::from([("status".into(), hostile.into())]), ..Default::default() };
         let body = build(hostile, filters).unwrap();
-        assert_eq!(body["query"]["bool"]["must"][0]["multi_match"]["query"], hostile);
+        assert_eq!(should(&body)[0]["multi_match"]["query"], hostile);
         assert_eq!(body["query"]["bool"]["filter"][1]["term"]["status"], hostile);
         assert_eq!(body["query"]["bool"]["must"].as_array().unwrap().len(), 1);
+
+        let mut s = source();
+        s.id_fields = vec!["order_no".into()];
+        let q = SubQuery {
+            terms: vec![hostile.into()],
+            entities: vec![hostile.into()],
+            original_text: hostile.into(),
+            ..query(hostile, Filters::default())
+        };
+        let body = search_body(&s, &q, Duration::from_secs(1)).unwrap();
+        let clauses = should(&body);
+        assert_eq!(clauses.len(), 3);
+        assert_eq!(clauses[1]["multi_match"]["query"], hostile);
+        assert_eq!(clauses[2]["term"]["order_no"]["value"], hostile);
     }
 
     #[test]
