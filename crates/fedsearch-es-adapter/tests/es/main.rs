@@ -9,6 +9,7 @@ mod describe;
 mod errors;
 mod fetch;
 mod filters;
+mod formulation;
 mod latency;
 mod outage;
 mod permissions;
