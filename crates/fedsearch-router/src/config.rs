@@ -27,6 +27,81 @@ pub struct RouterConfig {
     /// The MCP endpoint (streamable HTTP at `/mcp`); off when unset.
     #[serde(default)]
     pub mcp: Option<McpSection>,
+    /// Bilingual glossary for query expansion and source selection (see [`crate::analysis`]).
+    #[serde(default)]
+    pub glossary: GlossarySection,
+    /// Time zone and calendar settings for time phrases in questions.
+    #[serde(default)]
+    pub time: TimeSection,
+    /// How sources are selected when a request names none (see [`crate::routing`]).
+    #[serde(default)]
+    pub selection: SelectionSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GlossarySection {
+    /// Use the built-in glossary of common enterprise terms (Chinese/English).
+    #[serde(default = "yes")]
+    pub builtin: bool,
+    /// This deployment's own concepts, each a list of equivalent terms in any language,
+    /// e.g. `[[云雀, nimbus], [工单, ticket]]`.
+    #[serde(default)]
+    pub groups: Vec<Vec<String>>,
+}
+
+impl Default for GlossarySection {
+    fn default() -> Self {
+        Self { builtin: true, groups: Vec::new() }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSection {
+    /// IANA zone for calendar phrases (昨天, "this month") when neither the request's
+    /// `time_zone` nor the token's `tz` attribute names one.
+    #[serde(default = "default_zone")]
+    pub default_time_zone: String,
+}
+
+impl Default for TimeSection {
+    fn default() -> Self {
+        Self { default_time_zone: default_zone() }
+    }
+}
+
+fn default_zone() -> String {
+    "UTC".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectionSection {
+    /// A source is selected when its score reaches this (an entity pattern scores 10, a listed
+    /// keyword 1.5, each question term found in what the source says about itself its IDF).
+    #[serde(default = "default_min_score")]
+    pub min_score: f64,
+    /// ...and at least this share of the best source's score.
+    #[serde(default = "default_relative")]
+    pub relative: f64,
+}
+
+impl Default for SelectionSection {
+    fn default() -> Self {
+        Self { min_score: default_min_score(), relative: default_relative() }
+    }
+}
+
+fn default_min_score() -> f64 {
+    1.0
+}
+fn default_relative() -> f64 {
+    0.3
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -237,6 +312,10 @@ impl Validate for RouterConfig {
         }
         if self.limits.max_in_flight == 0 {
             return Err("`limits.max_in_flight` must be at least 1".into());
+        }
+        fedsearch_timeexpr::parse_tz(&self.time.default_time_zone).map_err(|e| format!("`time.default_time_zone`: {e}"))?;
+        if !(0.0..=1.0).contains(&self.selection.relative) || !self.selection.min_score.is_finite() {
+            return Err("`selection.relative` must be within 0..=1 and `selection.min_score` finite".into());
         }
         if self.sources.is_empty() {
             return Err("`sources` must list at least one source".into());

@@ -1,7 +1,10 @@
 //! The source registry: every configured source, its long-lived adapter channel, its routing
 //! rules and its circuit breaker. Built once at start-up; shared by all queries.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::Arc,
+};
 
 use fedsearch_core::{Identity, propagation::TraceInjector};
 use fedsearch_proto::adapter::source_adapter_client::SourceAdapterClient;
@@ -9,6 +12,7 @@ use regex::Regex;
 use tonic::{service::interceptor::InterceptedService, transport::Channel};
 
 use crate::{
+    analysis::{self, Glossary},
     breaker::CircuitBreaker,
     config::{CircuitBreakerConfig, SourceConfig},
 };
@@ -28,6 +32,35 @@ pub struct Source {
     pub breaker: CircuitBreaker,
     /// Answers reused for `cache_ttl` (see [`crate::cache`]); `None` when caching is off.
     pub cache: Option<crate::cache::AnswerCache>,
+    /// What the source says about itself, as matching tokens (with glossary expansions): its
+    /// description, when to use it, tags, doc types and keywords. See [`crate::routing`].
+    pub profile: BTreeSet<String>,
+    /// Tokens of `when_not_to_use` that are not in the profile.
+    pub negative: BTreeSet<String>,
+}
+
+/// The tokens of a text and of its glossary expansions.
+fn profile_tokens(text: &str, glossary: &Glossary) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = analysis::tokens(text).into_iter().collect();
+    for t in glossary.expand(text) {
+        out.extend(analysis::tokens(&t));
+    }
+    out
+}
+
+fn profile_of(c: &SourceConfig, glossary: &Glossary) -> (BTreeSet<String>, BTreeSet<String>) {
+    let about = [
+        c.name.replace(['_', '-'], " "),
+        c.description.clone(),
+        c.when_to_use.clone(),
+        c.tags.join(" ").replace(['_', '-'], " "),
+        c.routing.doc_types.join(" "),
+        c.routing.keywords.join(" "),
+    ]
+    .join(" \n ");
+    let profile = profile_tokens(&about, glossary);
+    let negative = profile_tokens(&c.when_not_to_use, glossary).difference(&profile).cloned().collect();
+    (profile, negative)
 }
 
 impl Source {
@@ -45,11 +78,12 @@ impl Source {
 pub struct Registry {
     sources: Arc<Vec<Source>>,
     by_name: Arc<HashMap<String, usize>>,
+    glossary: Arc<Glossary>,
 }
 
 impl Registry {
     /// Builds the registry; adapter channels connect lazily and are shared per address.
-    pub fn new(configs: &[SourceConfig], breaker: &CircuitBreakerConfig) -> anyhow::Result<Self> {
+    pub fn new(configs: &[SourceConfig], breaker: &CircuitBreakerConfig, glossary: Glossary) -> anyhow::Result<Self> {
         let mut channels: HashMap<String, Channel> = HashMap::new();
         let mut sources = Vec::with_capacity(configs.len());
         for c in configs {
@@ -68,7 +102,10 @@ impl Registry {
                 .map(|p| Regex::new(p))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| anyhow::anyhow!("source {}: bad routing pattern: {e}", c.name))?;
+            let (profile, negative) = profile_of(c, &glossary);
             sources.push(Source {
+                profile,
+                negative,
                 target: c.target.clone().unwrap_or_else(|| c.name.clone()),
                 keywords: c.routing.keywords.iter().map(|k| k.to_lowercase()).collect(),
                 patterns,
@@ -79,7 +116,12 @@ impl Registry {
             });
         }
         let by_name = sources.iter().enumerate().map(|(i, s)| (s.config.name.clone(), i)).collect();
-        Ok(Self { sources: Arc::new(sources), by_name: Arc::new(by_name) })
+        Ok(Self { sources: Arc::new(sources), by_name: Arc::new(by_name), glossary: Arc::new(glossary) })
+    }
+
+    /// The glossary questions are expanded with.
+    pub fn glossary(&self) -> &Glossary {
+        &self.glossary
     }
 
     pub fn get(&self, name: &str) -> Option<&Source> {

@@ -18,8 +18,6 @@
 //! `routing.time_phrases: true` also turn phrases such as 最近一周 / "last week" into a time
 //! filter when the request has none. Every rewrite is reported in the routing decision.
 
-use std::time::Duration;
-
 use fedsearch_proto::types::{Filters, TimeRange};
 use serde::Deserialize;
 
@@ -34,50 +32,24 @@ pub enum RewriteMode {
     OwnTerms,
 }
 
-const STOP_WORDS: &[&str] = &[
-    "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "why", "what", "when", "which", "who",
-    "how", "not", "yet", "did", "does", "can", "could", "should", "would", "will", "this", "that", "these", "those",
-    "from", "into", "about", "any", "all", "our", "your", "their", "there", "been", "being", "also", "still", "please",
-    "tell", "show", "give", "find", "get", "its", "than", "then", "them", "they", "you", "she", "him", "her",
-];
-
-const TIME_PHRASES: &[(&str, u64)] = &[
-    ("最近一周", 7),
-    ("近一周", 7),
-    ("过去一周", 7),
-    ("最近7天", 7),
-    ("最近七天", 7),
-    ("本周", 7),
-    ("last week", 7),
-    ("past week", 7),
-    ("last 7 days", 7),
-    ("最近三天", 3),
-    ("last 3 days", 3),
-    ("昨天", 2),
-    ("yesterday", 2),
-    ("今天", 1),
-    ("today", 1),
-    ("最近一个月", 30),
-    ("近一个月", 30),
-    ("last month", 30),
-    ("past month", 30),
-];
-
 /// The terms extracted from one query.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Terms {
     pub entities: Vec<String>,
     pub keywords: Vec<String>,
     pub words: Vec<String>,
-    /// A time phrase and the days it means.
-    pub time_phrase: Option<(String, u64)>,
+    /// Other-language terms for the concepts the question mentions (the glossary's).
+    pub expansions: Vec<String>,
+    /// The time phrase and its calendar window in the user's zone.
+    pub window: Option<fedsearch_timeexpr::Window>,
 }
 
 impl Terms {
-    /// Entities, keywords and words, in that order, each once.
+    /// Entities, keywords, words and glossary expansions, in that order, each once: what
+    /// adapters receive as OR terms.
     pub fn all(&self) -> Vec<String> {
         let mut v = self.entities.clone();
-        for t in self.keywords.iter().chain(&self.words) {
+        for t in self.keywords.iter().chain(&self.words).chain(&self.expansions) {
             push_unique(&mut v, t);
         }
         v
@@ -102,7 +74,20 @@ fn longest_only(mut found: Vec<String>) -> Vec<String> {
     kept
 }
 
-pub fn extract(registry: &Registry, query: &str) -> Terms {
+/// The moment and the zone relative time in a question is read in.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    pub as_of: chrono::DateTime<chrono::Utc>,
+    pub zone: chrono_tz::Tz,
+}
+
+impl Clock {
+    pub fn now_utc() -> Clock {
+        Clock { as_of: chrono::Utc::now(), zone: chrono_tz::Tz::UTC }
+    }
+}
+
+pub fn extract(registry: &Registry, query: &str, clock: Clock) -> Terms {
     let lowered = query.to_lowercase();
     let mut t = Terms::default();
     for s in registry.all() {
@@ -123,11 +108,12 @@ pub fn extract(registry: &Registry, query: &str) -> Terms {
     t.keywords = longest_only(found);
     for w in lowered.split(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
         let covered = t.keywords.iter().any(|k| k.contains(w)) || t.entities.iter().any(|e| e.to_lowercase() == w);
-        if w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic()) && !STOP_WORDS.contains(&w) && !covered {
+        if w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic()) && !crate::analysis::is_stop_word(w) && !covered {
             push_unique(&mut t.words, w);
         }
     }
-    t.time_phrase = TIME_PHRASES.iter().find(|(p, _)| lowered.contains(p)).map(|(p, d)| (p.to_string(), *d));
+    t.expansions = registry.glossary().expand(query);
+    t.window = fedsearch_timeexpr::resolve(query, clock.as_of, clock.zone);
     t
 }
 
@@ -170,12 +156,14 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
     let has_range = filters.as_ref().is_some_and(|f| f.time_range.is_some());
     if source.config.routing.time_phrases
         && !has_range
-        && let Some((phrase, days)) = &terms.time_phrase
+        && let Some(w) = &terms.window
     {
-        let from = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
+        // Filters are inclusive; the window's end is exclusive: stop one nanosecond before it.
+        let from = prost_types::Timestamp { seconds: w.from.timestamp(), nanos: 0 };
+        let to = prost_types::Timestamp { seconds: w.to.timestamp() - 1, nanos: 999_999_999 };
         let f = filters.get_or_insert_with(Filters::default);
-        f.time_range = Some(TimeRange { from: Some(fedsearch_core::time::to_timestamp(from)), to: None });
-        how.push_str(&format!("; `{phrase}` → last {days} days"));
+        f.time_range = Some(TimeRange { from: Some(from), to: Some(to) });
+        how.push_str(&format!("; `{}` → {}", w.phrase, w.label));
     }
     Rewritten { text, filters, how }
 }
@@ -193,7 +181,13 @@ mod tests {
 - { name: wiki, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: own_terms, keywords: [手续费, 拒收, 处理] } }
 "#;
         let sources: Vec<SourceConfig> = serde_yaml_ng(yaml);
-        Registry::new(&sources, &CircuitBreakerConfig::default()).unwrap()
+        Registry::new(&sources, &CircuitBreakerConfig::default(), crate::analysis::Glossary::default()).unwrap()
+    }
+
+    /// 07:00 on 1 December 2026 in Shanghai (still 30 November in UTC).
+    fn clock() -> Clock {
+        use chrono::TimeZone;
+        Clock { as_of: chrono::Utc.with_ymd_and_hms(2026, 11, 30, 23, 0, 0).unwrap(), zone: chrono_tz::Asia::Shanghai }
     }
 
     fn serde_yaml_ng(yaml: &str) -> Vec<SourceConfig> {
@@ -216,22 +210,23 @@ mod tests {
     async fn a_sentence_becomes_key_terms_and_a_time_filter_for_search_sources() {
         let r = registry();
         let q = "最近一周线上问题中哪些和支付超时有关，同时附上对应的工单处理状态";
-        let t = extract(&r, q);
+        let t = extract(&r, q, clock());
         assert_eq!(t.keywords, vec!["线上问题", "支付超时", "工单", "处理"], "超时 is inside 支付超时");
-        assert_eq!(t.time_phrase, Some(("最近一周".to_string(), 7)));
+        assert_eq!(t.window.as_ref().unwrap().phrase, "最近一周");
         let inc = for_source(r.get("incidents").unwrap(), q, None, &t);
         assert_eq!(inc.text, "线上问题 支付超时 工单 处理");
-        let from = inc.filters.unwrap().time_range.unwrap().from.unwrap();
-        let days = (chrono::Utc::now().timestamp() - from.seconds) / 86_400;
-        assert_eq!(days, 7);
-        assert!(inc.how.contains("最近一周"));
+        let range = inc.filters.unwrap().time_range.unwrap();
+        // The 7 calendar days ending today in Shanghai: from 25 November 00:00 +08:00 to the end of 1 December.
+        assert_eq!(range.from.unwrap().seconds, chrono::DateTime::parse_from_rfc3339("2026-11-25T00:00:00+08:00").unwrap().timestamp());
+        assert_eq!(range.to.unwrap().seconds + 1, chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00+08:00").unwrap().timestamp());
+        assert!(inc.how.contains("最近一周"), "{}", inc.how);
     }
 
     #[tokio::test]
     async fn wikis_get_their_own_terms_and_sql_gets_the_original() {
         let r = registry();
         let q = "客户C1001：我昨天买的商品为什么还没发货？如果拒收要收手续费吗？";
-        let t = extract(&r, q);
+        let t = extract(&r, q, clock());
         assert_eq!(t.entities, vec!["C1001"]);
         let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
         assert_eq!(wiki.text, "手续费 拒收");
@@ -248,18 +243,30 @@ mod tests {
             ..Default::default()
         };
         let q = "timeout last week";
-        let t = extract(&r, q);
+        let t = extract(&r, q, clock());
         let inc = for_source(r.get("incidents").unwrap(), q, Some(&explicit), &t);
         assert_eq!(inc.filters.unwrap().time_range.unwrap().from.unwrap().seconds, 5);
         let q = "天气怎么样";
-        let t = extract(&r, q);
+        let t = extract(&r, q, clock());
         assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q);
+    }
+
+    #[tokio::test]
+    async fn yesterday_is_the_previous_calendar_day_in_the_users_zone_at_seven_in_the_morning() {
+        let r = registry();
+        let t = extract(&r, "昨天的线上问题", clock());
+        let inc = for_source(r.get("incidents").unwrap(), "昨天的线上问题", None, &t);
+        let range = inc.filters.unwrap().time_range.unwrap();
+        let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
+        assert_eq!(range.from.unwrap().seconds, at("2026-11-30T00:00:00+08:00"), "not 24 hours before 07:00");
+        assert_eq!(range.to.unwrap().seconds + 1, at("2026-12-01T00:00:00+08:00"));
+        assert!(inc.how.contains("2026-11-30 in Asia/Shanghai"), "{}", inc.how);
     }
 
     #[tokio::test]
     async fn english_words_are_kept_without_stop_words() {
         let r = registry();
-        let t = extract(&r, "Why was the order SO20261001 not shipped yet?");
+        let t = extract(&r, "Why was the order SO20261001 not shipped yet?", clock());
         assert_eq!(t.entities, vec!["SO20261001"]);
         assert_eq!(t.keywords, vec!["order"]);
         assert_eq!(t.words, vec!["shipped"]);

@@ -1,7 +1,20 @@
-//! Source selection: explicit sources win; otherwise rules (keywords, entity patterns, doc-type
-//! filters) select sources; a query that matches no rule falls back to every source the caller
-//! may use ("rules first, everything as the safety net"). A source the caller may not use is
+//! Source selection: explicit sources win; otherwise every source the caller may use is scored
+//! against the question and the well-scoring ones are asked. A source the caller may not use is
 //! never selected, and naming one explicitly is indistinguishable from naming an unknown one.
+//!
+//! The score uses what each source says about itself, not hand-written keyword lists alone:
+//! - an entity pattern match (`SO\d{8}`) or a requested doc type: 10 — always selected;
+//! - each listed routing keyword in the question: 1.5 (at most two) — keywords are boosts;
+//! - each question token (stemmed word or CJK bigram, see [`crate::analysis`]) found in the
+//!   source's profile — its description, when to use it, tags, doc types and keywords, expanded
+//!   with the glossary — adds its IDF over the permitted sources' profiles (a word all sources
+//!   mention adds ~0), weighted 0.6 when the token came from a glossary expansion;
+//! - a token found only in `when_not_to_use` takes half its IDF away.
+//!
+//! A source is selected when it scores at least `selection.min_score` and at least
+//! `selection.relative` of the best score. When no source reaches `min_score` the question says
+//! nothing the registry recognises, and every permitted source is asked (`fallback_all`): a
+//! wasted sub-query costs latency and backend load, a missed source costs the answer.
 
 use fedsearch_core::Identity;
 use fedsearch_proto::{
@@ -9,7 +22,11 @@ use fedsearch_proto::{
     types::Filters,
 };
 
-use crate::registry::Registry;
+use crate::{
+    analysis,
+    config::SelectionSection,
+    registry::{Registry, Source},
+};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RouteError {
@@ -30,6 +47,7 @@ pub fn route(
     query: &str,
     filters: Option<&Filters>,
     explicit: &[String],
+    selection: &SelectionSection,
 ) -> Result<RoutingDecision, RouteError> {
     let permitted: Vec<_> = registry.permitted(user).collect();
     if permitted.is_empty() {
@@ -54,39 +72,105 @@ pub fn route(
         return Ok(RoutingDecision { strategy: "explicit".into(), selected, not_selected });
     }
 
-    let lowered = query.to_lowercase();
     let doc_types: &[String] = filters.map(|f| f.doc_types.as_slice()).unwrap_or(&[]);
-    let mut selected = Vec::new();
-    let mut not_selected = Vec::new();
-    for s in &permitted {
-        let mut reasons = Vec::new();
-        for k in &s.keywords {
-            if lowered.contains(k.as_str()) {
-                reasons.push(format!("keyword `{k}`"));
-            }
-        }
-        for p in &s.patterns {
-            if let Some(m) = p.find(query) {
-                reasons.push(format!("pattern `{}` matched `{}`", p.as_str(), m.as_str()));
-            }
-        }
-        for t in doc_types {
-            if s.config.routing.doc_types.contains(t) {
-                reasons.push(format!("doc type `{t}` requested"));
-            }
-        }
-        if reasons.is_empty() {
-            not_selected.push(routed(s.name().to_string(), "no rule matched".into()));
-        } else {
-            selected.push(routed(s.name().to_string(), reasons.join(", ")));
-        }
-    }
-    if selected.is_empty() {
+    let terms = question_terms(registry, query);
+    let idf = Idf::over(&permitted);
+    let scored: Vec<(f64, String)> = permitted.iter().map(|s| score(s, query, &terms, doc_types, &idf)).collect();
+    let best = scored.iter().map(|(v, _)| *v).fold(0.0, f64::max);
+    let bar = selection.min_score.max(selection.relative * best);
+    if best < selection.min_score {
         let selected = permitted
             .iter()
-            .map(|s| routed(s.name().to_string(), "no rule matched; querying every permitted source".into()))
+            .map(|s| routed(s.name().to_string(), "no source matched the question well; querying every permitted source".into()))
             .collect();
         return Ok(RoutingDecision { strategy: "fallback_all".into(), selected, not_selected: Vec::new() });
     }
-    Ok(RoutingDecision { strategy: "rules".into(), selected, not_selected })
+    let mut selected = Vec::new();
+    let mut not_selected = Vec::new();
+    for (s, (value, why)) in permitted.iter().zip(scored) {
+        let reason = if why.is_empty() { format!("score {value:.2}") } else { format!("score {value:.2}: {why}") };
+        if value >= bar {
+            selected.push(routed(s.name().to_string(), reason));
+        } else {
+            not_selected.push(routed(s.name().to_string(), format!("{reason} (below {bar:.2})")));
+        }
+    }
+    Ok(RoutingDecision { strategy: "scored".into(), selected, not_selected })
+}
+
+/// The question's matching tokens with a weight: 1 for its own, less for glossary expansions
+/// (another language's word for the same concept, or a near synonym).
+pub fn question_terms(registry: &Registry, query: &str) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = analysis::tokens(query).into_iter().map(|t| (t, 1.0)).collect();
+    for e in registry.glossary().expand(query) {
+        for t in analysis::tokens(&e) {
+            if !out.iter().any(|(x, _)| *x == t) {
+                out.push((t, EXPANSION_WEIGHT));
+            }
+        }
+    }
+    out
+}
+
+/// Weight of a token that came from a glossary expansion.
+const EXPANSION_WEIGHT: f64 = 0.6;
+/// What an entity pattern match (or a requested doc type) scores: always selected.
+const ENTITY_SCORE: f64 = 10.0;
+/// What each listed keyword scores, and how many count.
+const KEYWORD_SCORE: f64 = 1.5;
+const MAX_KEYWORDS: usize = 2;
+/// The share of a token's IDF a `when_not_to_use` match takes away.
+const NEGATIVE_SHARE: f64 = 0.5;
+
+/// Inverse document frequency of profile tokens over the permitted sources: a word every source
+/// mentions says nothing about which one to ask.
+struct Idf<'a> {
+    profiles: Vec<&'a std::collections::BTreeSet<String>>,
+}
+
+impl<'a> Idf<'a> {
+    fn over(sources: &[&'a Source]) -> Self {
+        Idf { profiles: sources.iter().map(|s| &s.profile).collect() }
+    }
+
+    fn of(&self, token: &str) -> f64 {
+        let n = self.profiles.len() as f64;
+        let df = self.profiles.iter().filter(|p| p.contains(token)).count() as f64;
+        ((n + 1.0) / (df + 0.5)).ln().max(0.0)
+    }
+}
+
+/// One source's score for a question, and why.
+fn score(s: &Source, query: &str, terms: &[(String, f64)], doc_types: &[String], idf: &Idf<'_>) -> (f64, String) {
+    let mut value = 0.0;
+    let mut why = Vec::new();
+    if let Some(m) = s.patterns.iter().find_map(|p| p.find(query)) {
+        value += ENTITY_SCORE;
+        why.push(format!("entity `{}`", m.as_str()));
+    }
+    if let Some(t) = doc_types.iter().find(|t| s.config.routing.doc_types.contains(t)) {
+        value += ENTITY_SCORE;
+        why.push(format!("doc type `{t}` requested"));
+    }
+    let lowered = query.to_lowercase();
+    let keywords: Vec<&String> =
+        s.keywords.iter().filter(|k| analysis::mentions(&lowered, k)).take(MAX_KEYWORDS).collect();
+    if !keywords.is_empty() {
+        value += KEYWORD_SCORE * keywords.len() as f64;
+        why.push(format!("keyword {}", keywords.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")));
+    }
+    let mut about = Vec::new();
+    for (t, w) in terms {
+        if s.profile.contains(t) {
+            value += idf.of(t) * w;
+            about.push(t.as_str());
+        } else if s.negative.contains(t) {
+            value -= NEGATIVE_SHARE * idf.of(t) * w;
+        }
+    }
+    if !about.is_empty() {
+        about.truncate(6);
+        why.push(format!("about {}", about.join(", ")));
+    }
+    (value.max(0.0), why.join("; "))
 }

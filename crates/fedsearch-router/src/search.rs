@@ -98,6 +98,26 @@ pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> 
     Ok(())
 }
 
+/// When and where the question is asked: the request's `as_of` (else now) and zone (else the
+/// token's `tz` attribute, else `time.default_time_zone`).
+pub fn clock(state: &RouterState, user: &Identity, req: &SearchRequest) -> Result<crate::rewrite::Clock, Status> {
+    let as_of = match &req.as_of {
+        Some(t) => chrono::DateTime::from_timestamp(t.seconds, 0)
+            .filter(|_| (0..1_000_000_000).contains(&t.nanos))
+            .ok_or_else(|| Status::invalid_argument("as_of is not a valid time"))?,
+        None => chrono::Utc::now(),
+    };
+    let (name, field) = if !req.time_zone.trim().is_empty() {
+        (req.time_zone.as_str(), "time_zone")
+    } else if let Some(tz) = user.attributes.get("tz").filter(|t| !t.trim().is_empty()) {
+        (tz.as_str(), "the token's tz attribute")
+    } else {
+        (state.config.time.default_time_zone.as_str(), "time.default_time_zone")
+    };
+    let zone = fedsearch_timeexpr::parse_tz(name).map_err(|e| Status::invalid_argument(format!("{field}: {e}")))?;
+    Ok(crate::rewrite::Clock { as_of, zone })
+}
+
 /// The overall deadline: min(request timeout, gRPC deadline, configured maximum).
 pub fn deadline(state: &RouterState, req: &SearchRequest, grpc_timeout: Option<Duration>) -> Duration {
     let limits = &state.config.limits;
@@ -132,7 +152,15 @@ pub async fn run(
 
     let routing = {
         let _route = tracing::info_span!("router.route").entered();
-        routing::route(&state.registry, user, &req.query, req.filters.as_ref(), &req.sources).map_err(|e| match e {
+        routing::route(
+            &state.registry,
+            user,
+            &req.query,
+            req.filters.as_ref(),
+            &req.sources,
+            &state.config.selection,
+        )
+        .map_err(|e| match e {
             RouteError::UnknownSource(_) => Status::invalid_argument(e.to_string()),
             RouteError::NoSources => Status::permission_denied(e.to_string()),
         })?
@@ -153,13 +181,9 @@ pub async fn run(
     };
     fedsearch_fusion::Fuser::new(&start).map_err(|e| Status::invalid_argument(e.to_string()))?;
 
-    let as_of = req
-        .as_of
-        .as_ref()
-        .and_then(|t| std::time::SystemTime::try_from(*t).ok())
-        .unwrap_or_else(std::time::SystemTime::now);
+    let clock = clock(state, user, &req)?;
     let per_source_limit = (top_k * 2).clamp(10, 100);
-    let terms = crate::rewrite::extract(&state.registry, &req.query);
+    let terms = crate::rewrite::extract(&state.registry, &req.query, clock);
     let mut routing = routing;
     let mut dispatches: Vec<Dispatch> = Vec::with_capacity(routing.selected.len());
     for r in routing.selected.iter_mut() {
@@ -179,8 +203,8 @@ pub async fn run(
             original_text: req.query.clone(),
             terms: terms.all(),
             entities: terms.entities.clone(),
-            as_of: Some(fedsearch_core::time::to_timestamp(as_of)),
-            time_zone: String::new(),
+            as_of: Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 }),
+            time_zone: clock.zone.name().to_string(),
         });
     }
     emit(&events, search_event::Event::Routing(routing.clone())).await;

@@ -20,7 +20,11 @@ pub struct RouterState {
 impl RouterState {
     pub fn new(config: RouterConfig) -> anyhow::Result<Self> {
         let verifier = JwtVerifier::new(&config.auth).map_err(|e| anyhow::anyhow!(e))?;
-        let registry = Registry::new(&config.sources, &config.circuit_breaker)?;
+        let registry = Registry::new(
+            &config.sources,
+            &config.circuit_breaker,
+            crate::analysis::Glossary::new(config.glossary.builtin, &config.glossary.groups),
+        )?;
         let fusion = match &config.fusion.endpoint {
             Some(ep) => Some(FusionClient::with_interceptor(
                 fedsearch_core::grpc::lazy_channel(ep, config.fusion.connect_timeout)?,

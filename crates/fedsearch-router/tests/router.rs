@@ -518,7 +518,7 @@ async fn rules_pick_sources_and_explain_why() {
     let t = token("alice", &[]);
     let resp = c.search(authed(query("SO20261001 为什么还没发货"), &t)).await.unwrap().into_inner();
     let routing = resp.routing.unwrap();
-    assert_eq!(routing.strategy, "rules");
+    assert_eq!(routing.strategy, "scored");
     assert_eq!(routing.selected.iter().map(|r| r.source.as_str()).collect::<Vec<_>>(), vec!["orders"]);
     assert!(routing.selected[0].reason.contains("SO20261001"), "{}", routing.selected[0].reason);
     assert_eq!(routing.not_selected[0].source, "wiki");

@@ -4,11 +4,20 @@
 use fedsearch_core::Identity;
 use fedsearch_router::{RouterConfig, registry::Registry, routing};
 
-fn registry() -> Registry {
+fn config() -> RouterConfig {
     let yaml =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/config/router.yaml")).unwrap();
-    let config: RouterConfig = fedsearch_core::config::from_yaml_str(&yaml).expect("the shipped router config loads");
-    Registry::new(&config.sources, &config.circuit_breaker).unwrap()
+    fedsearch_core::config::from_yaml_str(&yaml).expect("the shipped router config loads")
+}
+
+fn registry() -> Registry {
+    let config = config();
+    Registry::new(
+        &config.sources,
+        &config.circuit_breaker,
+        fedsearch_router::analysis::Glossary::new(config.glossary.builtin, &config.glossary.groups),
+    )
+    .unwrap()
 }
 
 fn user(name: &str) -> Identity {
@@ -38,7 +47,7 @@ async fn questions_go_to_the_sources_that_can_answer_them() {
         ("bob", "INC-2041 支付超时", "rules", &["tickets", "kb", "wiki"]),
     ];
     for (who, q, strategy, expected) in table {
-        let d = routing::route(&r, &user(who), q, None, &[]).unwrap();
+        let d = routing::route(&r, &user(who), q, None, &[], &config().selection).unwrap();
         let got: Vec<_> = d.selected.iter().map(|s| s.source.as_str()).collect();
         assert_eq!((d.strategy.as_str(), got.as_slice()), (*strategy, *expected), "{who}: {q}");
         assert!(d.selected.iter().all(|s| !s.reason.is_empty()), "every choice has a reason");
@@ -48,10 +57,10 @@ async fn questions_go_to_the_sources_that_can_answer_them() {
 #[tokio::test]
 async fn explicit_sources_override_the_rules_but_not_the_permissions() {
     let r = registry();
-    let d = routing::route(&r, &user("alice"), "SO20261001", None, &["wiki".into()]).unwrap();
+    let d = routing::route(&r, &user("alice"), "SO20261001", None, &["wiki".into()], &config().selection).unwrap();
     assert_eq!(d.strategy, "explicit");
     assert_eq!(d.selected.iter().map(|s| s.source.as_str()).collect::<Vec<_>>(), vec!["wiki"]);
-    let err = routing::route(&r, &user("carol"), "SO20261001", None, &["orders".into()]).unwrap_err();
+    let err = routing::route(&r, &user("carol"), "SO20261001", None, &["orders".into()], &config().selection).unwrap_err();
     assert_eq!(err, routing::RouteError::UnknownSource("orders".into()), "looks exactly like an unknown source");
 }
 

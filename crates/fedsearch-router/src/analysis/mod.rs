@@ -1,0 +1,224 @@
+//! Text analysis shared by source selection and query formulation: tokens that match across
+//! spellings (stemmed English words, Chinese character bigrams) and a bilingual glossary.
+//!
+//! - [`tokens`]: lowercased Latin words of 2+ letters without stop words, lightly stemmed
+//!   (`shipments` → `shipment`, `refunded` → `refund`), and every bigram of each run of CJK
+//!   characters (a one-character run is kept whole) — the standard CJK analysis, so 发货 in
+//!   为什么还没发货 meets 发货 in a description without a dictionary.
+//! - [`Glossary`]: concepts with their terms in several languages. A text that mentions a term
+//!   (a CJK term anywhere, a Latin term as a whole word or a word prefix of it plus an inflection)
+//!   is expanded with the concept's other terms. The router ships a built-in glossary of common
+//!   enterprise words (`glossary.txt`); a deployment adds its own groups in `glossary.groups`.
+
+use std::collections::BTreeSet;
+
+const STOP_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "why", "what", "when", "which", "who",
+    "how", "not", "yet", "did", "does", "can", "could", "should", "would", "will", "this", "that", "these", "those",
+    "from", "into", "about", "any", "all", "our", "your", "their", "there", "been", "being", "also", "still", "please",
+    "tell", "show", "give", "find", "get", "its", "than", "then", "them", "they", "you", "she", "him", "her", "is", "it",
+    "of", "to", "in", "on", "at", "by", "or", "an", "as", "be", "do", "if", "me", "my", "we", "us", "so", "no", "up",
+    "out", "there", "here", "where", "whom", "whose", "much", "many", "some", "one", "two", "need", "know", "let",
+    "may", "might", "must", "shall", "just", "like", "want", "say", "says", "said", "again", "now", "only", "very",
+    "other", "such", "own", "same", "each", "both", "more", "most", "over", "under", "after", "before", "because",
+    "while", "since", "until", "happen", "happened", "going", "gets", "got",
+];
+
+/// Whether `c` is a CJK ideograph (or kana/hangul), which has no spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// Light English stemming: plural and past/progressive endings, enough to meet other forms.
+pub fn stem(word: &str) -> String {
+    let n = word.len();
+    // "shipped" → "ship", "planning" → "plan": one of a doubled final consonant goes too.
+    let cut = |k: usize| {
+        let base = &word[..n - k];
+        let b = base.as_bytes();
+        let doubled = b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2] && !b"aeioulsz".contains(&b[b.len() - 1]);
+        if doubled { base[..base.len() - 1].to_string() } else { base.to_string() }
+    };
+    if n > 4 && word.ends_with("ies") {
+        return format!("{}y", &word[..n - 3]);
+    }
+    if n > 5 && word.ends_with("ing") {
+        return cut(3);
+    }
+    if n > 4 && word.ends_with("ed") && !word.ends_with("eed") {
+        return cut(2);
+    }
+    if n > 4 && (word.ends_with("ses") || word.ends_with("xes") || word.ends_with("ches") || word.ends_with("shes")) {
+        return cut(2);
+    }
+    if n > 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
+        return cut(1);
+    }
+    word.to_string()
+}
+
+/// Whether `w` is a stop word (lowercased).
+pub fn is_stop_word(w: &str) -> bool {
+    STOP_WORDS.contains(&w)
+}
+
+/// The lowercased Latin words of a text (letters, digits, `-`), in order.
+pub fn words(lowered: &str) -> impl Iterator<Item = &str> {
+    lowered.split(|c: char| !(c.is_alphanumeric() && !is_cjk(c)) && c != '-').filter(|w| !w.is_empty())
+}
+
+/// Matching tokens of a text: stemmed content words and CJK bigrams, each once, in order.
+pub fn tokens(text: &str) -> Vec<String> {
+    let lowered = text.to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |t: String| {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    };
+    for w in words(&lowered) {
+        let w = w.trim_matches('-');
+        if w.chars().count() >= 2 && !is_stop_word(w) && w.chars().any(char::is_alphabetic) {
+            push(stem(w));
+        }
+    }
+    let chars: Vec<char> = lowered.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !is_cjk(chars[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && is_cjk(chars[i]) {
+            i += 1;
+        }
+        let run = &chars[start..i];
+        if run.len() == 1 {
+            push(run[0].to_string());
+        }
+        for pair in run.windows(2) {
+            push(pair.iter().collect());
+        }
+    }
+    out
+}
+
+/// Whether the lowercased `text` mentions the lowercased `term`: anywhere for a CJK term; for a
+/// Latin term, at word boundaries, allowing an inflection (`refund` in "refunded").
+pub fn mentions(text: &str, term: &str) -> bool {
+    if term.is_empty() {
+        return false;
+    }
+    if term.chars().any(is_cjk) {
+        return text.contains(term);
+    }
+    let stemmed = stem(term);
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(stemmed.as_str()).map(|p| p + from) {
+        let before_ok = pos == 0 || !is_word_byte(bytes[pos - 1]);
+        let end = pos + stemmed.len();
+        let rest: String = text[end..].chars().take_while(|c| c.is_alphanumeric() && !is_cjk(*c)).collect();
+        let after_ok = rest.is_empty() || ["s", "es", "ed", "d", "ing", "ies", "y"].contains(&rest.as_str()) && term.len() >= 3;
+        if before_ok && after_ok {
+            return true;
+        }
+        from = pos + 1;
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    false
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+/// Concepts and their terms in several languages.
+#[derive(Debug, Clone, Default)]
+pub struct Glossary {
+    groups: Vec<Vec<String>>,
+}
+
+impl Glossary {
+    /// The built-in groups (`glossary.txt`) when `builtin`, plus `extra` groups from config.
+    pub fn new(builtin: bool, extra: &[Vec<String>]) -> Glossary {
+        let mut groups = Vec::new();
+        if builtin {
+            for line in include_str!("glossary.txt").lines() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                groups.push(line.split('|').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect());
+            }
+        }
+        for g in extra {
+            groups.push(g.iter().map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect());
+        }
+        groups.retain(|g: &Vec<String>| g.len() >= 2);
+        Glossary { groups }
+    }
+
+    /// For each concept the text mentions, its terms the text does not already contain.
+    pub fn expand(&self, text: &str) -> Vec<String> {
+        let lowered = text.to_lowercase();
+        let mut out: BTreeSet<String> = BTreeSet::new();
+        let mut ordered = Vec::new();
+        for g in &self.groups {
+            if g.iter().any(|t| mentions(&lowered, t)) {
+                for t in g {
+                    if !mentions(&lowered, t) && out.insert(t.clone()) {
+                        ordered.push(t.clone());
+                    }
+                }
+            }
+        }
+        ordered
+    }
+
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_stemmed_words_and_cjk_bigrams() {
+        assert_eq!(tokens("Why was SO20261001 not shipped?"), vec!["so20261001", "ship"]);
+        assert_eq!(tokens("为什么还没发货"), vec!["为什", "什么", "么还", "还没", "没发", "发货"]);
+        assert_eq!(tokens("Refunds 退款"), vec!["refund", "退款"]);
+        assert!(tokens("the of and").is_empty());
+    }
+
+    #[test]
+    fn latin_terms_match_whole_words_with_inflections() {
+        assert!(mentions("was it refunded?", "refund"));
+        assert!(mentions("two refunds", "refund"));
+        assert!(!mentions("coffee grinder", "fee"), "fee inside coffee is not the word fee");
+        assert!(mentions("the on-call rota", "on-call"));
+        assert!(mentions("客户拒收了", "拒收"));
+        assert!(!mentions("reorder", "order"));
+    }
+
+    #[test]
+    fn an_english_question_is_expanded_with_chinese_terms_and_back() {
+        let g = Glossary::new(true, &[vec!["云杉".into(), "spruce".into()]]);
+        let en = g.expand("What does a customer pay to refuse delivery?");
+        assert!(en.contains(&"拒收".to_string()), "{en:?}");
+        assert!(en.contains(&"客户".to_string()), "{en:?}");
+        let zh = g.expand("退款多久到账");
+        assert!(zh.contains(&"refund".to_string()), "{zh:?}");
+        assert!(g.expand("spruce mall").contains(&"云杉".to_string()));
+        assert!(g.expand("天气").is_empty());
+    }
+}

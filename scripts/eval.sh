@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# eval.sh — answer quality on a labeled sample company: start the five services with that
+# company's configs against the running backends, ask its labeled questions with
+# `fedsearch eval` (each as its user), print the report, stop the services.
+#
+#   scripts/eval.sh COMPANY [fedsearch eval options...]
+#   scripts/eval.sh spruce --min-ndcg 0.9          # fails below the threshold
+#   scripts/eval.sh nimbus --json > nimbus.json
+#
+# COMPANY is a folder under eval/ with questions.jsonl, users.yaml and eval.env, which names
+# CONFIG_DIR (the router/adapter/fusion YAML files) and SQL_URL_VAR (the backend env variable
+# holding the read-only SQL URL). The backends must be up and their env loaded:
+#   scripts/backends/all.sh start && eval "$(scripts/backends/all.sh env)"
+# Binaries: target/debug (make build), or BIN=target/release for release ones.
+# Ports (127.0.0.1): EVAL_BASE_PORT (default 50151) to EVAL_BASE_PORT+5.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$FEDSEARCH_ROOT"
+
+company=${1:-}; [ -n "$company" ] || die "usage: scripts/eval.sh COMPANY [fedsearch eval options...]"; shift
+DIR=eval/$company
+[ -f "$DIR/eval.env" ] || die "no $DIR/eval.env (companies: $(ls eval | tr '\n' ' '))"
+CONFIG_DIR= SQL_URL_VAR=
+. "$DIR/eval.env"
+[ -d "$CONFIG_DIR" ] || die "$DIR/eval.env: CONFIG_DIR=$CONFIG_DIR is not a folder"
+SQL_URL=${!SQL_URL_VAR:-}
+for v in OPENSEARCH_URL DOKUWIKI_URL DOKUWIKI_SECRETS; do
+  [ -n "${!v:-}" ] || die "$v is not set: start the backends and load their env (see the header of $0)"
+done
+[ -n "$SQL_URL" ] || die "$SQL_URL_VAR is not set: start the backends and load their env (see the header of $0)"
+
+BIN=${BIN:-$FEDSEARCH_ROOT/target/debug}
+base=${EVAL_BASE_PORT:-50151}
+ROUTER_PORT=$base FUSION_PORT=$((base + 1)) ES_PORT=$((base + 2)) SQLA_PORT=$((base + 3)) WIKIA_PORT=$((base + 4))
+MCP_PORT=$((base + 5))
+for p in $ROUTER_PORT $FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT $MCP_PORT; do port_free "$p"; done
+RUN=$(mktemp -d "$FEDSEARCH_RUN_DIR/eval-$company.XXXX")
+pids=()
+cleanup() {
+  local rc=$?
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ "$rc" -eq 0 ]; then rm -rf "$RUN"; else log "service logs kept in $RUN"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+
+# The configs with this run's ports and backend URLs (configs use the demo's default ports).
+sed "s#http://127.0.0.1:9201#$OPENSEARCH_URL#" "$CONFIG_DIR/es-adapter.yaml" >"$RUN/es-adapter.yaml"
+sed -e "s#127.0.0.1:50052#127.0.0.1:$FUSION_PORT#" -e "s#127.0.0.1:50061#127.0.0.1:$ES_PORT#" \
+    -e "s#127.0.0.1:50062#127.0.0.1:$SQLA_PORT#" -e "s#127.0.0.1:50063#127.0.0.1:$WIKIA_PORT#" \
+    -e "s#127.0.0.1:50071#127.0.0.1:$MCP_PORT#" "$CONFIG_DIR/router.yaml" >"$RUN/router.yaml"
+SECRET=$(sed -n 's/^ *hs256_secret: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$RUN/router.yaml" | head -1)
+[ -n "$SECRET" ] || die "no auth.hs256_secret in $CONFIG_DIR/router.yaml"
+
+start() { # NAME PORT CONFIG [VAR=VALUE...]
+  local name=$1 port=$2 cfg=$3; shift 3
+  local unset_args=() v
+  for v in $(compgen -e); do case "$v" in FEDSEARCH_*) unset_args+=(-u "$v") ;; esac; done
+  env "${unset_args[@]}" "$@" FEDSEARCH_SERVER__LISTEN="127.0.0.1:$port" FEDSEARCH_TELEMETRY__LOG_FORMAT=json \
+    "$BIN/$name" --config "$cfg" </dev/null >"$RUN/$name.log" 2>&1 &
+  pids+=("$!")
+}
+start fusion "$FUSION_PORT" "$CONFIG_DIR/fusion.yaml"
+start es-adapter "$ES_PORT" "$RUN/es-adapter.yaml"
+start sql-adapter "$SQLA_PORT" "$CONFIG_DIR/sql-adapter.yaml" SQL_ADAPTER_DATABASE_URL="$SQL_URL"
+start wiki-adapter "$WIKIA_PORT" "$CONFIG_DIR/wiki-adapter.yaml" DOKUWIKI_URL="$DOKUWIKI_URL" DOKUWIKI_SECRETS="$DOKUWIKI_SECRETS"
+start router "$ROUTER_PORT" "$RUN/router.yaml"
+for p in $FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT $ROUTER_PORT; do
+  wait_tcp "$p" 60 || { tail -5 "$RUN"/*.log >&2; die "a service did not listen on 127.0.0.1:$p (logs: $RUN)"; }
+done
+log "asking $(grep -c . "$DIR/questions.jsonl") questions of $company"
+env -u FEDSEARCH_TOKEN "$BIN/fedsearch" --router "http://127.0.0.1:$ROUTER_PORT" eval \
+  --questions "$DIR/questions.jsonl" --users "$DIR/users.yaml" --secret "$SECRET" "$@"
