@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # DokuWiki backend for fedsearch: a real DokuWiki (Debian package, 2022-07-31 "Igor") with per-user
 # ACLs and the sample company's pages, served by `php -S` behind a router that hides data/ & conf/.
+# The held-out evaluation company's pages (data/nimbus/wiki, namespace nimbus:) live in the same
+# instance, with their own users, groups and ACL lines (data/nimbus/wiki/auth.spec).
 #
 # Usage: scripts/backends/dokuwiki.sh install | start | stop [--keep-data] | status
 #
@@ -23,6 +25,7 @@ PORT="${DOKUWIKI_PORT:-8090}"
 [[ $PORT =~ ^[0-9]+$ ]] && [ "$PORT" -ge 1 ] && [ "$PORT" -le 65535 ] || die "DOKUWIKI_PORT must be a port number, got '$PORT'"
 HERE="$FEDSEARCH_ROOT/scripts/backends/dokuwiki"
 PAGES_SRC="$FEDSEARCH_ROOT/data/sample/wiki"
+NIMBUS_SRC="$FEDSEARCH_ROOT/data/nimbus/wiki"
 INST="$FEDSEARCH_RUN_DIR/dokuwiki"
 SITE="$INST/site"
 SECRETS="$INST/secrets.yaml"
@@ -141,7 +144,7 @@ $conf['useacl']      = 1;
 $conf['authtype']    = 'authplain';
 $conf['superuser']   = '@admin';
 $conf['remote']      = 1;
-$conf['remoteuser']  = '@user';
+$conf['remoteuser']  = '@user,@nimbus';
 $conf['useheading']  = 1;
 $conf['updatecheck'] = 0;
 $conf['dnslookups']  = 0;
@@ -152,7 +155,7 @@ PHP
     >"$SITE/conf/plugins.local.php"
 
   # users, ACL and the adapter's credentials
-  printf '%s\n' "$AUTH_SPEC" | php "$HERE/gen_auth.php" "$SITE" "$SECRETS" >/dev/null
+  { printf '%s\n' "$AUTH_SPEC"; cat "$NIMBUS_SRC/auth.spec"; } | php "$HERE/gen_auth.php" "$SITE" "$SECRETS" >/dev/null
 
   # sample pages: data/sample/wiki/<ns>/<page>.txt
   n=0
@@ -163,11 +166,14 @@ PHP
     n=$((n + 1))
   done < <(find "$PAGES_SRC" -mindepth 2 -maxdepth 2 -name '*.txt' -not -path '*/xmlrpc-examples/*' -print0)
   [ "$n" -gt 0 ] || die "no sample pages found under $PAGES_SRC/<ns>/<page>.txt"
+  # Nimbus pages: data/nimbus/wiki/nimbus/** is laid out like data/pages (nested namespaces)
+  cp -r "$NIMBUS_SRC/nimbus" "$SITE/data/pages/"
+  n=$((n + $(find "$NIMBUS_SRC/nimbus" -name '*.txt' | wc -l)))
 
-  # ages from mtimes.txt (file mtime + changelog + metadata), then the search index
-  if [ -f "$PAGES_SRC/mtimes.txt" ]; then
-    php "$HERE/seed_meta.php" "$SITE" "$PAGES_SRC/mtimes.txt" >/dev/null
-  fi
+  # ages from both mtimes.txt files (file mtime + changelog + metadata), then the search index;
+  # one seed_meta run, so the global changelog stays chronological across the two companies
+  cat "$PAGES_SRC/mtimes.txt" "$NIMBUS_SRC/mtimes.txt" >"$INST/mtimes.txt"
+  php "$HERE/seed_meta.php" "$SITE" "$INST/mtimes.txt" >/dev/null
   HTTP_HOST=127.0.0.1 SERVER_PORT=80 php "$SITE/bin/indexer.php" -c -q \
     || die "indexing the sample pages failed"
   touch "$READY"

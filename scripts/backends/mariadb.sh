@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mariadb.sh — a throwaway MariaDB server for fedsearch on 127.0.0.1, holding the sample `shop`
-# database (data/sample/sql, utf8mb4) with an owner account and a read-only account for the adapter.
+# database (data/sample/sql, utf8mb4) with an owner account and a read-only account for the adapter,
+# and the held-out company's `nimbus` billing database (data/nimbus/sql) with the same accounts.
 #
 #   mariadb.sh install            apt-get mariadb-server + mariadb-client
 #   mariadb.sh start              mariadb-install-db (first time) + start + accounts + database + seed
@@ -17,6 +18,7 @@
 # Connection URLs are written to $FEDSEARCH_RUN_DIR/mariadb.env:
 #   MARIADB_RO_URL=mysql://fedsearch_ro:PASS@127.0.0.1:53306/shop       (SELECT only)
 #   MARIADB_ADMIN_URL=mysql://fedsearch_admin:PASS@127.0.0.1:53306/shop (all on shop.*; setup/tests)
+#   NIMBUS_MARIADB_RO_URL / NIMBUS_MARIADB_ADMIN_URL: the same for the `nimbus` database
 # TLS is not configured on the server; sqlx's default ssl-mode=preferred falls back to plain TCP.
 #
 # Settings (environment): MARIADB_PORT (53306), MARIADB_RO_PASSWORD, MARIADB_ADMIN_PASSWORD
@@ -25,6 +27,7 @@
 
 MARIADB_PORT=${MARIADB_PORT:-53306}
 MDB_DB=shop
+MDB_NIMBUS_DB=nimbus                      # the held-out company's billing database (data/nimbus/sql)
 MDB_ADMIN_USER=fedsearch_admin
 MDB_RO_USER=fedsearch_ro
 MARIADB_ADMIN_PASSWORD=${MARIADB_ADMIN_PASSWORD:-fedsearch_admin_pw}
@@ -39,13 +42,14 @@ MDB_PORTFILE=$MDB_DIR/port                # port of the running server
 MDB_SEEDED=$MDB_DIR/seeded                # marker: the shop data was loaded into this data dir
 MDB_ENV=$FEDSEARCH_RUN_DIR/mariadb.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
+NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
 
 for pw in "$MARIADB_ADMIN_PASSWORD" "$MARIADB_RO_PASSWORD"; do
   [[ $pw =~ ^[A-Za-z0-9_]+$ ]] || die "MARIADB_*_PASSWORD may only hold [A-Za-z0-9_] (it goes into URLs unescaped)"
 done
 
-ro_url()    { echo "mysql://$MDB_RO_USER:$MARIADB_RO_PASSWORD@127.0.0.1:$MARIADB_PORT/$MDB_DB"; }
-admin_url() { echo "mysql://$MDB_ADMIN_USER:$MARIADB_ADMIN_PASSWORD@127.0.0.1:$MARIADB_PORT/$MDB_DB"; }
+ro_url()    { echo "mysql://$MDB_RO_USER:$MARIADB_RO_PASSWORD@127.0.0.1:$MARIADB_PORT/${1:-$MDB_DB}"; }
+admin_url() { echo "mysql://$MDB_ADMIN_USER:$MARIADB_ADMIN_PASSWORD@127.0.0.1:$MARIADB_PORT/${1:-$MDB_DB}"; }
 
 # The OS user mariadbd runs as; with unix_socket auth the same name is the bootstrap DB account.
 if [ "$(id -u)" -eq 0 ]; then
@@ -113,6 +117,10 @@ CREATE USER IF NOT EXISTS '$MDB_RO_USER'@'127.0.0.1';
 ALTER USER '$MDB_RO_USER'@'127.0.0.1' IDENTIFIED BY '$MARIADB_RO_PASSWORD';
 -- SELECT only, on shop.* (database level, so it survives every re-seed's DROP/CREATE TABLE).
 GRANT SELECT ON \`$MDB_DB\`.* TO '$MDB_RO_USER'@'127.0.0.1';
+-- The same two accounts on the held-out company's database.
+CREATE DATABASE IF NOT EXISTS $MDB_NIMBUS_DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+GRANT ALL PRIVILEGES ON \`$MDB_NIMBUS_DB\`.* TO '$MDB_ADMIN_USER'@'127.0.0.1';
+GRANT SELECT ON \`$MDB_NIMBUS_DB\`.* TO '$MDB_RO_USER'@'127.0.0.1';
 FLUSH PRIVILEGES;
 EOF
 }
@@ -127,6 +135,8 @@ MARIADB_RO_USER=$MDB_RO_USER
 MARIADB_RO_URL=$(ro_url)
 MARIADB_ADMIN_URL=$(admin_url)
 MARIADB_SOCKET=$MDB_SOCK
+NIMBUS_MARIADB_RO_URL=$(ro_url "$MDB_NIMBUS_DB")
+NIMBUS_MARIADB_ADMIN_URL=$(admin_url "$MDB_NIMBUS_DB")
 EOF
 }
 
@@ -134,8 +144,10 @@ cmd_seed() {
   need_binaries
   is_running || die "mariadb is not running; run: $0 start"
   bash "$SQL_DIR/render.sh" | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding failed"
+  { echo "USE $MDB_NIMBUS_DB;"; bash "$NIMBUS_SQL_DIR/render.sh"; } \
+    | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding $MDB_NIMBUS_DB failed"
   touch "$MDB_SEEDED"
-  log "seeded database $MDB_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e 'SELECT count(*) FROM orders') orders)"
+  log "seeded database $MDB_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e 'SELECT count(*) FROM orders') orders) and $MDB_NIMBUS_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e "SELECT count(*) FROM $MDB_NIMBUS_DB.invoices") invoices)"
 }
 
 cmd_start() {

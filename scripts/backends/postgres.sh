@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # postgres.sh — a throwaway PostgreSQL server for fedsearch on 127.0.0.1, holding the sample `shop`
-# database (data/sample/sql) with an owner role and a read-only role for the SQL adapter.
+# database (data/sample/sql) with an owner role and a read-only role for the SQL adapter, and the
+# held-out company's `nimbus` billing database (data/nimbus/sql) with the same two roles.
 #
 #   postgres.sh install            apt-get the server binaries (Debian package `postgresql`)
 #   postgres.sh start              initdb (first time) + start + roles + database + seed; reuses kept data
@@ -15,6 +16,7 @@
 # Connection URLs are written to $FEDSEARCH_RUN_DIR/postgres.env:
 #   PG_RO_URL=postgres://fedsearch_ro:PASS@127.0.0.1:55432/shop     (SELECT only)
 #   PG_ADMIN_URL=postgres://fedsearch_admin:PASS@127.0.0.1:55432/shop (owner; setup and tests only)
+#   NIMBUS_PG_RO_URL / NIMBUS_PG_ADMIN_URL: the same for the `nimbus` database
 # TLS is off on the server (plain TCP on loopback); sqlx's default sslmode=prefer falls back to it.
 #
 # Settings (environment): PG_PORT (55432), PG_BIN (newest /usr/lib/postgresql/*/bin), PG_OS_USER,
@@ -24,6 +26,7 @@
 PG_PORT=${PG_PORT:-55432}
 PG_OS_USER=${PG_OS_USER:-postgres}
 PG_DB=shop
+PG_NIMBUS_DB=nimbus
 PG_ADMIN_USER=fedsearch_admin
 PG_RO_USER=fedsearch_ro
 PG_ADMIN_PASSWORD=${PG_ADMIN_PASSWORD:-fedsearch_admin_pw}
@@ -39,6 +42,7 @@ PG_LOG=$PG_DIR/postgres.log
 PG_SEEDED=$PG_DIR/seeded                # marker: the shop data was loaded into this data dir
 PG_ENV=$FEDSEARCH_RUN_DIR/postgres.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
+NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
 
 export PGCLIENTENCODING=UTF8 PGCONNECT_TIMEOUT=5
 
@@ -46,8 +50,8 @@ for pw in "$PG_ADMIN_PASSWORD" "$PG_RO_PASSWORD"; do
   [[ $pw =~ ^[A-Za-z0-9_]+$ ]] || die "PG_*_PASSWORD may only hold [A-Za-z0-9_] (it goes into URLs unescaped)"
 done
 
-ro_url()    { echo "postgres://$PG_RO_USER:$PG_RO_PASSWORD@127.0.0.1:$PG_PORT/$PG_DB"; }
-admin_url() { echo "postgres://$PG_ADMIN_USER:$PG_ADMIN_PASSWORD@127.0.0.1:$PG_PORT/$PG_DB"; }
+ro_url()    { echo "postgres://$PG_RO_USER:$PG_RO_PASSWORD@127.0.0.1:$PG_PORT/${1:-$PG_DB}"; }
+admin_url() { echo "postgres://$PG_ADMIN_USER:$PG_ADMIN_PASSWORD@127.0.0.1:$PG_PORT/${1:-$PG_DB}"; }
 
 # as_pg CMD... — run as the server's OS user (only needed when we are root).
 as_pg() {
@@ -126,6 +130,7 @@ EOF
 local   all       postgres                          trust
 host    all       $PG_ADMIN_USER    127.0.0.1/32   scram-sha-256
 host    $PG_DB      $PG_RO_USER       127.0.0.1/32   scram-sha-256
+host    $PG_NIMBUS_DB    $PG_RO_USER       127.0.0.1/32   scram-sha-256
 EOF
 }
 
@@ -136,13 +141,17 @@ SELECT 'CREATE ROLE $PG_ADMIN_USER' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHE
 SELECT 'CREATE ROLE $PG_RO_USER'    WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$PG_RO_USER') \gexec
 ALTER ROLE $PG_ADMIN_USER LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD :'admin_pw';
 ALTER ROLE $PG_RO_USER    LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD :'ro_pw';
-SELECT 'CREATE DATABASE $PG_DB OWNER $PG_ADMIN_USER ENCODING ''UTF8'' TEMPLATE template0'
-  WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '$PG_DB') \gexec
--- Nobody but the owner and the read-only role may connect; no temp tables for anyone else.
-REVOKE ALL ON DATABASE $PG_DB FROM PUBLIC;
-GRANT CONNECT ON DATABASE $PG_DB TO $PG_RO_USER;
 EOF
-  psql_super "$PG_DB" <<EOF
+  local db
+  for db in "$PG_DB" "$PG_NIMBUS_DB"; do   # the sample shop, then the held-out company
+  psql_super postgres <<EOF
+SELECT 'CREATE DATABASE $db OWNER $PG_ADMIN_USER ENCODING ''UTF8'' TEMPLATE template0'
+  WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '$db') \gexec
+-- Nobody but the owner and the read-only role may connect; no temp tables for anyone else.
+REVOKE ALL ON DATABASE $db FROM PUBLIC;
+GRANT CONNECT ON DATABASE $db TO $PG_RO_USER;
+EOF
+  psql_super "$db" <<EOF
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO $PG_RO_USER;
 -- Tables the owner creates later (every seed re-creates them) are readable by the ro role...
@@ -150,6 +159,7 @@ ALTER DEFAULT PRIVILEGES FOR ROLE $PG_ADMIN_USER IN SCHEMA public GRANT SELECT O
 -- ...and so are the ones that exist now. SELECT only: no INSERT/UPDATE/DELETE/TRUNCATE/CREATE.
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER;
 EOF
+  done
 }
 
 write_env() {
@@ -162,6 +172,8 @@ PG_RO_USER=$PG_RO_USER
 PG_RO_URL=$(ro_url)
 PG_ADMIN_URL=$(admin_url)
 PG_SOCKET_DIR=$PG_DIR
+NIMBUS_PG_RO_URL=$(ro_url "$PG_NIMBUS_DB")
+NIMBUS_PG_ADMIN_URL=$(admin_url "$PG_NIMBUS_DB")
 EOF
 }
 
@@ -173,8 +185,12 @@ cmd_seed() {
     || die "seeding failed"
   "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url)" \
     -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER" >/dev/null
+  bash "$NIMBUS_SQL_DIR/render.sh" | PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_NIMBUS_DB")" >/dev/null \
+    || die "seeding $PG_NIMBUS_DB failed"
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_NIMBUS_DB")" \
+    -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER" >/dev/null
   touch "$PG_SEEDED"
-  log "seeded database $PG_DB ($("$PG_BIN/psql" -X -At "$(admin_url)" -c 'SELECT count(*) FROM orders') orders)"
+  log "seeded database $PG_DB ($("$PG_BIN/psql" -X -At "$(admin_url)" -c 'SELECT count(*) FROM orders') orders) and $PG_NIMBUS_DB ($("$PG_BIN/psql" -X -At "$(admin_url "$PG_NIMBUS_DB")" -c 'SELECT count(*) FROM invoices') invoices)"
 }
 
 cmd_start() {

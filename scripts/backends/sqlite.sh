@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# sqlite.sh — the sample `shop` database (data/sample/sql) as an SQLite file for fedsearch.
+# sqlite.sh — the sample `shop` database (data/sample/sql) as an SQLite file for fedsearch, and
+# beside it the held-out company's `nimbus` billing database (data/nimbus/sql, absolute dates).
 #
 #   sqlite.sh install            apt-get the sqlite3 CLI
-#   sqlite.sh start              create + seed $FEDSEARCH_RUN_DIR/shop.sqlite (reuses an existing file)
-#   sqlite.sh stop [--keep-data] nothing runs; removes the file unless --keep-data
+#   sqlite.sh start              create + seed $FEDSEARCH_RUN_DIR/shop.sqlite and nimbus.sqlite
+#                                (reuses existing files)
+#   sqlite.sh stop [--keep-data] nothing runs; removes the files unless --keep-data
 #   sqlite.sh status             exit 0 when the file exists, 3 otherwise
 #   sqlite.sh seed               drop + re-create the tables and rows in place (one transaction)
 #   sqlite.sh verify             reads work and writes fail through a read-only (mode=ro) open
@@ -13,6 +15,7 @@
 #   SQLITE_URL=sqlite:///abs/path/shop.sqlite?mode=ro   (adapter: read-only open)
 #   SQLITE_ADMIN_URL=sqlite:///abs/path/shop.sqlite     (setup and tests)
 #   SQLITE_PATH=/abs/path/shop.sqlite
+#   NIMBUS_SQLITE_URL=sqlite:///abs/path/nimbus.sqlite?mode=ro (and NIMBUS_SQLITE_ADMIN_URL, _PATH)
 # The file stays in rollback-journal mode (journal_mode=DELETE), never WAL: a WAL database needs
 # its -shm file to be writable, which breaks read-only opens.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -20,6 +23,8 @@
 SQLITE_PATH=$FEDSEARCH_RUN_DIR/shop.sqlite
 SQLITE_ENV=$FEDSEARCH_RUN_DIR/sqlite.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
+NIMBUS_SQLITE_PATH=$FEDSEARCH_RUN_DIR/nimbus.sqlite
+NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
 
 need_cli() { command -v sqlite3 >/dev/null || die "sqlite3 CLI not found; run: $0 install"; }
 ro_uri() { echo "file:$SQLITE_PATH?mode=ro"; }   # the same open, as the sqlite3 CLI spells it
@@ -36,6 +41,9 @@ write_env() {
 SQLITE_PATH=$SQLITE_PATH
 SQLITE_URL=sqlite://$SQLITE_PATH?mode=ro
 SQLITE_ADMIN_URL=sqlite://$SQLITE_PATH
+NIMBUS_SQLITE_PATH=$NIMBUS_SQLITE_PATH
+NIMBUS_SQLITE_URL=sqlite://$NIMBUS_SQLITE_PATH?mode=ro
+NIMBUS_SQLITE_ADMIN_URL=sqlite://$NIMBUS_SQLITE_PATH
 EOF
 }
 
@@ -45,14 +53,18 @@ cmd_seed() {
   { echo "PRAGMA journal_mode = DELETE;"; bash "$SQL_DIR/render.sh"; } \
     | sqlite3 -bail "$SQLITE_PATH" >/dev/null || die "seeding $SQLITE_PATH failed"
   log "seeded $SQLITE_PATH ($(sqlite3 "$(ro_uri)" 'SELECT count(*) FROM orders') orders)"
+  { echo "PRAGMA journal_mode = DELETE;"; bash "$NIMBUS_SQL_DIR/render.sh"; } \
+    | sqlite3 -bail "$NIMBUS_SQLITE_PATH" >/dev/null || die "seeding $NIMBUS_SQLITE_PATH failed"
+  log "seeded $NIMBUS_SQLITE_PATH ($(sqlite3 "file:$NIMBUS_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM invoices') invoices)"
 }
 
 cmd_start() {
   need_cli
-  if [ -s "$SQLITE_PATH" ] && sqlite3 "$(ro_uri)" 'SELECT 1 FROM orders LIMIT 1' >/dev/null 2>&1; then
-    log "reusing $SQLITE_PATH"
+  if [ -s "$SQLITE_PATH" ] && sqlite3 "$(ro_uri)" 'SELECT 1 FROM orders LIMIT 1' >/dev/null 2>&1 \
+    && sqlite3 "file:$NIMBUS_SQLITE_PATH?mode=ro" 'SELECT 1 FROM invoices LIMIT 1' >/dev/null 2>&1; then
+    log "reusing $SQLITE_PATH and $NIMBUS_SQLITE_PATH"
   else
-    rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal"
+    rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal"
     cmd_seed
   fi
   write_env
@@ -62,7 +74,8 @@ cmd_start() {
 cmd_stop() {
   case "${1:-}" in
     --keep-data) log "kept $SQLITE_PATH" ;;
-    "") rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$SQLITE_ENV"; log "removed $SQLITE_PATH" ;;
+    "") rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" "$SQLITE_ENV"
+        log "removed $SQLITE_PATH and $NIMBUS_SQLITE_PATH" ;;
     *) die "usage: $0 stop [--keep-data]" ;;
   esac
 }

@@ -4,8 +4,10 @@
  *
  *   php seed_meta.php SITE_DIR MTIMES_FILE [NOW_EPOCH]
  *
- * MTIMES_FILE lines: `<page id> <days_ago> [<author login>]` ('#' starts a comment). For every page
- * that exists under SITE_DIR/data/pages it sets the file mtime to NOW - days_ago*86400, appends a
+ * MTIMES_FILE lines: `<page id> <days_ago | ISO-8601 time> [<author login>]` ('#' starts a comment);
+ * an ISO-8601 time (e.g. 2026-09-01T02:00:00Z, data/nimbus/wiki/mtimes.txt) is used as it is.
+ * For every page that exists under SITE_DIR/data/pages it sets the file mtime to NOW - days_ago*86400
+ * (or to that time), appends a
  * "created" entry with the same timestamp to the page changelog (data/meta/<ns>/<page>.changes) and
  * to the global one (data/meta/_dokuwiki.changes, in chronological order), and stores the dates in
  * the page metadata. Because changelog date == file mtime, DokuWiki does not treat the files as
@@ -34,8 +36,9 @@ foreach (file($mtimes, FILE_IGNORE_NEW_LINES) as $n => $line) {
     $line = trim(preg_replace('/#.*/', '', $line));
     if ($line === '') continue;
     $f = preg_split('/\s+/', $line);
-    if (count($f) < 2 || !is_numeric($f[1])) {
-        fwrite(STDERR, "seed_meta: $mtimes:" . ($n + 1) . ": expected '<page id> <days_ago> [author]'\n");
+    $abs = (count($f) >= 2 && !is_numeric($f[1]) && preg_match('/^\d{4}-\d{2}-\d{2}/', $f[1])) ? strtotime($f[1]) : false;
+    if (count($f) < 2 || (!is_numeric($f[1]) && $abs === false)) {
+        fwrite(STDERR, "seed_meta: $mtimes:" . ($n + 1) . ": expected '<page id> <days_ago | ISO-8601 time> [author]'\n");
         exit(1);
     }
     $id = cleanID($f[0]);
@@ -46,7 +49,7 @@ foreach (file($mtimes, FILE_IGNORE_NEW_LINES) as $n => $line) {
     }
     $entries[] = [
         'id' => $id,
-        'date' => (int)round($now - (float)$f[1] * 86400),
+        'date' => $abs !== false ? $abs : (int)round($now - (float)$f[1] * 86400),
         'user' => $f[2] ?? '',
     ];
 }

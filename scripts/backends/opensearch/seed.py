@@ -6,7 +6,9 @@ refresh, and the document count is checked. Standard library only.
 
 Relative times in the JSON (`days_ago`, `hours_ago`) become `updated_at` = now - that much, as
 ISO-8601 UTC (`2026-11-29T12:00:00Z`), so "yesterday" / "last week" stay true whenever the demo
-runs. `--now` pins the clock for reproducible tests; `--print` writes the rendered documents as
+runs. A document that already has an absolute `updated_at` keeps it (data/nimbus/search). A data
+directory without tickets/incidents/kb.json has its *.json files loaded, each naming its index;
+a file's optional `extra_fields` ({"field": "keyword" | "date" | ...}) adds to the mappings. `--now` pins the clock for reproducible tests; `--print` writes the rendered documents as
 JSON lines (`{"_index": ..., "_id": ..., "_source": {...}}`) and touches no server.
 
     python3 seed.py --url http://127.0.0.1:9201 [--data DIR] [--now 2026-11-29T12:00:00Z]
@@ -83,26 +85,40 @@ def parse_now(value):
     return t.astimezone(dt.timezone.utc).replace(microsecond=0)
 
 
+def data_files(data_dir):
+    """Spruce Mall's three files in their fixed order, or every *.json of another data set."""
+    if all(os.path.exists(os.path.join(data_dir, n)) for n in FILES):
+        return FILES
+    return sorted(n for n in os.listdir(data_dir) if n.endswith(".json"))
+
+
 def render(data_dir, now):
-    """Returns [(index, [doc, ...]), ...] with updated_at rendered."""
+    """Returns [(index, [doc, ...], mappings), ...] with updated_at rendered."""
     out, seen = [], set()
-    for name in FILES:
+    for name in data_files(data_dir):
         with open(os.path.join(data_dir, name), encoding="utf-8") as f:
             spec = json.load(f)
         docs = []
         for raw in spec["docs"]:
             doc = dict(raw)
-            days = doc.pop("days_ago", 0)
-            hours = doc.pop("hours_ago", 0)
+            days = doc.pop("days_ago", None)
+            hours = doc.pop("hours_ago", None)
             doc_id = doc["id"]
             if doc_id in seen:
                 sys.exit(f"seed: duplicate id {doc_id} in {name}")
             seen.add(doc_id)
             doc.setdefault("doc_type", spec["doc_type"])
-            when = now - dt.timedelta(days=days, hours=hours)
-            doc["updated_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+            if "updated_at" in doc:  # absolute time: kept as written
+                if days is not None or hours is not None:
+                    sys.exit(f"seed: {doc_id} in {name} has both updated_at and days_ago/hours_ago")
+            else:
+                when = now - dt.timedelta(days=days or 0, hours=hours or 0)
+                doc["updated_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
             docs.append(doc)
-        out.append((spec["index"], docs))
+        mappings = dict(MAPPINGS, properties=dict(MAPPINGS["properties"]))
+        for field, kind in spec.get("extra_fields", {}).items():
+            mappings["properties"].setdefault(field, {"type": kind})
+        out.append((spec["index"], docs, mappings))
     return out
 
 
@@ -128,11 +144,11 @@ def request(method, url, body=None, ndjson=False, ok=(200, 201)):
 def seed(base, indices):
     base = base.rstrip("/")
     total = 0
-    for index, docs in indices:
+    for index, docs, mappings in indices:
         status, body = request("DELETE", f"{base}/{index}", ok=(200, 404))
         if status not in (200, 404):
             sys.exit(f"seed: DELETE {index} failed ({status}): {body}")
-        status, body = request("PUT", f"{base}/{index}", {"settings": SETTINGS, "mappings": MAPPINGS})
+        status, body = request("PUT", f"{base}/{index}", {"settings": SETTINGS, "mappings": mappings})
         if status != 200:
             sys.exit(f"seed: creating {index} failed ({status}): {body}")
         lines = []
@@ -157,14 +173,14 @@ def seed(base, indices):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default=os.environ.get("OPENSEARCH_URL"), help="base URL (default $OPENSEARCH_URL)")
-    ap.add_argument("--data", default=DEFAULT_DATA, help="directory with tickets/incidents/kb.json")
+    ap.add_argument("--data", default=DEFAULT_DATA, help="directory with tickets/incidents/kb.json (or another data set's *.json)")
     ap.add_argument("--now", help="ISO-8601 time to count days_ago/hours_ago from (default: now, UTC)")
     ap.add_argument("--print", action="store_true", help="print rendered documents as JSON lines; no server")
     args = ap.parse_args()
     indices = render(args.data, parse_now(args.now))
     if args.print:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` is fine
-        for index, docs in indices:
+        for index, docs, _ in indices:
             for doc in docs:
                 print(json.dumps({"_index": index, "_id": doc["id"], "_source": doc}, ensure_ascii=False))
         return
