@@ -82,8 +82,17 @@ fn default_zone() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelectionSection {
-    /// A source is selected when its score reaches this (an entity pattern scores 10, a listed
-    /// keyword 1.5, each question term found in what the source says about itself its IDF).
+    /// `all`: ask every permitted source, ordered and weighted by how well it matches (the
+    /// default: measured best for answer quality, see BENCHMARKS.md); `scored`: ask only the
+    /// sources that match well (fewer sub-queries, lower recall).
+    #[serde(default)]
+    pub mode: SelectionMode,
+    /// How much the match scales a source's fusion weight: `weight × (1 − boost/2 + boost ×
+    /// relevance)`, relevance in 0..=1. 0 keeps the configured weights.
+    #[serde(default = "default_boost")]
+    pub weight_boost: f64,
+    /// A source is selected when its score reaches this (a listed keyword scores 1.5, each
+    /// question term found in what the source says about itself its IDF); entities always select.
     #[serde(default = "default_min_score")]
     pub min_score: f64,
     /// ...and at least this share of the best source's score.
@@ -91,10 +100,27 @@ pub struct SelectionSection {
     pub relative: f64,
 }
 
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SelectionMode {
+    #[default]
+    All,
+    Scored,
+}
+
 impl Default for SelectionSection {
     fn default() -> Self {
-        Self { min_score: default_min_score(), relative: default_relative() }
+        Self {
+            mode: SelectionMode::All,
+            weight_boost: default_boost(),
+            min_score: default_min_score(),
+            relative: default_relative(),
+        }
     }
+}
+
+fn default_boost() -> f64 {
+    0.5
 }
 
 fn default_min_score() -> f64 {
@@ -316,6 +342,9 @@ impl Validate for RouterConfig {
         fedsearch_timeexpr::parse_tz(&self.time.default_time_zone).map_err(|e| format!("`time.default_time_zone`: {e}"))?;
         if !(0.0..=1.0).contains(&self.selection.relative) || !self.selection.min_score.is_finite() {
             return Err("`selection.relative` must be within 0..=1 and `selection.min_score` finite".into());
+        }
+        if !(0.0..=1.5).contains(&self.selection.weight_boost) {
+            return Err("`selection.weight_boost` must be within 0..=1.5".into());
         }
         if self.sources.is_empty() {
             return Err("`sources` must list at least one source".into());

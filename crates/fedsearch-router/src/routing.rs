@@ -3,7 +3,7 @@
 //! never selected, and naming one explicitly is indistinguishable from naming an unknown one.
 //!
 //! The score uses what each source says about itself, not hand-written keyword lists alone:
-//! - an entity pattern match (`SO\d{8}`) or a requested doc type: 10 — always selected;
+//! - an entity pattern match (`SO\d{8}`) or a requested doc type: always selected;
 //! - each listed routing keyword in the question: 1.5 (at most two) — keywords are boosts;
 //! - each question token (stemmed word or CJK bigram, see [`crate::analysis`]) found in the
 //!   source's profile — its description, when to use it, tags, doc types and keywords, expanded
@@ -11,8 +11,12 @@
 //!   mention adds ~0), weighted 0.6 when the token came from a glossary expansion;
 //! - a token found only in `when_not_to_use` takes half its IDF away.
 //!
-//! A source is selected when it scores at least `selection.min_score` and at least
-//! `selection.relative` of the best score. When no source reaches `min_score` the question says
+//! `selection.mode: all` (the default) asks every permitted source, ordered by relevance (score /
+//! best score; 1 for a named entity), and the relevance scales each source's fusion weight: on
+//! the tuning company this beat asking only the well-matching sources (BENCHMARKS.md), because a
+//! source's self-description cannot know that "Li Na" is a customer of the orders database.
+//! `mode: scored` selects a source when an entity names it, or when its score reaches
+//! `selection.min_score` and `selection.relative` of the best score. When no source reaches `min_score` the question says
 //! nothing the registry recognises, and every permitted source is asked (`fallback_all`): a
 //! wasted sub-query costs latency and backend load, a missed source costs the answer.
 
@@ -24,7 +28,7 @@ use fedsearch_proto::{
 
 use crate::{
     analysis,
-    config::SelectionSection,
+    config::{SelectionMode, SelectionSection},
     registry::{Registry, Source},
 };
 
@@ -75,10 +79,26 @@ pub fn route(
     let doc_types: &[String] = filters.map(|f| f.doc_types.as_slice()).unwrap_or(&[]);
     let terms = question_terms(registry, query);
     let idf = Idf::over(&permitted);
-    let scored: Vec<(f64, String)> = permitted.iter().map(|s| score(s, query, &terms, doc_types, &idf)).collect();
-    let best = scored.iter().map(|(v, _)| *v).fold(0.0, f64::max);
+    let scored: Vec<Score> = permitted.iter().map(|s| score(s, query, &terms, doc_types, &idf)).collect();
+    let best = scored.iter().map(|s| s.content).fold(0.0, f64::max);
     let bar = selection.min_score.max(selection.relative * best);
-    if best < selection.min_score {
+    let relevance = |sc: &Score| if sc.named { 1.0 } else if best > 0.0 { sc.content / best } else { 0.0 };
+    if selection.mode == SelectionMode::All {
+        let mut ranked: Vec<(RoutedSource, f64)> = permitted
+            .iter()
+            .zip(&scored)
+            .map(|(s, sc)| {
+                let why = if sc.why.is_empty() { "no match".to_string() } else { sc.why.clone() };
+                let mut r = routed(s.name().to_string(), format!("every permitted source is asked; {why}"));
+                r.relevance = relevance(sc);
+                (r, relevance(sc))
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let selected = ranked.into_iter().map(|(r, _)| r).collect();
+        return Ok(RoutingDecision { strategy: "all".into(), selected, not_selected: Vec::new() });
+    }
+    if !scored.iter().any(|s| s.named || s.content >= bar) {
         let selected = permitted
             .iter()
             .map(|s| routed(s.name().to_string(), "no source matched the question well; querying every permitted source".into()))
@@ -87,10 +107,12 @@ pub fn route(
     }
     let mut selected = Vec::new();
     let mut not_selected = Vec::new();
-    for (s, (value, why)) in permitted.iter().zip(scored) {
-        let reason = if why.is_empty() { format!("score {value:.2}") } else { format!("score {value:.2}: {why}") };
-        if value >= bar {
-            selected.push(routed(s.name().to_string(), reason));
+    for (s, sc) in permitted.iter().zip(scored) {
+        let reason = if sc.why.is_empty() { format!("score {:.2}", sc.content) } else { format!("score {:.2}: {}", sc.content, sc.why) };
+        if sc.named || sc.content >= bar {
+            let mut r = routed(s.name().to_string(), reason);
+            r.relevance = relevance(&sc);
+            selected.push(r);
         } else {
             not_selected.push(routed(s.name().to_string(), format!("{reason} (below {bar:.2})")));
         }
@@ -114,8 +136,6 @@ pub fn question_terms(registry: &Registry, query: &str) -> Vec<(String, f64)> {
 
 /// Weight of a token that came from a glossary expansion.
 const EXPANSION_WEIGHT: f64 = 0.6;
-/// What an entity pattern match (or a requested doc type) scores: always selected.
-const ENTITY_SCORE: f64 = 10.0;
 /// What each listed keyword scores, and how many count.
 const KEYWORD_SCORE: f64 = 1.5;
 const MAX_KEYWORDS: usize = 2;
@@ -141,15 +161,24 @@ impl<'a> Idf<'a> {
 }
 
 /// One source's score for a question, and why.
-fn score(s: &Source, query: &str, terms: &[(String, f64)], doc_types: &[String], idf: &Idf<'_>) -> (f64, String) {
+struct Score {
+    /// An entity pattern matched or a requested doc type is the source's: always selected.
+    named: bool,
+    /// Keywords plus profile matches, minus `when_not_to_use` matches.
+    content: f64,
+    why: String,
+}
+
+fn score(s: &Source, query: &str, terms: &[(String, f64)], doc_types: &[String], idf: &Idf<'_>) -> Score {
+    let mut named = false;
     let mut value = 0.0;
     let mut why = Vec::new();
     if let Some(m) = s.patterns.iter().find_map(|p| p.find(query)) {
-        value += ENTITY_SCORE;
+        named = true;
         why.push(format!("entity `{}`", m.as_str()));
     }
     if let Some(t) = doc_types.iter().find(|t| s.config.routing.doc_types.contains(t)) {
-        value += ENTITY_SCORE;
+        named = true;
         why.push(format!("doc type `{t}` requested"));
     }
     let lowered = query.to_lowercase();
@@ -172,5 +201,5 @@ fn score(s: &Source, query: &str, terms: &[(String, f64)], doc_types: &[String],
         about.truncate(6);
         why.push(format!("about {}", about.join(", ")));
     }
-    (value.max(0.0), why.join("; "))
+    Score { named, content: value.max(0.0), why: why.join("; ") }
 }

@@ -118,6 +118,12 @@ pub fn clock(state: &RouterState, user: &Identity, req: &SearchRequest) -> Resul
     Ok(crate::rewrite::Clock { as_of, zone })
 }
 
+/// How a source's relevance to the question scales its fusion weight (explicit sources keep
+/// their weight).
+fn relevance_factor(boost: f64, strategy: &str, relevance: f64) -> f64 {
+    if strategy == "explicit" { 1.0 } else { 1.0 - boost / 2.0 + boost * relevance.clamp(0.0, 1.0) }
+}
+
 /// The overall deadline: min(request timeout, gRPC deadline, configured maximum).
 pub fn deadline(state: &RouterState, req: &SearchRequest, grpc_timeout: Option<Duration>) -> Duration {
     let limits = &state.config.limits;
@@ -174,7 +180,8 @@ pub async fn run(
             .iter()
             .map(|r| SourceSpec {
                 source: r.source.clone(),
-                weight: state.registry.get(&r.source).map_or(1.0, |s| s.config.weight),
+                weight: state.registry.get(&r.source).map_or(1.0, |s| s.config.weight)
+                    * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
             })
             .collect(),
         snapshots: events.is_some(),
