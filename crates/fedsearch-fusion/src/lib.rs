@@ -3,7 +3,8 @@
 //! - [`Fuser`] is the library API: the gRPC service uses it, and the router calls it in-process
 //!   when the fusion service is unreachable.
 //! - [`rank`] documents and implements the ranking (RRF, weighted score, duplicate groups,
-//!   representatives, order); [`keys`] the duplicate-detection keys.
+//!   representatives, versions, order); [`keys`] the duplicate-detection keys; [`versions`]
+//!   the versions of one document within one source (families, current and superseded).
 //! - [`service`] is the `fedsearch.fusion.v1.Fusion` gRPC service; [`config`] the binary's
 //!   config file; [`serve`] runs it until a shutdown future resolves.
 
@@ -13,6 +14,7 @@ mod fuser;
 pub mod keys;
 pub mod rank;
 pub mod service;
+pub mod versions;
 
 use std::future::Future;
 

@@ -1,0 +1,725 @@
+//! Versions of one document within ONE source: families, labels, and which version is current.
+//!
+//! Versions are never compared across sources: "Return policy 2025" in the wiki and "Return
+//! policy 2026" in the ticket system are not two versions of one document as far as fusion
+//! knows. Everything here works on the hits of one source.
+//!
+//! # Families
+//!
+//! A hit's family is `SourceHit.version.family` when the source set it (non-empty). Otherwise
+//! it is inferred, for hits whose family is not explicit, from two things:
+//!
+//! - **the title** ([`title_family`]): NFKC, lower-case, with year, date and version markers
+//!   removed ("2025", "2025 edition", "(2025版)", "2026 年 9 月起", "October 2026",
+//!   "2026-10-01", "v2", "version 3", "第2版") and edition/status words removed ("edition",
+//!   "superseded", "current", "旧版", "已废止", "现行", "预览版", ...). Every OTHER number stays in
+//!   the key, however short: "Incident 12: API latency" and "Incident 13: API latency" are two
+//!   items, and so are release notes 4.3 and 4.4. Keys shorter than [`MIN_FAMILY_CHARS`]
+//!   characters are not used.
+//! - **the local id** ([`id_family`]): a trailing year or version marker after `_`, `-` or `.`
+//!   (`return_policy_2025`, `DOC-API-RATE-2025`, `guide-v2`) is dropped, so `return_policy_2025`
+//!   and `return_policy` are one family — provided the two titles keep the same other numbers.
+//!   Only a trailing marker counts: `SP-2026-031` is incident 31, not a 2026 version of `SP-031`.
+//!
+//! Hits sharing an inferred key are one family only when their markers differ: two hits of one
+//! source with the same marker (or none, like two tickets both titled "Password reset link
+//! expired") are distinct documents, and such an ambiguous key joins nobody. Hits linked by
+//! `supersedes` / `superseded_by` (local ids of the same source) are one family as well. All of
+//! these join transitively.
+//!
+//! # Which version is current
+//!
+//! Within a family of two or more hits, draft hits (`status: draft`) stand aside. A hit is
+//! **superseded** by its own word: its explicit `status` when set; else an explicit link
+//! (`superseded_by` set, or another hit of the family `supersedes` it); else its title says so
+//! ("superseded", "obsolete", "deprecated", "已废止", "旧版", "已被…取代", ...). Among the rest,
+//! the **current** version is the first by: explicit status `current`, then supersedes another
+//! hit of the family, then the newer `effective_at`, then the newer `updated_at`, then the
+//! larger label ([`compare_labels`]), then the smaller `local_id`. Every other non-draft hit of
+//! the family is superseded by the current one. When every hit is superseded (only old
+//! versions arrived), there is no current one and each keeps the source's own `superseded_by`.
+//!
+//! A hit alone in its family is superseded only when it says so itself (explicit status, a
+//! `superseded_by` link, or its title); it is then reported with the source's `superseded_by`.
+
+use std::{
+    cmp::{Ordering, Reverse},
+    collections::HashMap,
+};
+
+use fedsearch_proto::types::{SourceHit, VersionInfo};
+use prost_types::Timestamp;
+use unicode_normalization::UnicodeNormalization;
+
+/// Inferred family keys shorter than this (in non-space chars) are not used.
+pub const MIN_FAMILY_CHARS: usize = 4;
+
+/// Edition and status words dropped from titles (whole words); `true`: the word says superseded.
+const WORD_MARKERS: &[(&str, bool)] = &[
+    ("superseded", true),
+    ("obsolete", true),
+    ("deprecated", true),
+    ("outdated", true),
+    ("archived", true),
+    ("edition", false),
+    ("version", false),
+    ("ver", false),
+    ("revision", false),
+    ("rev", false),
+    ("current", false),
+    ("latest", false),
+    ("preview", false),
+    ("draft", false),
+];
+
+/// Words after which a number is a version label ("version 3", "rev 2").
+const VERSION_WORDS: &[&str] = &["edition", "version", "ver", "revision", "rev"];
+
+/// CJK edition and status phrases dropped from titles (longest first where one contains
+/// another); `true`: the phrase says superseded.
+const CJK_MARKERS: &[(&str, bool)] = &[
+    ("已废止", true),
+    ("已作废", true),
+    ("已过期", true),
+    ("废止", true),
+    ("作废", true),
+    ("旧版", true),
+    ("已被", true),
+    ("现行版", false),
+    ("最新版", false),
+    ("修订版", false),
+    ("预览版", false),
+    ("正式版", false),
+    ("新版", false),
+    ("现行", false),
+    ("取代", false),
+    ("版本", false),
+    ("生效", false),
+    ("版", false),
+];
+
+/// Month names and abbreviations with their number (dropped next to a year: "October 2026").
+const MONTHS: &[(&str, u32)] = &[
+    ("january", 1),
+    ("jan", 1),
+    ("february", 2),
+    ("feb", 2),
+    ("march", 3),
+    ("mar", 3),
+    ("april", 4),
+    ("apr", 4),
+    ("may", 5),
+    ("june", 6),
+    ("jun", 6),
+    ("july", 7),
+    ("jul", 7),
+    ("august", 8),
+    ("aug", 8),
+    ("september", 9),
+    ("sept", 9),
+    ("sep", 9),
+    ("october", 10),
+    ("oct", 10),
+    ("november", 11),
+    ("nov", 11),
+    ("december", 12),
+    ("dec", 12),
+];
+
+/// Trailing id suffixes (after `_`, `-` or `.`) that mark a version besides years and `vN`.
+const ID_WORD_MARKERS: &[&str] = &["old", "legacy", "draft", "preview", "archived", "superseded"];
+
+/// What a title says about the version it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TitleFamily {
+    /// The title without its version markers: equal keys (within one source) may be versions
+    /// of one document.
+    pub key: String,
+    /// The year, date or version label(s) found, e.g. `"2025"`, `"2026-09"`, `"v2"`; empty when
+    /// none.
+    pub label: String,
+    /// Every marker removed, in order (two titles with the same markers are not two versions).
+    pub markers: String,
+    /// The title says it is superseded ("superseded", "已废止", "旧版", ...).
+    pub says_superseded: bool,
+    /// The numbers kept in the key, in order.
+    numbers: String,
+}
+
+/// The family of a title (see the module doc); `None` when the key is too short to use.
+pub fn title_family(title: &str) -> Option<TitleFamily> {
+    let parts = parse_title(title);
+    (parts.key.chars().filter(|c| *c != ' ').count() >= MIN_FAMILY_CHARS).then_some(parts)
+}
+
+/// A local id without its trailing version marker: `(stem, label)`, e.g.
+/// `return_policy_2025` → `("return_policy", "2025")`; `None` when the id has no such marker.
+pub fn id_family(local_id: &str) -> Option<(&str, String)> {
+    let i = local_id.rfind(['_', '-', '.'])?;
+    let (stem, suffix) = (&local_id[..i], local_id[i + 1..].to_lowercase());
+    let marker = is_year(&suffix) || is_v_label(&suffix) || ID_WORD_MARKERS.contains(&suffix.as_str());
+    (marker && stem.chars().filter(|c| c.is_alphanumeric()).count() >= 2).then_some((stem, suffix))
+}
+
+/// Natural order of version labels: digit runs compare as numbers ("v10" > "v9",
+/// "2026.10" > "2026.9" > "2025"), other runs as text; a label that is a prefix of the other
+/// sorts first.
+pub fn compare_labels(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let (da, ra) = split_digits(a);
+                let (db, rb) = split_digits(b);
+                let (ta, tb) = (trim_zeros(da), trim_zeros(db));
+                let order = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb));
+                if order != Ordering::Equal {
+                    return order;
+                }
+                (a, b) = (ra, rb);
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.to_ascii_lowercase().cmp(&y.to_ascii_lowercase()).then(x.cmp(y));
+                }
+                (a, b) = (&a[1..], &b[1..]);
+            }
+        }
+    }
+}
+
+fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    s.split_at(n)
+}
+
+fn trim_zeros(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| c == b'0').count().min(s.len().saturating_sub(1));
+    &s[n..]
+}
+
+/// The version facts of one hit that do not depend on the other hits: computed once, on
+/// arrival.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionFacts {
+    /// What the title says (always parsed; `key` may be too short to use).
+    title: Option<TitleFamily>,
+    /// The id's stem and label when the id ends in a version marker.
+    id: Option<(String, String)>,
+}
+
+impl VersionFacts {
+    pub fn of(hit: &SourceHit) -> Self {
+        Self {
+            title: Some(parse_title(&hit.title)),
+            id: id_family(&hit.local_id).map(|(stem, label)| (stem.to_string(), label)),
+        }
+    }
+
+    /// The usable title family, if any.
+    pub fn title_family(&self) -> Option<&TitleFamily> {
+        self.title.as_ref().filter(|t| t.key.chars().filter(|c| *c != ' ').count() >= MIN_FAMILY_CHARS)
+    }
+
+    fn says_superseded(&self) -> bool {
+        self.title.as_ref().is_some_and(|t| t.says_superseded)
+    }
+
+    fn numbers(&self) -> &str {
+        self.title.as_ref().map_or("", |t| t.numbers.as_str())
+    }
+}
+
+/// The resolved status of one version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Nothing known.
+    Unknown,
+    Current,
+    Superseded,
+    Draft,
+    /// Any other explicit status, lower-cased, kept as the source said it.
+    Other(String),
+}
+
+impl Status {
+    /// The `VersionInfo.status` string.
+    pub fn label(&self) -> &str {
+        match self {
+            Status::Unknown => "",
+            Status::Current => "current",
+            Status::Superseded => "superseded",
+            Status::Draft => "draft",
+            Status::Other(s) => s,
+        }
+    }
+}
+
+/// The newer version of a superseded hit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Newer {
+    /// Not superseded, or superseded without a known newer version.
+    None,
+    /// The hit at this index of the input.
+    Present(usize),
+    /// A local id (the source's own `superseded_by`) that is not among the input hits.
+    Absent(String),
+}
+
+/// One hit's place among the versions of its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The explicit family, else the inferred one (the family's smallest inferred key), else empty.
+    pub family: String,
+    /// The explicit label, else the label found in the title or id.
+    pub label: String,
+    pub status: Status,
+    pub newer: Newer,
+    /// Whether there is anything to report: an explicit `version`, a family of two or more
+    /// hits, or a hit that says it is superseded. When `false`, a fused hit carries no version.
+    pub known: bool,
+}
+
+impl Resolved {
+    /// The `VersionInfo` of `hit` resolved as `self`, with `superseded_by` as given (see
+    /// [`Newer`]); `None` when nothing is known.
+    pub fn version_info(&self, hit: &SourceHit, superseded_by: String) -> Option<VersionInfo> {
+        if !self.known {
+            return None;
+        }
+        let explicit = hit.version.clone().unwrap_or_default();
+        Some(VersionInfo {
+            family: self.family.clone(),
+            label: self.label.clone(),
+            effective_at: explicit.effective_at,
+            status: self.status.label().to_string(),
+            supersedes: explicit.supersedes,
+            superseded_by,
+        })
+    }
+}
+
+/// Resolves the versions of hits of ONE source, each with its [`VersionFacts::of`] (see the
+/// module doc); the result is in input order and does not depend on that order.
+pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
+    let facts: Vec<&VersionFacts> = hits.iter().map(|(_, f)| *f).collect();
+    let hits: Vec<&SourceHit> = hits.iter().map(|(h, _)| *h).collect();
+    let n = hits.len();
+    let explicit = |i: usize| hits[i].version.as_ref();
+    let explicit_family = |i: usize| explicit(i).map(|v| v.family.trim()).filter(|f| !f.is_empty());
+    let by_id: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.local_id.as_str(), i)).collect();
+    let mut parent: Vec<usize> = (0..n).collect();
+
+    // Explicit families, then valid inferred title and id buckets, then links.
+    let mut explicit_buckets: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut title_buckets: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut id_buckets: HashMap<&str, Vec<usize>> = HashMap::new();
+    for i in 0..n {
+        if let Some(f) = explicit_family(i) {
+            explicit_buckets.entry(f).or_default().push(i);
+            continue;
+        }
+        if let Some(t) = facts[i].title_family() {
+            title_buckets.entry(t.key.as_str()).or_default().push(i);
+        }
+        let id_key = facts[i].id.as_ref().map_or(hits[i].local_id.as_str(), |(stem, _)| stem.as_str());
+        id_buckets.entry(id_key).or_default().push(i);
+    }
+    for members in explicit_buckets.values() {
+        join_all(&mut parent, members);
+    }
+    for members in title_buckets.values() {
+        let markers = |&i: &usize| facts[i].title_family().map_or("", |t| t.markers.as_str());
+        if members.len() > 1 && all_distinct(members, markers) {
+            join_all(&mut parent, members);
+        }
+    }
+    for members in id_buckets.values() {
+        let label = |&i: &usize| facts[i].id.as_ref().map_or("", |(_, l)| l.as_str());
+        let numbers = facts[members[0]].numbers();
+        if members.len() > 1 && all_distinct(members, label) && members.iter().all(|&i| facts[i].numbers() == numbers) {
+            join_all(&mut parent, members);
+        }
+    }
+    for i in 0..n {
+        if let Some(v) = explicit(i) {
+            for link in [&v.supersedes, &v.superseded_by] {
+                if let Some(&j) = by_id.get(link.trim()) {
+                    union(&mut parent, i, j);
+                }
+            }
+        }
+    }
+
+    let mut components: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..n {
+        let root = find(&mut parent, i);
+        components.entry(root).or_default().push(i);
+    }
+    let mut out: Vec<Option<Resolved>> = vec![None; n];
+    for members in components.values() {
+        resolve_family(&hits, &facts, members, &by_id, &mut out);
+    }
+    out.into_iter().map(|r| r.expect("every hit is in one family")).collect()
+}
+
+/// [`resolve`] for owned hits (computes the facts).
+pub fn resolve_hits(hits: &[SourceHit]) -> Vec<Resolved> {
+    let facts: Vec<VersionFacts> = hits.iter().map(VersionFacts::of).collect();
+    let pairs: Vec<(&SourceHit, &VersionFacts)> = hits.iter().zip(&facts).collect();
+    resolve(&pairs)
+}
+
+fn explicit_status(hit: &SourceHit) -> Option<String> {
+    hit.version.as_ref().map(|v| v.status.trim().to_lowercase()).filter(|s| !s.is_empty())
+}
+
+fn timestamp(t: Option<&Timestamp>) -> (i64, i32) {
+    t.map_or((i64::MIN, 0), |t| (t.seconds, t.nanos))
+}
+
+fn resolve_family(
+    hits: &[&SourceHit],
+    facts: &[&VersionFacts],
+    members: &[usize],
+    by_id: &HashMap<&str, usize>,
+    out: &mut [Option<Resolved>],
+) {
+    let explicit = |i: usize| hits[i].version.as_ref();
+    let superseded_by_link = |i: usize| explicit(i).map_or("", |v| v.superseded_by.trim());
+    let supersedes_link = |i: usize| explicit(i).map_or("", |v| v.supersedes.trim());
+    // The member of the family that says it supersedes `i`, if any (smallest local id).
+    let superseder = |i: usize| {
+        members
+            .iter()
+            .copied()
+            .filter(|&j| j != i && supersedes_link(j) == hits[i].local_id)
+            .min_by(|&a, &b| hits[a].local_id.cmp(&hits[b].local_id))
+    };
+    let says_superseded = |i: usize| match explicit_status(hits[i]) {
+        Some(s) => s == "superseded",
+        None => !superseded_by_link(i).is_empty() || superseder(i).is_some() || facts[i].says_superseded(),
+    };
+    let is_draft = |i: usize| explicit_status(hits[i]).is_some_and(|s| s == "draft");
+    let supersedes_member = |i: usize| by_id.get(supersedes_link(i)).is_some_and(|j| members.contains(j));
+    let label = |i: usize| {
+        let explicit_label = explicit(i).map_or("", |v| v.label.trim());
+        if !explicit_label.is_empty() {
+            return explicit_label.to_string();
+        }
+        match (facts[i].title_family().filter(|t| !t.label.is_empty()), &facts[i].id) {
+            (Some(t), _) => t.label.clone(),
+            (None, Some((_, l))) => l.clone(),
+            (None, None) => String::new(),
+        }
+    };
+    let labels: Vec<String> = members.iter().map(|&i| label(i)).collect();
+    let label_of = |i: usize| &labels[members.iter().position(|&m| m == i).unwrap_or(0)];
+    let current = members.iter().copied().filter(|&i| !says_superseded(i) && !is_draft(i)).min_by(|&a, &b| {
+        let rank = |i: usize| {
+            (
+                Reverse(explicit_status(hits[i]).is_some_and(|s| s == "current")),
+                Reverse(supersedes_member(i)),
+                Reverse(timestamp(explicit(i).and_then(|v| v.effective_at.as_ref()))),
+                Reverse(timestamp(hits[i].updated_at.as_ref())),
+            )
+        };
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| compare_labels(label_of(b), label_of(a)))
+            .then_with(|| hits[a].local_id.cmp(&hits[b].local_id))
+    });
+    // Inferred family name: the smallest inferred key (title, else id stem) among the members.
+    let inferred = members
+        .iter()
+        .filter_map(|&i| {
+            facts[i]
+                .title_family()
+                .map(|t| t.key.as_str())
+                .or_else(|| facts[i].id.as_ref().map(|(stem, _)| stem.as_str()))
+        })
+        .min()
+        .unwrap_or("")
+        .to_string();
+    let family = members.len() > 1;
+    for (&i, label) in members.iter().zip(labels.iter()) {
+        let status = if is_draft(i) {
+            Status::Draft
+        } else if Some(i) == current {
+            if family || explicit_status(hits[i]).is_some() { Status::Current } else { Status::Unknown }
+        } else if says_superseded(i) || current.is_some() {
+            Status::Superseded
+        } else {
+            explicit_status(hits[i]).map_or(Status::Unknown, Status::Other)
+        };
+        let newer = if status != Status::Superseded {
+            Newer::None
+        } else if let Some(c) = current {
+            Newer::Present(c)
+        } else {
+            match superseded_by_link(i) {
+                "" => superseder(i).map_or(Newer::None, Newer::Present),
+                id => by_id.get(id).map_or_else(|| Newer::Absent(id.to_string()), |&j| Newer::Present(j)),
+            }
+        };
+        let family_name = match explicit(i).map(|v| v.family.trim()).filter(|f| !f.is_empty()) {
+            Some(f) => f.to_string(),
+            None if family || status == Status::Superseded => inferred.clone(),
+            None => String::new(),
+        };
+        out[i] = Some(Resolved {
+            family: family_name,
+            label: label.clone(),
+            known: explicit(i).is_some() || family || status == Status::Superseded,
+            status,
+            newer,
+        });
+    }
+}
+
+fn all_distinct<'a>(members: &[usize], key: impl Fn(&usize) -> &'a str) -> bool {
+    let mut keys: Vec<&str> = members.iter().map(key).collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1])
+}
+
+fn join_all(parent: &mut [usize], members: &[usize]) {
+    for &m in &members[1..] {
+        union(parent, members[0], m);
+    }
+}
+
+fn find(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
+fn union(parent: &mut [usize], a: usize, b: usize) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        parent[ra.max(rb)] = ra.min(rb);
+    }
+}
+
+// ---- title parsing ----
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    /// Digits, with `.`, `-` or `/` between digits kept: "12", "4.4", "2026-10-01".
+    Num(String),
+    /// A run of non-CJK letters and digits starting with a letter: "api", "v2", "sev2".
+    Word(String),
+    /// One CJK character.
+    Cjk(char),
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0x20000..=0x2FA1F)
+}
+
+fn tokenize(title: &str) -> Vec<Tok> {
+    let chars: Vec<char> = title.nfkc().flat_map(char::to_lowercase).collect();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    let digit_at = |j: usize| chars.get(j).is_some_and(char::is_ascii_digit);
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_digit() {
+            let mut s = String::new();
+            while i < chars.len() && (digit_at(i) || (matches!(chars[i], '.' | '-' | '/') && digit_at(i + 1))) {
+                s.push(chars[i]);
+                i += 1;
+            }
+            toks.push(Tok::Num(s));
+        } else if is_cjk(c) {
+            toks.push(Tok::Cjk(c));
+            i += 1;
+        } else if c.is_alphanumeric() {
+            let mut s = String::new();
+            while i < chars.len() {
+                let d = chars[i];
+                let dot_in_number = d == '.' && s.ends_with(|p: char| p.is_ascii_digit()) && digit_at(i + 1);
+                let word_char = d.is_alphanumeric() && !is_cjk(d);
+                if !(word_char || dot_in_number) {
+                    break;
+                }
+                s.push(d);
+                i += 1;
+            }
+            toks.push(Tok::Word(s));
+        } else {
+            i += 1;
+        }
+    }
+    toks
+}
+
+fn is_year(s: &str) -> bool {
+    s.len() == 4 && (s.starts_with("19") || s.starts_with("20")) && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `v2`, `v2.1`.
+fn is_v_label(s: &str) -> bool {
+    s.strip_prefix('v').is_some_and(|rest| {
+        !rest.is_empty() && rest.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// `2026-10-01`, `2026/10`, `2026.09`: a year, then a month 1..=12, then maybe a day.
+fn is_date(s: &str) -> bool {
+    let parts: Vec<&str> = s.split(['-', '/', '.']).collect();
+    let month_ok = |m: &str| m.len() <= 2 && m.parse::<u32>().is_ok_and(|m| (1..=12).contains(&m));
+    let day_ok = |d: &str| d.len() <= 2 && d.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d));
+    match parts.as_slice() {
+        [y, m] => is_year(y) && month_ok(m),
+        [y, m, d] => is_year(y) && month_ok(m) && day_ok(d),
+        _ => false,
+    }
+}
+
+fn month_number(word: &str) -> Option<u32> {
+    MONTHS.iter().find(|(m, _)| *m == word).map(|(_, n)| *n)
+}
+
+fn small_number(t: Option<&Tok>, max: u32) -> Option<u32> {
+    match t {
+        Some(Tok::Num(n)) if n.len() <= 2 => n.parse().ok().filter(|v| (1..=max).contains(v)),
+        _ => None,
+    }
+}
+
+fn parse_title(title: &str) -> TitleFamily {
+    let toks = tokenize(title);
+    let mut kept: Vec<Tok> = Vec::new();
+    let mut markers: Vec<String> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    let mut says_superseded = false;
+    let mut i = 0;
+    let cjk_at = |j: usize, c: char| toks.get(j) == Some(&Tok::Cjk(c));
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Num(n) if is_date(n) => {
+                markers.push(n.clone());
+                labels.push(n.clone());
+                i += 1;
+            }
+            Tok::Num(n) if is_year(n) => {
+                let mut label = n.clone();
+                i += 1;
+                // 2026 年 [9 月 [1 日]] [起]
+                if cjk_at(i, '年') {
+                    i += 1;
+                    if let Some(m) = small_number(toks.get(i), 12).filter(|_| cjk_at(i + 1, '月')) {
+                        label = format!("{n}-{m:02}");
+                        i += 2;
+                        if small_number(toks.get(i), 31).is_some() && (cjk_at(i + 1, '日') || cjk_at(i + 1, '号')) {
+                            i += 2;
+                        }
+                    }
+                    if cjk_at(i, '起') {
+                        i += 1;
+                    }
+                }
+                // October 2026 / 2026 October
+                let month_before = match kept.last() {
+                    Some(Tok::Word(w)) => month_number(w),
+                    _ => None,
+                };
+                if let Some(m) = month_before {
+                    kept.pop();
+                    label = format!("{n}-{m:02}");
+                } else if let Some(Tok::Word(w)) = toks.get(i)
+                    && let Some(m) = month_number(w)
+                {
+                    label = format!("{n}-{m:02}");
+                    i += 1;
+                }
+                markers.push(label.clone());
+                labels.push(label);
+            }
+            Tok::Num(n) => {
+                let after_version_word =
+                    i > 0 && matches!(&toks[i - 1], Tok::Word(w) if VERSION_WORDS.contains(&w.as_str()));
+                let before_edition = cjk_at(i + 1, '版')
+                    || matches!(toks.get(i + 1), Some(Tok::Word(w)) if w == "edition" || w == "version");
+                if after_version_word || before_edition {
+                    if i > 0 && cjk_at(i - 1, '第') && kept.last() == Some(&Tok::Cjk('第')) {
+                        kept.pop();
+                    }
+                    markers.push(n.clone());
+                    labels.push(n.clone());
+                } else {
+                    kept.push(toks[i].clone());
+                }
+                i += 1;
+            }
+            Tok::Word(w) if is_v_label(w) => {
+                markers.push(w.clone());
+                labels.push(w.clone());
+                i += 1;
+            }
+            Tok::Word(w) => {
+                match WORD_MARKERS.iter().find(|(m, _)| m == w) {
+                    Some((m, superseded)) => {
+                        says_superseded |= superseded;
+                        markers.push(m.to_string());
+                    }
+                    None => kept.push(toks[i].clone()),
+                }
+                i += 1;
+            }
+            Tok::Cjk(_) => {
+                let phrase = CJK_MARKERS.iter().find(|(m, _)| m.chars().enumerate().all(|(k, c)| cjk_at(i + k, c)));
+                match phrase {
+                    Some((m, superseded)) => {
+                        says_superseded |= superseded;
+                        markers.push(m.to_string());
+                        i += m.chars().count();
+                    }
+                    None => {
+                        kept.push(toks[i].clone());
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut key = String::new();
+    let mut numbers = String::new();
+    let mut prev_cjk = false;
+    for t in &kept {
+        match t {
+            Tok::Cjk(c) => {
+                if !prev_cjk && !key.is_empty() {
+                    key.push(' ');
+                }
+                key.push(*c);
+                prev_cjk = true;
+            }
+            Tok::Num(s) | Tok::Word(s) => {
+                if !key.is_empty() {
+                    key.push(' ');
+                }
+                key.push_str(s);
+                prev_cjk = false;
+                if let Tok::Num(s) = t {
+                    if !numbers.is_empty() {
+                        numbers.push(' ');
+                    }
+                    numbers.push_str(s);
+                }
+            }
+        }
+    }
+    labels.dedup();
+    TitleFamily { key, label: labels.join(" "), markers: markers.join(" "), says_superseded, numbers }
+}
+
+#[cfg(test)]
+mod tests;

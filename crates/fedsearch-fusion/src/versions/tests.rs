@@ -1,0 +1,216 @@
+//! Unit tests of title and id families and of which version is current.
+
+use fedsearch_proto::types::{SourceHit, VersionInfo};
+use prost_types::Timestamp;
+
+use super::*;
+
+fn key(title: &str) -> Option<String> {
+    title_family(title).map(|t| t.key)
+}
+
+fn hit(id: &str, title: &str) -> SourceHit {
+    SourceHit { local_id: id.into(), title: title.into(), ..Default::default() }
+}
+
+fn with_version(mut h: SourceHit, v: VersionInfo) -> SourceHit {
+    h.version = Some(v);
+    h
+}
+
+fn ts(seconds: i64) -> Option<Timestamp> {
+    Some(Timestamp { seconds, nanos: 0 })
+}
+
+#[test]
+fn years_editions_and_status_words_are_markers() {
+    let policy = key("退货政策（2026 版） Return Policy 2026").unwrap();
+    assert_eq!(policy, "退货政策 return policy");
+    assert_eq!(key("退货政策（2025 版，已废止） Return Policy 2025 (superseded)").unwrap(), policy);
+    assert_eq!(key("API rate limits (2025 edition, superseded)"), key("API rate limits (October 2026)"));
+    assert_eq!(key("数据保留策略（2025 版，已废止）"), key("数据保留策略（2026 年 9 月起）"));
+    assert_eq!(
+        key("Nimbus Workspace 4.4 预览版发布说明（已被正式版取代）"),
+        key("Nimbus Workspace 4.4 发布说明（2026 年 11 月）")
+    );
+    assert_eq!(key("Expense policy (2025版)"), key("Expense policy v2"));
+    assert_eq!(key("Expense policy version 3"), key("旧版 Expense policy"));
+    assert_eq!(key("Expense policy, effective 2026-10-01").unwrap(), "expense policy effective");
+    let t = title_family("数据保留策略（2026 年 9 月起）").unwrap();
+    assert_eq!(t.label, "2026-09");
+    assert!(!t.says_superseded);
+    assert_eq!(title_family("API rate limits (October 2026)").unwrap().label, "2026-10");
+    assert_eq!(title_family("Guide v2.1").unwrap().label, "v2.1");
+    for old in [
+        "Return Policy 2025 (superseded)",
+        "旧版 报销制度",
+        "数据保留策略（2025 版，已废止）",
+        "Nimbus 4.4 预览版（已被正式版取代）",
+    ] {
+        assert!(title_family(old).unwrap().says_superseded, "{old}");
+    }
+    assert!(!title_family("报销制度（2026 版，取代 2025 版）").unwrap().says_superseded);
+}
+
+#[test]
+fn other_numbers_stay_in_the_key_however_short() {
+    assert_ne!(key("Incident 12: API latency"), key("Incident 13: API latency"));
+    assert_eq!(key("Incident 12: API latency").unwrap(), "incident 12 api latency");
+    assert_ne!(key("Release notes: Nimbus Workspace 4.3 (October 2026)"), key("Release notes: Nimbus Workspace 4.4"));
+    assert_ne!(key("Dashboard charts render blank in Safari 17"), key("Dashboard charts render blank in Safari 16"));
+    assert_ne!(key("SO20261001 earbuds"), key("SO20261002 earbuds"));
+    assert_ne!(key("Floor 3 printer 2025"), key("Floor 4 printer 2026"));
+    // Too short once the markers are gone.
+    assert_eq!(key("FAQ 2025"), None);
+}
+
+#[test]
+fn ids_lose_a_trailing_year_or_version_only() {
+    assert_eq!(id_family("public:return_policy_2025"), Some(("public:return_policy", "2025".to_string())));
+    assert_eq!(id_family("DOC-API-RATE-2026"), Some(("DOC-API-RATE", "2026".to_string())));
+    assert_eq!(id_family("guide-v2"), Some(("guide", "v2".to_string())));
+    assert_eq!(id_family("SP-2026-031"), None);
+    assert_eq!(id_family("NIM-1201"), None);
+    assert_eq!(id_family("return_policy"), None);
+}
+
+#[test]
+fn labels_compare_naturally() {
+    assert_eq!(compare_labels("v10", "v9"), Ordering::Greater);
+    assert_eq!(compare_labels("2026.10", "2026.9"), Ordering::Greater);
+    assert_eq!(compare_labels("2026-09", "2025"), Ordering::Greater);
+    assert_eq!(compare_labels("4.4", "4.4-preview"), Ordering::Less);
+    assert_eq!(compare_labels("007", "7"), Ordering::Equal);
+}
+
+#[test]
+fn inferred_families_join_within_the_source_and_the_newest_label_is_current() {
+    let hits = [
+        hit("a", "Return Policy 2025"),
+        hit("b", "Return Policy 2026"),
+        hit("c", "Incident 12: API latency"),
+        hit("d", "Incident 13: API latency"),
+    ];
+    let r = resolve_hits(&hits);
+    assert_eq!(r[1].status, Status::Current);
+    assert_eq!((r[0].status.clone(), r[0].newer.clone()), (Status::Superseded, Newer::Present(1)));
+    assert_eq!(r[0].family, "return policy");
+    assert_eq!(r[0].label, "2025");
+    // Different incidents: no family, nothing to report.
+    for i in [2, 3] {
+        assert_eq!((r[i].status.clone(), r[i].known), (Status::Unknown, false), "{i}");
+    }
+}
+
+#[test]
+fn identical_titles_without_markers_are_distinct_documents() {
+    let hits = [hit("T1", "Password reset link expired"), hit("T2", "Password reset link expired")];
+    assert!(resolve_hits(&hits).iter().all(|r| !r.known && r.status == Status::Unknown));
+    // An ambiguous key joins nobody, not even a marked title.
+    let hits = [hit("a", "VPN guide"), hit("b", "VPN guide"), hit("c", "VPN guide 2024")];
+    assert!(resolve_hits(&hits).iter().all(|r| !r.known));
+}
+
+#[test]
+fn ids_with_a_trailing_marker_join_when_the_titles_keep_the_same_numbers() {
+    let mut old = hit("public:return_policy_2025", "Old returns page");
+    old.updated_at = ts(1);
+    let mut new = hit("public:return_policy", "Returns and refunds");
+    new.updated_at = ts(2);
+    let r = resolve_hits(&[old.clone(), new.clone()]);
+    assert_eq!(r[0].newer, Newer::Present(1));
+    assert_eq!(r[1].status, Status::Current);
+    let r = resolve_hits(&[hit("x_2025", "Floor 3 plan"), hit("x", "Floor 4 plan")]);
+    assert!(r.iter().all(|r| !r.known));
+}
+
+#[test]
+fn explicit_status_beats_links_dates_and_labels() {
+    let v = |status: &str, effective: i64, label: &str| VersionInfo {
+        family: "f".into(),
+        status: status.into(),
+        effective_at: ts(effective),
+        label: label.into(),
+        ..Default::default()
+    };
+    let hits = [
+        with_version(hit("new", "x"), v("superseded", 200, "9")),
+        with_version(hit("old", "x"), v("current", 100, "1")),
+    ];
+    let r = resolve_hits(&hits);
+    assert_eq!(r[1].status, Status::Current);
+    assert_eq!(r[0].newer, Newer::Present(1));
+}
+
+#[test]
+fn links_beat_dates() {
+    let hits = [
+        with_version(hit("a", "p"), VersionInfo { supersedes: "b".into(), effective_at: ts(1), ..Default::default() }),
+        with_version(hit("b", "q"), VersionInfo { effective_at: ts(2), ..Default::default() }),
+    ];
+    let r = resolve_hits(&hits);
+    assert_eq!(r[0].status, Status::Current);
+    assert_eq!((r[1].status.clone(), r[1].newer.clone()), (Status::Superseded, Newer::Present(0)));
+    let hits = [
+        with_version(
+            hit("a", "p"),
+            VersionInfo { superseded_by: "b".into(), effective_at: ts(9), ..Default::default() },
+        ),
+        with_version(hit("b", "q"), VersionInfo { effective_at: ts(2), ..Default::default() }),
+    ];
+    assert_eq!(resolve_hits(&hits)[0].newer, Newer::Present(1));
+}
+
+#[test]
+fn effective_at_beats_updated_at_which_beats_the_label() {
+    let v = |effective: Option<Timestamp>, label: &str| VersionInfo {
+        family: "f".into(),
+        effective_at: effective,
+        label: label.into(),
+        ..Default::default()
+    };
+    let mut a = with_version(hit("a", ""), v(ts(2), "1"));
+    a.updated_at = ts(1);
+    let mut b = with_version(hit("b", ""), v(ts(1), "2"));
+    b.updated_at = ts(2);
+    assert_eq!(resolve_hits(&[a, b.clone()])[0].status, Status::Current);
+    let mut c = with_version(hit("c", ""), v(None, "1"));
+    c.updated_at = ts(3);
+    let d = with_version(hit("d", ""), v(None, "2"));
+    assert_eq!(resolve_hits(&[c.clone(), d.clone()])[0].status, Status::Current);
+    c.updated_at = None;
+    assert_eq!(resolve_hits(&[c, d])[1].status, Status::Current);
+}
+
+#[test]
+fn a_lone_old_version_keeps_its_mark_and_the_sources_pointer() {
+    let old = with_version(
+        hit("DOC-2025", "Rate limits"),
+        VersionInfo { status: "superseded".into(), superseded_by: "DOC-2026".into(), ..Default::default() },
+    );
+    let r = resolve_hits(&[old]);
+    assert_eq!((r[0].status.clone(), r[0].newer.clone()), (Status::Superseded, Newer::Absent("DOC-2026".into())));
+    let r = resolve_hits(&[hit("p", "Return Policy 2025 (superseded)")]);
+    assert_eq!((r[0].status.clone(), r[0].newer.clone(), r[0].known), (Status::Superseded, Newer::None, true));
+}
+
+#[test]
+fn drafts_stand_aside_and_results_do_not_depend_on_input_order() {
+    let d = with_version(hit("d", "Policy 2027"), VersionInfo { status: "draft".into(), ..Default::default() });
+    let hits = vec![hit("a", "Policy 2025"), hit("b", "Policy 2026"), d];
+    let r = resolve_hits(&hits);
+    assert_eq!(r[2].status, Status::Draft);
+    assert_eq!(r[1].status, Status::Current);
+    assert_eq!(r[0].newer, Newer::Present(1));
+    let mut reversed = hits.clone();
+    reversed.reverse();
+    let mut again = resolve_hits(&reversed);
+    again.reverse();
+    // Indices point into the reversed input: map them back.
+    for r in &mut again {
+        if let Newer::Present(i) = r.newer {
+            r.newer = Newer::Present(hits.len() - 1 - i);
+        }
+    }
+    assert_eq!(again, r);
+}
