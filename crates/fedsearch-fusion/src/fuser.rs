@@ -183,6 +183,7 @@ fn skeleton(method: Method, sources: &[SourceList], plan: &Plan) -> FusedList {
                     contributions,
                 }),
                 duplicates,
+                version: p.version.clone(),
                 ..Default::default()
             }
         })

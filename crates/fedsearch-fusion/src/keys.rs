@@ -20,8 +20,10 @@
 //! "Password reset link expired" or two documents built from the same template (identical first
 //! paragraph) share a key. To limit this, [`crate::rank`] merges on title and snippet keys only
 //! ACROSS sources (within one source, distinct ids are distinct documents — the source says so),
-//! while URL and supplied fingerprints merge within a source too. Every merge is reported in the
-//! hit's `duplicates` with the key that matched, so a wrong merge is visible.
+//! while URL and supplied fingerprints merge within a source too (two ids, one document). Nor
+//! does a title or snippet shared with a third source join two documents of one source: a
+//! group holds at most one document per source. Every merge is reported in the hit's
+//! `duplicates` with the key that matched, so a wrong merge is visible.
 //!
 //! Hashes are 64-bit SipHash with fixed keys (deterministic across runs); a collision between two
 //! different normalised strings has probability ~2^-64 per pair.
@@ -48,7 +50,11 @@ pub enum KeyKind {
 }
 
 impl KeyKind {
+    /// The order in which keys are reported (`matched_on`).
     pub const ALL: [KeyKind; 3] = [KeyKind::Url, KeyKind::Title, KeyKind::Content];
+    /// The order in which keys merge hits, strongest first: when two merges exclude each other,
+    /// the stronger key wins (see [`crate::rank`], section 4).
+    pub const MERGE_ORDER: [KeyKind; 3] = [KeyKind::Url, KeyKind::Content, KeyKind::Title];
 
     pub fn label(self) -> &'static str {
         match self {

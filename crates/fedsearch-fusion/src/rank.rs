@@ -38,10 +38,22 @@
 //! # 4. Duplicate groups
 //!
 //! Hits are merged with union-find over three keys ([`crate::keys`]): canonical URL, normalised
-//! title (≥ 8 chars) and content (supplied fingerprint, else normalised snippet ≥ 40 chars). Two
-//! hits sharing any key are in one group, transitively: A~B by URL and B~C by title puts A, B and
-//! C in one group. URL and supplied fingerprints merge hits of the same source as well; title
-//! and snippet keys only merge hits of different sources (see [`crate::keys`] on false merges).
+//! title (≥ 8 chars) and content (supplied fingerprint, else normalised snippet ≥ 40 chars).
+//! Hits sharing a key are in one group, transitively: A~B by URL and B~C by title puts A, B and
+//! C in one group — with one limit: **a group holds at most one document per source.**
+//!
+//! 1. Within one source, hits sharing a strong key — canonical URL or supplied fingerprint —
+//!    are ONE document under two ids, and always merge. Distinct ids of one source are
+//!    otherwise distinct documents: title and snippet keys never merge hits of the same source.
+//! 2. Across sources, keys are applied strongest first (URL, then content, then title); within
+//!    a key, its buckets in the order of their best hit and each bucket's hits best first (by
+//!    the order of section 6: best contribution, then its tie-breaks). Each hit joins the first
+//!    group already formed on that key whose union with its own group would not hold two
+//!    different documents of one source; if none, it starts one. So when tickets:A and
+//!    tickets:B are both titled like kb:C, kb:C joins the better-ranked of A and B and the
+//!    other stays on its own; a stronger key wins over a weaker one.
+//!
+//! The order of these steps depends only on the hits, not on their arrival.
 //!
 //! # 5. Score of a group
 //!
@@ -62,14 +74,50 @@
 //!
 //! Groups are sorted by fused score (descending), then groups with a positive-weight
 //! contribution first, then by the representative's `updated_at` (newer first), source name and
-//! `local_id`; the first `top_k` are returned.
+//! `local_id`; then superseded versions move (section 7); the first `top_k` are returned.
+//!
+//! # 7. Versions
+//!
+//! Versions are compared only within one source ([`crate::versions`] says how families are
+//! found — the source's `version.family`, else titles and ids with year and version markers
+//! removed, never joining titles that differ in another number — and which version of a family
+//! is current: explicit status, then `supersedes`/`superseded_by` links, then the newer
+//! `effective_at`, then the newer `updated_at`, then the larger label). Each source's versions
+//! are resolved over every hit that arrived from it, whether or not it makes the list.
+//!
+//! - A fused hit's `version` is its representative's: the source's `version` when set, with
+//!   `family`, `label` and `status` filled in from the inference where the source left them
+//!   empty; nothing when nothing is known (no explicit version, no family of two or more, no
+//!   title saying it is superseded).
+//! - **The current version ranks above every superseded version of its family.** Every group
+//!   whose representative is superseded comes after the group holding its current version,
+//!   wherever that group itself ends up: one that would rank above it moves to directly below
+//!   it (several such groups keep their relative order; a moved group takes the groups moved
+//!   below it along); one already below it stays where it is. Should two groups each hold the other's newer version (a cycle, through
+//!   copies in other sources), the better-ranked one stays in place. Nothing else moves, so the
+//!   list is sorted by fused score except for these moved hits. This happens before `top_k` is
+//!   applied.
+//! - A superseded hit says `status: "superseded"` and `superseded_by`: the id of the fused hit
+//!   that holds the current version when it is in the list (the representative's
+//!   `<source>:<local_id>`, which is the current version itself unless another source's copy of
+//!   it represents the group), else the current version's local id; when no current version
+//!   arrived, the source's own `superseded_by` (a local id, possibly empty). A superseded hit
+//!   is always kept.
+//! - A group that holds both an old and the current version (one document by a strong key)
+//!   carries the current one's version.
 
-use std::{cmp::Ordering, collections::HashMap};
+use std::{
+    cmp::{Ordering, Reverse},
+    collections::{BinaryHeap, HashMap, hash_map},
+};
 
-use fedsearch_proto::types::SourceHit;
+use fedsearch_proto::types::{SourceHit, VersionInfo};
 use prost_types::Timestamp;
 
-use crate::keys::{KeyKind, Keys};
+use crate::{
+    keys::{KeyKind, Keys},
+    versions::{self, Newer, Resolved, Status, VersionFacts},
+};
 
 /// The RRF rank constant used when `options.rrf_k` is unset.
 pub const DEFAULT_RRF_K: u32 = 60;
@@ -98,6 +146,7 @@ impl Method {
 pub(crate) struct Entry {
     pub hit: SourceHit,
     pub keys: Keys,
+    pub versions: VersionFacts,
     /// Order of first arrival within the source.
     pub arrival: u32,
 }
@@ -128,16 +177,17 @@ impl SourceList {
         if let Some(&i) = self.by_id.get(&hit.local_id) {
             let old = &mut self.entries[i as usize];
             let arrival = old.arrival;
-            let candidate = Entry { keys: Keys::default(), hit, arrival };
+            let candidate = Entry { keys: Keys::default(), versions: VersionFacts::default(), hit, arrival };
             if candidate.order_key() < old.order_key() {
                 old.keys = Keys::of(&candidate.hit);
+                old.versions = VersionFacts::of(&candidate.hit);
                 old.hit = candidate.hit;
             }
             return;
         }
         let arrival = self.entries.len() as u32;
         self.by_id.insert(hit.local_id.clone(), arrival);
-        self.entries.push(Entry { keys: Keys::of(&hit), hit, arrival });
+        self.entries.push(Entry { keys: Keys::of(&hit), versions: VersionFacts::of(&hit), hit, arrival });
     }
 }
 
@@ -162,6 +212,8 @@ pub(crate) struct PlannedHit {
     pub contributions: Vec<Scored>,
     /// Every other member, sorted by source name then position, with the key it matched on.
     pub duplicates: Vec<(Scored, KeyKind)>,
+    /// The representative's version (see the module doc, section 7).
+    pub version: Option<VersionInfo>,
 }
 
 /// The fused list before materialisation.
@@ -201,10 +253,65 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
             .then_with(|| b.positive.cmp(&a.positive))
             .then_with(|| cmp_tie(&a.rep, &b.rep, sources))
     });
-    groups.truncate(top_k);
-    let hits = groups
-        .into_iter()
-        .map(|g| {
+    let resolved: Vec<Vec<Resolved>> = sources
+        .iter()
+        .map(|s| versions::resolve(&s.entries.iter().map(|e| (&e.hit, &e.versions)).collect::<Vec<_>>()))
+        .collect();
+    // Where each hit (by source and entry) ended up: the index of its group in sorted order.
+    let offsets: Vec<usize> = sources
+        .iter()
+        .scan(0, |acc, s| {
+            let at = *acc;
+            *acc += s.entries.len();
+            Some(at)
+        })
+        .collect();
+    let mut group_of = vec![0u32; n];
+    for (gi, g) in groups.iter().enumerate() {
+        for &m in &order[g.start..g.start + g.len] {
+            let s = scored[m as usize];
+            group_of[offsets[s.src as usize] + s.ent as usize] = gi as u32;
+        }
+    }
+    let group_of_entry = |src: u32, ent: usize| group_of[offsets[src as usize] + ent] as usize;
+    let successor = |g: &Group| match resolved[g.rep.src as usize][g.rep.ent as usize] {
+        Resolved { status: Status::Superseded, newer: Newer::Present(e), .. } => Some(e),
+        _ => None,
+    };
+    let placed = demote_superseded(&groups, |gi, g| {
+        successor(g).map(|e| group_of_entry(g.rep.src, e)).filter(|&target| target != gi)
+    });
+    let mut position = vec![usize::MAX; groups.len()];
+    for (p, &gi) in placed.iter().take(top_k).enumerate() {
+        position[gi] = p;
+    }
+    let fused_id = |s: &Scored| format!("{}:{}", name(s, sources), entry(s, sources).hit.local_id);
+    let version_of = |gi: usize, g: &Group| {
+        let (src, rep) = (g.rep.src as usize, g.rep.ent as usize);
+        let hit = &sources[src].entries[rep].hit;
+        let mine = &resolved[src][rep];
+        match &mine.newer {
+            Newer::Present(e) if mine.status == Status::Superseded => {
+                let target = group_of_entry(g.rep.src, *e);
+                let newer = &sources[src].entries[*e].hit;
+                if target == gi {
+                    // The group holds the newer version too (one document by a strong key).
+                    resolved[src][*e].version_info(newer, String::new())
+                } else if position[target] != usize::MAX {
+                    mine.version_info(hit, fused_id(&groups[target].rep))
+                } else {
+                    mine.version_info(hit, newer.local_id.clone())
+                }
+            }
+            Newer::Absent(id) => mine.version_info(hit, id.clone()),
+            _ => mine.version_info(hit, String::new()),
+        }
+    };
+    let hits = placed
+        .iter()
+        .take(top_k)
+        .map(|&gi| {
+            let g = &groups[gi];
             let members = &order[g.start..g.start + g.len];
             let rep_keys = keys_of(&g.rep, sources);
             let mut duplicates: Vec<(Scored, KeyKind)> = members
@@ -219,10 +326,69 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
                 rep: g.rep,
                 contributions: best_per_source(members, &scored, sources),
                 duplicates,
+                version: version_of(gi, g),
             }
         })
         .collect();
     Plan { hits, duplicates_merged }
+}
+
+/// The order of `groups` (already sorted) in which every group whose `target(index, group)` is
+/// `Some(t)` comes after group `t`, moving as little as it must: a group above its target moves
+/// directly below it; several groups moved below one keep their order, and a moved group takes
+/// the groups moved below it along. In a cycle (two groups each holding
+/// the other's newer version) the best-ranked group of the cycle stays where it is.
+fn demote_superseded(groups: &[Group], target: impl Fn(usize, &Group) -> Option<usize>) -> Vec<usize> {
+    let mut targets: Vec<Option<usize>> = groups.iter().enumerate().map(|(i, g)| target(i, g)).collect();
+    if targets.iter().all(Option::is_none) {
+        return (0..groups.len()).collect();
+    }
+    // Break cycles: each group has at most one target, so each walk ends in a root or a cycle.
+    const NEW: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; groups.len()];
+    let mut path = Vec::new();
+    for start in 0..groups.len() {
+        path.clear();
+        let mut at = Some(start);
+        while let Some(i) = at {
+            match state[i] {
+                DONE => break,
+                ON_PATH => {
+                    let cycle = &path[path.iter().position(|&p| p == i).unwrap_or(0)..];
+                    if let Some(&best) = cycle.iter().min() {
+                        targets[best] = None;
+                    }
+                    break;
+                }
+                _ => {
+                    state[i] = ON_PATH;
+                    path.push(i);
+                    at = targets[i];
+                }
+            }
+        }
+        for &p in &path {
+            state[p] = DONE;
+        }
+    }
+    // The stable order that puts each group after its target: always the best-ranked group
+    // whose target is already placed.
+    let mut below: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    let mut ready = BinaryHeap::new();
+    for (i, t) in targets.iter().enumerate() {
+        match *t {
+            Some(t) => below[t].push(i),
+            None => ready.push(Reverse(i)),
+        }
+    }
+    let mut placed = Vec::with_capacity(groups.len());
+    while let Some(Reverse(i)) = ready.pop() {
+        placed.push(i);
+        ready.extend(below[i].iter().map(|&b| Reverse(b)));
+    }
+    placed
 }
 
 fn entry<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a Entry {
@@ -306,46 +472,138 @@ fn score_range(source: &SourceList) -> Option<(f64, f64)> {
     range.filter(|(min, max)| max > min)
 }
 
-/// Union-find over the keys; returns each hit's root and the keys that linked it to another hit.
+/// Union-find over the keys (see the module doc, section 4); returns each hit's root and the
+/// keys that linked it to another hit.
 fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
-    struct Bucket {
-        first: u32,
-        src: u32,
-        multi_source: bool,
-    }
     let n = scored.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![0u8; n];
-    let mut index: HashMap<u64, u32> = HashMap::with_capacity(n);
-    let mut buckets: Vec<Bucket> = Vec::with_capacity(n);
-    let mut slot: Vec<u32> = vec![u32::MAX; n];
-    for kind in KeyKind::ALL {
-        index.clear();
-        buckets.clear();
+    // 1. One document of one source: hits of that source sharing a strong key.
+    let mut first: HashMap<(u32, u64), u32> = HashMap::new();
+    for kind in [KeyKind::Url, KeyKind::Content] {
+        first.clear();
         for (g, s) in scored.iter().enumerate() {
-            slot[g] = u32::MAX;
-            let Some(key) = keys_of(s, sources).get(kind) else { continue };
-            let b = *index.entry(key).or_insert_with(|| {
-                buckets.push(Bucket { first: g as u32, src: s.src, multi_source: false });
-                buckets.len() as u32 - 1
-            });
-            let bucket = &mut buckets[b as usize];
-            bucket.multi_source |= bucket.src != s.src;
-            slot[g] = b;
-        }
-        for (g, s) in scored.iter().enumerate() {
-            let Some(bucket) = buckets.get(slot[g] as usize) else { continue };
-            let first = bucket.first as usize;
-            if first == g || !(bucket.multi_source || kind.merges_within_source(keys_of(s, sources))) {
-                continue;
+            let keys = keys_of(s, sources);
+            let Some(key) = keys.get(kind).filter(|_| kind.merges_within_source(keys)) else { continue };
+            match first.entry((s.src, key)) {
+                hash_map::Entry::Occupied(f) => {
+                    let f = *f.get() as usize;
+                    union(&mut parent, g, f);
+                    linked[g] |= kind.bit();
+                    linked[f] |= kind.bit();
+                }
+                hash_map::Entry::Vacant(v) => {
+                    v.insert(g as u32);
+                }
             }
-            union(&mut parent, g, first);
-            linked[g] |= kind.bit();
-            linked[first] |= kind.bit();
         }
     }
-    let roots = (0..n).map(|g| find(&mut parent, g)).collect();
+    let mut groups = SourceSets::new(scored, &mut parent);
+    // 2. Across sources: strongest key first, each key's buckets and members best hit first.
+    let mut buckets: HashMap<u64, Vec<u32>> = HashMap::new();
+    let by_best = |a: &u32, b: &u32| cmp_best(&scored[*a as usize], &scored[*b as usize], sources);
+    for kind in KeyKind::MERGE_ORDER {
+        buckets.clear();
+        for (g, s) in scored.iter().enumerate() {
+            if let Some(key) = keys_of(s, sources).get(kind) {
+                buckets.entry(key).or_default().push(g as u32);
+            }
+        }
+        let mut multi: Vec<Vec<u32>> = buckets
+            .drain()
+            .map(|(_, members)| members)
+            .filter(|m| m.iter().any(|&g| scored[g as usize].src != scored[m[0] as usize].src))
+            .collect();
+        for members in &mut multi {
+            members.sort_by(by_best);
+        }
+        multi.sort_by(|a, b| by_best(&a[0], &b[0]));
+        let mut heads: Vec<u32> = Vec::new();
+        for members in &multi {
+            // Each member joins the first (best) compatible group already formed on this key.
+            heads.clear();
+            for &m in members {
+                let joined = heads.iter().find(|&&h| groups.try_union(m, h)).copied();
+                match joined {
+                    Some(h) => {
+                        linked[m as usize] |= kind.bit();
+                        linked[h as usize] |= kind.bit();
+                    }
+                    None => heads.push(m),
+                }
+            }
+        }
+    }
+    let parent = groups.parent;
+    let roots = (0..n).map(|g| find(parent, g)).collect();
     (roots, linked)
+}
+
+/// Union-find whose groups know which document of each source they hold, so that a merge
+/// putting two documents of one source in one group can be refused.
+struct SourceSets<'a> {
+    parent: &'a mut [u32],
+    /// Each hit's source and document (the root after step 1).
+    doc: Vec<(u32, u32)>,
+    /// A root's `(source, document)` pairs, sorted; empty means just its own `doc`.
+    sets: Vec<Vec<(u32, u32)>>,
+}
+
+impl<'a> SourceSets<'a> {
+    fn new(scored: &[Scored], parent: &'a mut [u32]) -> Self {
+        let doc = (0..scored.len()).map(|g| (scored[g].src, find(parent, g))).collect();
+        Self { parent, doc, sets: vec![Vec::new(); scored.len()] }
+    }
+
+    fn set(&self, root: u32) -> &[(u32, u32)] {
+        match self.sets[root as usize].as_slice() {
+            [] => std::slice::from_ref(&self.doc[root as usize]),
+            set => set,
+        }
+    }
+
+    /// Merges the groups of `a` and `b` unless that would hold two documents of one source;
+    /// `true` when they are (now) one group.
+    fn try_union(&mut self, a: u32, b: u32) -> bool {
+        let (ra, rb) = (find(self.parent, a as usize), find(self.parent, b as usize));
+        if ra == rb {
+            return true;
+        }
+        let (sa, sb) = (self.set(ra), self.set(rb));
+        let mut merged = Vec::with_capacity(sa.len() + sb.len());
+        let (mut i, mut j) = (0, 0);
+        while i < sa.len() || j < sb.len() {
+            let next = match (sa.get(i), sb.get(j)) {
+                (Some(x), Some(y)) if x.0 == y.0 => {
+                    if x.1 != y.1 {
+                        return false;
+                    }
+                    j += 1;
+                    i += 1;
+                    *x
+                }
+                (Some(x), Some(y)) if x.0 < y.0 => {
+                    i += 1;
+                    *x
+                }
+                (Some(x), None) => {
+                    i += 1;
+                    *x
+                }
+                (_, Some(y)) => {
+                    j += 1;
+                    *y
+                }
+                (None, None) => unreachable!("loop condition"),
+            };
+            merged.push(next);
+        }
+        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        self.parent[hi as usize] = lo;
+        self.sets[hi as usize] = Vec::new();
+        self.sets[lo as usize] = merged;
+        true
+    }
 }
 
 fn find(parent: &mut [u32], mut x: usize) -> u32 {

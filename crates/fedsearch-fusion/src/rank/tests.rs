@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use fedsearch_proto::{
     fusion::{FuseStart, FusedList, SourceSpec},
-    types::{FusionMethod, FusionOptions, Hit, SourceHit},
+    types::{FusionMethod, FusionOptions, Hit, SourceHit, VersionInfo},
 };
 use prost_types::Timestamp;
 
@@ -466,4 +466,231 @@ fn overlong_snippets_are_cut_at_a_char_boundary() {
     assert_eq!(list.hits[0].snippet.chars().count(), crate::MAX_SNIPPET_CHARS);
     assert!(list.hits[0].snippet.starts_with("東京オフィス東京"));
     assert_eq!(list.hits[1].snippet, "ok");
+}
+
+#[test]
+fn two_hits_of_one_source_never_merge_through_a_third_source() {
+    let title = "Password reset link expired";
+    let list = fuse(
+        &rrf(&["kb", "tickets"]),
+        vec![
+            ("tickets", vec![with_title(hit("A", 1), title), with_title(hit("B", 2), title)]),
+            ("kb", vec![with_title(hit("C", 1), "password reset: link expired")]),
+        ],
+    );
+    assert_eq!(list.hits.len(), 2, "{:?}", ids(&list));
+    // C joins the better-ranked of the two.
+    let merged = by_id(&list, "kb:C");
+    assert_eq!(merged.duplicates.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), vec!["tickets:A"]);
+    assert!(by_id(&list, "tickets:B").duplicates.is_empty());
+    assert_eq!(list.duplicates_merged, 1);
+    // Whatever the arrival order.
+    let again = fuse(
+        &rrf(&["tickets", "kb"]),
+        vec![
+            ("kb", vec![with_title(hit("C", 1), "password reset: link expired")]),
+            ("tickets", vec![with_title(hit("B", 2), title), with_title(hit("A", 1), title)]),
+        ],
+    );
+    assert_eq!(again, list);
+}
+
+#[test]
+fn the_stronger_key_wins_when_two_merges_exclude_each_other() {
+    // C shares a title with A (ranked first) and a URL with B: the URL decides.
+    let title = "Quarterly close checklist";
+    let list = fuse(
+        &rrf(&["kb", "tickets"]),
+        vec![
+            ("tickets", vec![with_title(hit("A", 1), title), with_url(hit("B", 2), "https://x.example/close")]),
+            ("kb", vec![with_title(with_url(hit("C", 1), "https://x.example/close/"), title)]),
+        ],
+    );
+    assert_eq!(list.hits.len(), 2, "{:?}", ids(&list));
+    let merged = list.hits.iter().find(|h| !h.duplicates.is_empty()).unwrap();
+    let mut members = vec![merged.id.as_str(), merged.duplicates[0].id.as_str()];
+    members.sort();
+    assert_eq!(members, vec!["kb:C", "tickets:B"]);
+    assert!(by_id(&list, "tickets:A").duplicates.is_empty());
+}
+
+#[test]
+fn one_document_of_a_source_under_two_ids_still_merges_with_a_third_source() {
+    // Same canonical URL within one source: one document, so both join kb's copy.
+    let url = "https://x.example/doc";
+    let list = fuse(
+        &rrf(&["kb", "tickets"]),
+        vec![
+            ("tickets", vec![with_url(hit("A", 1), url), with_url(hit("B", 2), url)]),
+            ("kb", vec![with_title(with_url(hit("C", 1), url), "Some long shared title")]),
+        ],
+    );
+    assert_eq!(list.hits.len(), 1);
+    assert_eq!(list.hits[0].duplicates.len(), 2);
+}
+
+fn version(status: &str, superseded_by: &str) -> Option<VersionInfo> {
+    Some(VersionInfo { status: status.into(), superseded_by: superseded_by.into(), ..Default::default() })
+}
+
+#[test]
+fn the_current_version_ranks_above_a_superseded_one_and_the_old_is_marked() {
+    let list = fuse(
+        &rrf(&["tickets", "wiki"]),
+        vec![
+            (
+                "wiki",
+                vec![
+                    with_title(
+                        hit("public:return_policy_2025", 1),
+                        "退货政策（2025 版，已废止） Return Policy 2025 (superseded)",
+                    ),
+                    with_title(hit("public:shipping", 2), "Shipping delays"),
+                    with_title(hit("public:return_policy", 3), "退货政策（2026 版） Return Policy 2026"),
+                ],
+            ),
+            ("tickets", vec![hit("T1", 1), hit("T2", 2)]),
+        ],
+    );
+    // By score alone: wiki#1 and tickets#1 tie, then wiki#2 / tickets#2, then wiki#3. The old
+    // policy moves directly below the current one.
+    assert_eq!(
+        ids(&list),
+        vec![
+            "tickets:T1",
+            "tickets:T2",
+            "wiki:public:shipping",
+            "wiki:public:return_policy",
+            "wiki:public:return_policy_2025"
+        ]
+    );
+    let old = by_id(&list, "wiki:public:return_policy_2025").version.clone().unwrap();
+    assert_eq!(old.status, "superseded");
+    assert_eq!(old.superseded_by, "wiki:public:return_policy");
+    assert_eq!(old.family, "退货政策 return policy");
+    assert_eq!(old.label, "2025");
+    let new = by_id(&list, "wiki:public:return_policy").version.clone().unwrap();
+    assert_eq!((new.status.as_str(), new.superseded_by.as_str(), new.label.as_str()), ("current", "", "2026"));
+    assert_eq!(by_id(&list, "tickets:T1").version, None);
+    assert_eq!(by_id(&list, "wiki:public:shipping").version, None);
+}
+
+#[test]
+fn an_explicit_version_is_carried_and_decides() {
+    let mut old = hit("DOC-2025", 1);
+    old.version = Some(VersionInfo {
+        family: "api-rate-limits".into(),
+        label: "2025".into(),
+        effective_at: ts(100),
+        ..Default::default()
+    });
+    let mut new = hit("DOC-2026", 2);
+    new.version = Some(VersionInfo {
+        family: "api-rate-limits".into(),
+        label: "2026.10".into(),
+        effective_at: ts(200),
+        supersedes: "DOC-2025".into(),
+        ..Default::default()
+    });
+    let list = fuse(&rrf(&["docs"]), vec![("docs", vec![old, new])]);
+    assert_eq!(ids(&list), vec!["docs:DOC-2026", "docs:DOC-2025"]);
+    let (new, old) = (list.hits[0].version.clone().unwrap(), list.hits[1].version.clone().unwrap());
+    assert_eq!(
+        new,
+        VersionInfo {
+            family: "api-rate-limits".into(),
+            label: "2026.10".into(),
+            effective_at: ts(200),
+            status: "current".into(),
+            supersedes: "DOC-2025".into(),
+            superseded_by: String::new(),
+        }
+    );
+    assert_eq!((old.status.as_str(), old.superseded_by.as_str()), ("superseded", "docs:DOC-2026"));
+    assert_eq!(old.effective_at, ts(100));
+}
+
+#[test]
+fn a_lone_superseded_version_is_kept_and_marked() {
+    let mut old = hit("DOC-2025", 1);
+    old.version = version("superseded", "DOC-2026");
+    let list = fuse(&rrf(&["docs"]), vec![("docs", vec![old, hit("other", 2)])]);
+    assert_eq!(ids(&list), vec!["docs:DOC-2025", "docs:other"]);
+    let v = list.hits[0].version.clone().unwrap();
+    assert_eq!((v.status.as_str(), v.superseded_by.as_str()), ("superseded", "DOC-2026"));
+    // A title that says it is superseded is marked too, with no pointer.
+    let list = fuse(&rrf(&["wiki"]), vec![("wiki", vec![with_title(hit("p", 1), "Return Policy 2025 (superseded)")])]);
+    let v = list.hits[0].version.clone().unwrap();
+    assert_eq!((v.status.as_str(), v.superseded_by.as_str()), ("superseded", ""));
+}
+
+#[test]
+fn versions_are_never_inferred_across_sources() {
+    let list = fuse(
+        &rrf(&["a", "b"]),
+        vec![
+            ("a", vec![with_title(hit("1", 1), "Travel policy 2025")]),
+            ("b", vec![with_title(hit("1", 2), "Travel policy 2026")]),
+        ],
+    );
+    assert_eq!(ids(&list), vec!["a:1", "b:1"]);
+    assert!(list.hits.iter().all(|h| h.version.is_none()));
+}
+
+#[test]
+fn numbered_items_are_not_versions_of_each_other() {
+    let mut a = with_title(hit("SP-2026-031", 1), "Incident 12: API latency");
+    a.updated_at = ts(1);
+    let mut b = with_title(hit("SP-2026-034", 2), "Incident 13: API latency");
+    b.updated_at = ts(2);
+    let list = fuse(&rrf(&["status"]), vec![("status", vec![a, b])]);
+    assert_eq!(ids(&list), vec!["status:SP-2026-031", "status:SP-2026-034"]);
+    assert!(list.hits.iter().all(|h| h.version.is_none()));
+}
+
+#[test]
+fn superseded_by_names_the_fused_hit_that_holds_the_newer_version() {
+    // wiki's current page is a duplicate in kb's better-ranked copy: the old page points there.
+    let url = "https://wiki.example.com/return_policy";
+    let list = fuse(
+        &rrf(&["kb", "wiki"]),
+        vec![
+            (
+                "wiki",
+                vec![
+                    with_title(hit("return_policy_2025", 1), "Return Policy 2025"),
+                    with_url(with_title(hit("return_policy", 2), "Return Policy 2026"), url),
+                ],
+            ),
+            ("kb", vec![with_url(hit("K1", 1), url)]),
+        ],
+    );
+    assert_eq!(ids(&list), vec!["kb:K1", "wiki:return_policy_2025"]);
+    let v = list.hits[1].version.clone().unwrap();
+    assert_eq!((v.status.as_str(), v.superseded_by.as_str()), ("superseded", "kb:K1"));
+    // The kb copy's own version is unknown: versions are per source.
+    assert_eq!(list.hits[0].version, None);
+}
+
+#[test]
+fn a_superseded_hit_stays_below_its_newer_version_when_that_one_moves() {
+    // A proptest find. `b:d3` (the 2024 version in b) is superseded by `b:d1`, which is a
+    // duplicate in the group of `a:d0`; `a:d0` is itself superseded by `a:d1` and moves below
+    // it, and `b:d3` must follow.
+    let mk = |id: &str, url: &str, title: &str, rank: u32| with_title(with_url(hit(id, rank), url), title);
+    let (u0, u2) = ("https://docs.example.com/0", "https://docs.example.com/2");
+    let a =
+        vec![mk("d0", u2, "Shared title 0 2024", 1), mk("d1", "https://docs.example.com/1", "Shared title 0 2025", 2)];
+    let b = vec![
+        mk("d0", u0, "Shared title 1 2024", 1),
+        mk("d1", u2, "Shared title 0 2025", 2),
+        with_score(mk("d2", u0, "Shared title 1 2024", 4), 0.0),
+        with_score(mk("d3", u0, "Shared title 0 2024", 5), 1.0),
+    ];
+    let list = fuse(&start(FusionMethod::WeightedScore, &[("a", 1.0), ("b", 1.0)]), vec![("a", a), ("b", b)]);
+    assert_eq!(ids(&list), vec!["a:d1", "a:d0", "b:d3"]);
+    let superseded_by = |id| by_id(&list, id).version.clone().unwrap().superseded_by;
+    assert_eq!(superseded_by("a:d0"), "a:d1");
+    assert_eq!(superseded_by("b:d3"), "a:d0");
+    assert_eq!(by_id(&list, "b:d3").duplicates.len(), 2);
 }
