@@ -45,11 +45,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The configs with this run's ports and backend URLs (configs use the demo's default ports).
+# The configs with this run's ports and backend URLs. A company's configs use the demo's port
+# layout, 5x0NN: fusion NN=52, es-adapter 61, sql-adapter 62, wiki-adapter 63, MCP 71.
 sed "s#http://127.0.0.1:9201#$OPENSEARCH_URL#" "$CONFIG_DIR/es-adapter.yaml" >"$RUN/es-adapter.yaml"
-sed -e "s#127.0.0.1:50052#127.0.0.1:$FUSION_PORT#" -e "s#127.0.0.1:50061#127.0.0.1:$ES_PORT#" \
-    -e "s#127.0.0.1:50062#127.0.0.1:$SQLA_PORT#" -e "s#127.0.0.1:50063#127.0.0.1:$WIKIA_PORT#" \
-    -e "s#127.0.0.1:50071#127.0.0.1:$MCP_PORT#" "$CONFIG_DIR/router.yaml" >"$RUN/router.yaml"
+sed -E -e "s#127\.0\.0\.1:5[0-9]052\b#127.0.0.1:$FUSION_PORT#" -e "s#127\.0\.0\.1:5[0-9]061\b#127.0.0.1:$ES_PORT#" \
+    -e "s#127\.0\.0\.1:5[0-9]062\b#127.0.0.1:$SQLA_PORT#" -e "s#127\.0\.0\.1:5[0-9]063\b#127.0.0.1:$WIKIA_PORT#" \
+    -e "s#127\.0\.0\.1:5[0-9]071\b#127.0.0.1:$MCP_PORT#" "$CONFIG_DIR/router.yaml" >"$RUN/router.yaml"
 SECRET=$(sed -n 's/^ *hs256_secret: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$RUN/router.yaml" | head -1)
 [ -n "$SECRET" ] || die "no auth.hs256_secret in $CONFIG_DIR/router.yaml"
 

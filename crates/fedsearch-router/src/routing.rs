@@ -84,17 +84,18 @@ pub fn route(
     let bar = selection.min_score.max(selection.relative * best);
     let relevance = |sc: &Score| if sc.named { 1.0 } else if best > 0.0 { sc.content / best } else { 0.0 };
     if selection.mode == SelectionMode::All {
-        let mut ranked: Vec<(RoutedSource, f64)> = permitted
+        let mut ranked: Vec<(RoutedSource, (bool, f64))> = permitted
             .iter()
             .zip(&scored)
             .map(|(s, sc)| {
                 let why = if sc.why.is_empty() { "no match".to_string() } else { sc.why.clone() };
                 let mut r = routed(s.name().to_string(), format!("every permitted source is asked; {why}"));
                 r.relevance = relevance(sc);
-                (r, relevance(sc))
+                (r, (sc.named, relevance(sc)))
             })
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        // Named by an entity first, then by relevance; ties keep registry order.
+        ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.total_cmp(&a.1.1)));
         let selected = ranked.into_iter().map(|(r, _)| r).collect();
         return Ok(RoutingDecision { strategy: "all".into(), selected, not_selected: Vec::new() });
     }

@@ -355,7 +355,7 @@ async fn a_source_the_caller_may_not_use_is_never_called_nor_listed() {
     let mut c = client(&router).await;
     let carol = token("carol", &["employee"]);
     let resp = c.search(authed(query("q"), &carol)).await.unwrap().into_inner();
-    assert_eq!(resp.routing.as_ref().unwrap().strategy, "fallback_all");
+    assert_eq!(resp.routing.as_ref().unwrap().strategy, "all");
     assert_eq!(resp.sources.iter().map(|s| s.source.as_str()).collect::<Vec<_>>(), vec!["public"]);
     let err =
         c.search(authed(SearchRequest { sources: vec!["finance".into()], ..query("q") }, &carol)).await.unwrap_err();
@@ -511,7 +511,7 @@ async fn rules_pick_sources_and_explain_why() {
             ("orders", &ra.url(), r"routing: { patterns: ['SO\d{8}'], keywords: ['发货'] }"),
             ("wiki", &ra.url(), "routing: { keywords: ['policy', '手续费'] }"),
         ],
-        "",
+        "selection: { mode: scored }",
     ))
     .await;
     let mut c = client(&router).await;
