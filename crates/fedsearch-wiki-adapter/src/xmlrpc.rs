@@ -1,6 +1,7 @@
 //! XML-RPC messages: building a `<methodCall>` with string parameters and parsing a
 //! `<methodResponse>` into a [`Value`] tree (quick-xml, no network code here). Every string the
-//! caller passes is XML-escaped; control characters XML 1.0 cannot carry are dropped.
+//! caller passes is XML-escaped; characters XML 1.0 cannot carry (control characters, U+FFFE,
+//! U+FFFF — DokuWiki answers those with fault -32700) are dropped.
 
 use std::collections::BTreeMap;
 
@@ -67,7 +68,10 @@ pub enum Response {
 pub struct ParseError(String);
 
 fn xml_text(s: &str) -> String {
-    let kept: String = s.chars().filter(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r')).collect();
+    let kept: String = s
+        .chars()
+        .filter(|c| (!c.is_control() || matches!(c, '\t' | '\n' | '\r')) && !matches!(c, '\u{FFFE}' | '\u{FFFF}'))
+        .collect();
     quick_xml::escape::escape(kept.as_str()).into_owned()
 }
 
@@ -232,7 +236,7 @@ mod tests {
         let recorded = example("02-search-zhifuchaoshi-alice.request.xml");
         let body = |s: &str| s[s.find("<methodCall>").unwrap()..].trim().to_string();
         assert_eq!(body(&call), body(&recorded));
-        let hostile = method_call("dokuwiki.search", &["</string><script>&\"x\u{1}"]);
+        let hostile = method_call("dokuwiki.search", &["</string><script>&\"x\u{1}\u{FFFF}\u{FFFE}"]);
         assert!(hostile.contains("&lt;/string&gt;&lt;script&gt;&amp;&quot;x</string>"), "{hostile}");
         assert_eq!(hostile.matches("<string>").count(), 1);
     }
