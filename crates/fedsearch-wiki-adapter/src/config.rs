@@ -49,6 +49,111 @@ pub struct SourceConfig {
     /// Upper bound for one backend request (the sub-query deadline may be shorter).
     #[serde(default = "default_request_timeout", with = "fedsearch_core::config::duration")]
     pub request_timeout: Duration,
+    /// How one sub-query becomes wiki searches (OR semantics, see [`crate::terms`]).
+    #[serde(default)]
+    pub search: SearchConfig,
+    /// Version metadata read from page text (see [`crate::version`]).
+    #[serde(default)]
+    pub versions: VersionsConfig,
+}
+
+/// How one sub-query becomes backend searches. DokuWiki ANDs every word of a query, so the
+/// adapter runs one search per key term (plus the text as sent when it is short) and merges.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Searches run at once for one sub-query at most (DokuWiki), or terms ORed in one CQL.
+    #[serde(default = "default_max_searches")]
+    pub max_searches: usize,
+    /// The text as sent is searched as-is only when it has at most this many words.
+    #[serde(default = "default_text_max_words")]
+    pub text_max_words: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self { max_searches: default_max_searches(), text_max_words: default_text_max_words() }
+    }
+}
+
+fn default_max_searches() -> usize {
+    6
+}
+fn default_text_max_words() -> usize {
+    3
+}
+
+/// Version lines read from the text of the top pages (`Status: superseded — replaced by [[x]]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionsConfig {
+    /// Off: no page reads; versions are still inferred from `_<year>` page ids.
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// Pages read per sub-query at most (the best-ranked hits, as the user).
+    #[serde(default = "default_lookups")]
+    pub lookups: usize,
+    /// Only the first this many lines of a page are scanned (status banners sit at the top).
+    #[serde(default = "default_scan_lines")]
+    pub scan_lines: usize,
+    /// Parsed version metadata kept for (page id, mtime) pairs.
+    #[serde(default = "default_cache_entries")]
+    pub cache_entries: u64,
+    /// Replaces the built-in line patterns when set (see [`crate::version::default_patterns`]).
+    #[serde(default)]
+    pub patterns: Option<Vec<VersionPatternConfig>>,
+}
+
+impl Default for VersionsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            lookups: default_lookups(),
+            scan_lines: default_scan_lines(),
+            cache_entries: default_cache_entries(),
+            patterns: None,
+        }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_lookups() -> usize {
+    8
+}
+fn default_scan_lines() -> usize {
+    40
+}
+fn default_cache_entries() -> u64 {
+    10_000
+}
+
+/// One version line pattern: a regex applied to each (markup-stripped) line.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionPatternConfig {
+    pub kind: VersionPatternKind,
+    /// Rust `regex` syntax. `supersedes`/`superseded_by` need a group `(?P<id>…)`, `effective`
+    /// a group `(?P<date>YYYY-MM-DD)`, `label` a group `(?P<label>…)`.
+    pub regex: String,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionPatternKind {
+    /// The page is the current version.
+    Current,
+    /// The page is superseded.
+    Superseded,
+    /// The page replaces the page `id`.
+    Supersedes,
+    /// The page is replaced by the page `id` (implies superseded).
+    SupersededBy,
+    /// The page takes effect on `date` (ignored on a line that names a successor).
+    Effective,
+    /// The version's label, e.g. `2026`.
+    Label,
 }
 
 fn default_doc_type() -> String {
@@ -216,6 +321,17 @@ impl SourceConfig {
         if let Some((ns, _)) = self.doc_types.iter().find(|(ns, t)| ns.is_empty() || t.is_empty()) {
             return Err(format!("`{at}.doc_types` has an empty entry `{ns}`"));
         }
+        if !(1..=16).contains(&self.search.max_searches) {
+            return Err(format!("`{at}.search.max_searches` must be 1..=16"));
+        }
+        if self.versions.lookups > 50 {
+            return Err(format!("`{at}.versions.lookups` must be at most 50"));
+        }
+        if let Some(patterns) = &self.versions.patterns {
+            for (j, p) in patterns.iter().enumerate() {
+                crate::version::Pattern::compile(p).map_err(|e| format!("`{at}.versions.patterns[{j}]`: {e}"))?;
+            }
+        }
         Ok(())
     }
 }
@@ -282,6 +398,10 @@ sources:
         assert_eq!(cfg.sources[0].default_doc_type, "page");
         let c = cfg.sources[1].confluence.as_ref().unwrap();
         assert_eq!((c.flavor, c.page_size, c.content_types.len()), (ConfluenceFlavor::DataCenter, 25, 2));
+        let s = &cfg.sources[0];
+        assert_eq!((s.search.max_searches, s.search.text_max_words), (6, 3));
+        assert!(s.versions.enabled && s.versions.patterns.is_none());
+        assert_eq!(s.versions.lookups, 8);
     }
 
     #[test]
@@ -296,6 +416,21 @@ sources:
             (
                 GOOD.replace("mode: delegated }", "mode: delegated, secrets_file: /x }"),
                 "sources[1].identity.secrets_file",
+            ),
+            (
+                GOOD.replace("doc_types: {", "search: { max_searches: 0 }\n    doc_types: {"),
+                "sources[0].search.max_searches",
+            ),
+            (
+                GOOD.replace(
+                    "doc_types: {",
+                    "versions: { patterns: [{ kind: supersedes, regex: 'replaces (.*)' }] }\n    doc_types: {",
+                ),
+                "sources[0].versions.patterns[0]",
+            ),
+            (
+                GOOD.replace("doc_types: {", "versions: { patterns: [{ kind: label, regex: '(' }] }\n    doc_types: {"),
+                "sources[0].versions.patterns[0]",
             ),
         ];
         for (yaml, key) in cases {

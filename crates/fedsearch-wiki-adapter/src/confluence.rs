@@ -13,9 +13,11 @@
 //! - Data Center: `GET <base>/rest/api/content/search?cql=…&start=…&limit=…&expand=space,version`,
 //!   `Authorization: Bearer <PAT>`; results are content objects `{id,type,title,space,version,_links}`
 //!   (an `excerpt`, when present, is used for the snippet).
-//! - CQL: `text ~ "<user text>"` where the user text only ever appears inside one string literal
-//!   with `\` and `"` escaped; content types, configured spaces and `lastmodified` bounds (UTC,
-//!   `yyyy-MM-dd HH:mm`) are ANDed. Paging uses `start`/`limit` until the sub-query limit is
+//! - CQL: `text ~ "<user text>"` where user text only ever appears inside string literals with
+//!   `\` and `"` escaped. A sub-query's plan (the short text as sent and one entry per key term,
+//!   see [`crate::terms`]) becomes one clause ORing them, `(text ~ "a" OR text ~ "b")`, so
+//!   Confluence ranks pages matching more of them first; content types, configured spaces and
+//!   `lastmodified` bounds (UTC, `yyyy-MM-dd HH:mm`) are ANDed. Paging uses `start`/`limit` until the sub-query limit is
 //!   filled, the results end, or `max_pages` requests were made.
 //! - Fetch: `GET …/rest/api/content/{id}?expand=body.storage,version,space` as the user;
 //!   Confluence answers 404 both for a missing page and for one the user may not see.
@@ -70,9 +72,19 @@ fn cql_time(t: &Timestamp) -> Option<String> {
     fedsearch_core::time::to_chrono(t).map(|t| cql_literal(&t.format("%Y-%m-%d %H:%M").to_string()))
 }
 
-/// The CQL for one search. Only `text` comes from the user, and only inside a literal.
-pub fn build_cql(text: &str, content_types: &[String], spaces: &[String], time_range: Option<&TimeRange>) -> String {
-    let mut clauses = vec![format!("text ~ {}", cql_literal(text))];
+/// The CQL for one search: the `texts` ORed. Only `texts` come from the user, each only inside a
+/// literal.
+pub fn build_cql(
+    texts: &[&str],
+    content_types: &[String],
+    spaces: &[String],
+    time_range: Option<&TimeRange>,
+) -> String {
+    let alternatives: Vec<String> = texts.iter().map(|t| format!("text ~ {}", cql_literal(t))).collect();
+    let mut clauses = vec![match alternatives.len() {
+        1 => alternatives[0].clone(),
+        _ => format!("({})", alternatives.join(" OR ")),
+    }];
     if !content_types.is_empty() {
         let types: Vec<String> = content_types.iter().map(|t| cql_literal(t)).collect();
         clauses.push(format!("type in ({})", types.join(", ")));
@@ -139,9 +151,9 @@ impl Confluence {
         }
     }
 
-    /// The CQL this connector sends for `text`.
-    pub fn cql(&self, text: &str, time_range: Option<&TimeRange>) -> String {
-        build_cql(text, &self.content_types, &self.spaces, time_range)
+    /// The CQL this connector sends for `texts` (ORed).
+    pub fn cql(&self, texts: &[&str], time_range: Option<&TimeRange>) -> String {
+        build_cql(texts, &self.content_types, &self.spaces, time_range)
     }
 
     #[tracing::instrument(name = "confluence.rest", skip_all, fields(otel.kind = "client"))]
@@ -265,7 +277,7 @@ mod tests {
     #[test]
     fn user_text_stays_inside_one_escaped_literal() {
         assert_eq!(cql_literal(r#"a "b" \c"#), r#""a \"b\" \\c""#);
-        let cql = build_cql(r#"x" OR space = "HR\"#, &["page".into()], &[], None);
+        let cql = build_cql(&[r#"x" OR space = "HR\"#], &["page".into()], &[], None);
         assert_eq!(cql, r#"text ~ "x\" OR space = \"HR\\" AND type in ("page")"#);
         // the literal ends exactly once: count unescaped quotes
         let mut unescaped = 0;
@@ -287,11 +299,17 @@ mod tests {
             to: Some(Timestamp { seconds: 1_795_101_312, nanos: 0 }),
         };
         let cql =
-            build_cql("退货 拒收", &["page".into(), "blogpost".into()], &["OPS".into(), "HR".into()], Some(&range));
+            build_cql(&["退货 拒收"], &["page".into(), "blogpost".into()], &["OPS".into(), "HR".into()], Some(&range));
         assert_eq!(
             cql,
             r#"text ~ "退货 拒收" AND type in ("page", "blogpost") AND space in ("OPS", "HR") AND lastmodified >= "2026-10-20 15:15" AND lastmodified <= "2026-11-19 15:15""#
         );
+    }
+
+    #[test]
+    fn several_texts_are_ored_in_one_clause() {
+        let cql = build_cql(&["rejection fee", "退款", "a\"b"], &[], &["OPS".into()], None);
+        assert_eq!(cql, r#"(text ~ "rejection fee" OR text ~ "退款" OR text ~ "a\"b") AND space in ("OPS")"#);
     }
 
     #[test]

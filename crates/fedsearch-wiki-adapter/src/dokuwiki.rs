@@ -11,7 +11,9 @@
 //!
 //! `dokuwiki.search` returns every readable match sorted by score and has no date filter; the
 //! adapter cuts the list and applies `time_range` on `mtime` afterwards (see [`crate::source`]).
-//! Only the first 15 results carry a snippet.
+//! Only the first 15 results carry a snippet. It requires EVERY word of its query, so one
+//! sub-query runs several searches, one per key term, merged by the adapter (see
+//! [`crate::terms`], [`crate::merge`]).
 
 use std::time::Duration;
 
@@ -181,6 +183,19 @@ impl DokuWiki {
             id,
             extra: Vec::new(),
         })
+    }
+
+    /// `wiki.getPage` alone as the user: the raw wiki text ('' for a missing page).
+    pub async fn page_text(
+        &self,
+        credential: &Credential,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<String, AdapterError> {
+        match self.call_strict(credential, "wiki.getPage", &[id], timeout).await? {
+            Value::String(s) => Ok(s),
+            _ => Err(unusable("wiki.getPage")),
+        }
     }
 
     /// `wiki.getPage` + `wiki.getPageInfo` as the user: the wiki re-checks permission now.

@@ -8,16 +8,21 @@
 //!
 //! Code map: [`config`] (the config file), [`identity`] (whose credential), [`source`] (one
 //! logical source: filters, limits, hits), [`dokuwiki`] + [`xmlrpc`] (DokuWiki over XML-RPC),
-//! [`confluence`] (CQL over REST; verified against documented shapes only), [`text`] (clean,
-//! bounded snippets), [`http`] (shared HTTP error mapping).
+//! [`confluence`] (CQL over REST; verified against documented shapes only), [`terms`] (a
+//! sub-query → several OR-ed searches), [`merge`] (their answers → one ranked list),
+//! [`version`] (version lines in page text, `_<year>` ids), [`text`] (clean, bounded snippets),
+//! [`http`] (shared HTTP error mapping).
 
 pub mod config;
 pub mod confluence;
 pub mod dokuwiki;
 pub mod http;
 pub mod identity;
+pub mod merge;
 pub mod source;
+pub mod terms;
 pub mod text;
+pub mod version;
 pub mod xmlrpc;
 
 use std::{collections::HashMap, path::Path, sync::Arc, time::Duration};
@@ -30,7 +35,8 @@ use crate::{
     confluence::Confluence,
     dokuwiki::DokuWiki,
     identity::{CredentialKind, Identity},
-    source::{Connector, Source},
+    source::{Connector, Source, Versions},
+    version::Parser,
 };
 
 /// The adapter's name in `DescribeResponse`.
@@ -78,6 +84,17 @@ impl WikiAdapter {
             };
             let identity = Identity::load(sc.identity.mode, kind, secrets.as_deref().map(Path::new))
                 .map_err(|e| format!("`{at}.identity`: {e}"))?;
+            let versions = if sc.versions.enabled && sc.versions.lookups > 0 {
+                let parser = match &sc.versions.patterns {
+                    Some(p) => {
+                        Parser::new(p, sc.versions.scan_lines).map_err(|e| format!("`{at}.versions.patterns`: {e}"))?
+                    }
+                    None => Parser::with_defaults(sc.versions.scan_lines),
+                };
+                Some(Versions::new(parser, sc.versions.lookups, sc.versions.cache_entries))
+            } else {
+                None
+            };
             order.push(sc.name.clone());
             sources.insert(
                 sc.name.clone(),
@@ -91,6 +108,8 @@ impl WikiAdapter {
                     default_doc_type: sc.default_doc_type.clone(),
                     namespaces: sc.namespaces.clone(),
                     request_timeout: sc.request_timeout,
+                    search: sc.search.clone(),
+                    versions,
                 },
             );
         }
@@ -113,12 +132,12 @@ impl Adapter for WikiAdapter {
     async fn search(&self, query: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
         let source = self.source(&query.source)?;
         let budget = fedsearch_adapter_kit::remaining(&query, self.default_timeout);
-        let hits = source.search(&query, budget).await?;
-        tracing::debug!(source = %source.name, hits = hits.len(), "wiki search done");
-        for note in source.ignored_filters(query.filters.as_ref()) {
+        let answer = source.search(&query, budget).await?;
+        tracing::debug!(source = %source.name, hits = answer.hits.len(), "wiki search done");
+        for note in answer.notes.into_iter().chain(source.ignored_filters(query.filters.as_ref())) {
             sink.note(note);
         }
-        sink.send(hits).await;
+        sink.send(answer.hits).await;
         Ok(())
     }
 

@@ -10,19 +10,66 @@
 //!   (wiki pages carry no tags the adapter can read); Describe does not list them, and the
 //!   adapter reports each ignored filter as a note in the source's status message.
 //!
-//! Results are cut to the sub-query limit after filtering, ranked 1.. in the wiki's own order.
+//! A sub-query becomes a plan of searches ([`crate::terms`]): on DokuWiki they run concurrently
+//! (each as the user, so the ACL applies to each) and are merged and ranked by how many terms
+//! matched ([`crate::merge`]); on Confluence they are ORed in one CQL and Confluence's order is
+//! kept. When some searches fail the answer comes from the rest with a note; when all fail,
+//! the most telling error is the answer (the user's credential refused first).
+//!
+//! Results are cut to the sub-query limit after filtering and ranked 1... Then the text of the
+//! best DokuWiki hits is read for version lines, and versions are inferred ([`crate::version`]).
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use fedsearch_adapter_kit::{AdapterError, FetchResponse, SourceDescription, SourceHit, SubQuery, UserContext};
 use fedsearch_proto::types::{Filters, TimeRange};
 use prost_types::Timestamp;
 
 use crate::{
+    config::SearchConfig,
     confluence::{self, Confluence},
     dokuwiki::{self, DokuWiki},
     identity::{Credential, Identity},
+    merge,
+    terms::{self, Plan},
+    version::{self, Parser, Stated},
 };
+
+/// Reading version lines from page text: the parser, how many pages, and the parsed-metadata
+/// cache keyed by (page id, mtime) — see [`crate::version`] for why no user is in the key.
+#[derive(Debug, Clone)]
+pub struct Versions {
+    pub parser: Parser,
+    pub lookups: usize,
+    pub cache: moka::future::Cache<(String, i64), Arc<Stated>>,
+}
+
+impl Versions {
+    pub fn new(parser: Parser, lookups: usize, cache_entries: u64) -> Self {
+        Self {
+            parser,
+            lookups,
+            cache: moka::future::Cache::builder()
+                .max_capacity(cache_entries)
+                .time_to_idle(Duration::from_secs(24 * 3600))
+                .build(),
+        }
+    }
+}
+
+/// What one sub-query produced: hits, and notes for the status line.
+#[derive(Debug, Default)]
+pub struct Answer {
+    pub hits: Vec<SourceHit>,
+    pub notes: Vec<String>,
+}
+
+/// Time kept back from the page reads for sending the answer.
+const ANSWER_MARGIN: Duration = Duration::from_millis(50);
 
 /// One search result as a connector understood it.
 #[derive(Debug, Clone)]
@@ -80,6 +127,53 @@ pub struct Source {
     pub default_doc_type: String,
     pub namespaces: Vec<String>,
     pub request_timeout: Duration,
+    pub search: SearchConfig,
+    /// `None`: no page reads (versions are still inferred from `_<year>` ids).
+    pub versions: Option<Versions>,
+}
+
+/// Of several failed searches, the error to answer with: the user's credential or permission
+/// refused first (the same for every search), then the first failure.
+fn telling_error(errors: Vec<AdapterError>) -> AdapterError {
+    let rank = |e: &AdapterError| match e {
+        AdapterError::Unauthenticated(_) => 0,
+        AdapterError::PermissionDenied(_) => 1,
+        _ => 2,
+    };
+    let best = errors.iter().enumerate().min_by_key(|(i, e)| (rank(e), *i)).map(|(i, _)| i).unwrap_or(0);
+    errors.into_iter().nth(best).unwrap_or_else(|| AdapterError::Internal("no search ran".into()))
+}
+
+/// One page's stated version: from the cache for its (id, mtime), else read as the user.
+async fn read_version(
+    v: &Versions,
+    wiki: &DokuWiki,
+    credential: &Credential,
+    f: &Found,
+    left: Duration,
+) -> Option<Stated> {
+    let key = f.updated_at.as_ref().map(|t| (f.id.clone(), t.seconds));
+    if let Some(key) = &key
+        && let Some(hit) = v.cache.get(key).await
+    {
+        return Some(hit.as_ref().clone());
+    }
+    if left.is_zero() {
+        return None;
+    }
+    match wiki.page_text(credential, &f.id, left).await {
+        Ok(text) => {
+            let stated = v.parser.parse(&f.id, &text);
+            if let Some(key) = key {
+                v.cache.insert(key, Arc::new(stated.clone())).await;
+            }
+            Some(stated)
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "page not read for its version");
+            None
+        }
+    }
 }
 
 /// The filter names this adapter applies.
@@ -187,23 +281,30 @@ impl Source {
         self.identity.credential_for(user)
     }
 
-    /// Runs one sub-query as its user and returns the hits, ranked, at most `limit`.
-    pub async fn search(&self, query: &SubQuery, budget: Duration) -> Result<Vec<SourceHit>, AdapterError> {
-        let text = query.text.trim();
-        if text.is_empty() {
+    /// Runs one sub-query as its user: the hits, ranked, at most `limit`, and notes.
+    pub async fn search(&self, query: &SubQuery, budget: Duration) -> Result<Answer, AdapterError> {
+        let started = Instant::now();
+        if query.text.trim().is_empty() && query.terms.iter().all(|t| t.trim().is_empty()) {
             return Err(AdapterError::InvalidArgument("query text must not be empty".into()));
         }
         let credential = self.credential(query.user.as_ref())?;
+        let plan = terms::plan(&query.text, &query.terms, &query.original_text, &self.search);
+        if plan.searches.is_empty() {
+            return Ok(Answer { hits: vec![], notes: vec!["nothing searchable is left in the query".into()] });
+        }
         let filters = query.filters.as_ref();
         let timeout = budget.min(self.request_timeout);
         let limit = query.limit.max(1) as usize;
+        let mut notes = Vec::new();
         let found = match &self.connector {
             Connector::DokuWiki(wiki) => {
-                let all = wiki.search(&credential, text, timeout).await?;
+                let all = self.search_dokuwiki(wiki, &credential, &plan, timeout, &mut notes).await?;
                 all.into_iter().filter(|f| self.keep(f, filters)).take(limit).collect::<Vec<_>>()
             }
             Connector::Confluence(site) => {
-                let cql = site.cql(text, filters.and_then(|f| f.time_range.as_ref()));
+                let texts: Vec<&str> =
+                    plan.searches.iter().flat_map(|s| s.alternatives.iter().map(String::as_str)).collect();
+                let cql = site.cql(&texts, filters.and_then(|f| f.time_range.as_ref()));
                 let mut kept = Vec::new();
                 let mut start = 0u32;
                 for _ in 0..site.max_pages {
@@ -219,7 +320,79 @@ impl Source {
                 kept
             }
         };
-        Ok(found.into_iter().enumerate().map(|(i, f)| self.to_hit(f, i as u32 + 1)).collect())
+        let versions = match &self.connector {
+            Connector::DokuWiki(wiki) => {
+                let left = budget.saturating_sub(started.elapsed()).saturating_sub(ANSWER_MARGIN);
+                let stated = self.read_versions(wiki, &credential, &found, left.min(self.request_timeout)).await;
+                let pairs: Vec<(String, Option<Stated>)> = found.iter().map(|f| f.id.clone()).zip(stated).collect();
+                version::infer(&pairs)
+            }
+            Connector::Confluence(_) => vec![None; found.len()],
+        };
+        let hits = found
+            .into_iter()
+            .zip(versions)
+            .enumerate()
+            .map(|(i, (f, v))| {
+                let mut hit = self.to_hit(f, i as u32 + 1);
+                hit.version = v;
+                hit
+            })
+            .collect();
+        Ok(Answer { hits, notes })
+    }
+
+    /// Every search of the plan at once, as the user; merged. All failed → the telling error;
+    /// some failed → a note.
+    async fn search_dokuwiki(
+        &self,
+        wiki: &DokuWiki,
+        credential: &Credential,
+        plan: &Plan,
+        timeout: Duration,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<Found>, AdapterError> {
+        let results =
+            futures::future::join_all(plan.searches.iter().map(|s| wiki.search(credential, &s.query, timeout))).await;
+        let total = results.len();
+        let mut answers = Vec::new();
+        let mut errors = Vec::new();
+        for (i, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(found) => answers.push((i, found)),
+                Err(e) => {
+                    tracing::debug!(search = i, error = %e, "one wiki search failed");
+                    errors.push(e);
+                }
+            }
+        }
+        if answers.is_empty() {
+            return Err(telling_error(errors));
+        }
+        if let Some(first) = errors.first() {
+            notes.push(format!(
+                "{} of {total} wiki searches failed ({first}); the answer comes from the others",
+                errors.len()
+            ));
+        }
+        Ok(merge::merge(plan, answers))
+    }
+
+    /// What the text of the best hits states about their versions (`None` where not read).
+    /// Only pages this user's search just returned are read, as this user, within `left`.
+    async fn read_versions(
+        &self,
+        wiki: &DokuWiki,
+        credential: &Credential,
+        found: &[Found],
+        left: Duration,
+    ) -> Vec<Option<Stated>> {
+        let Some(v) = &self.versions else { return vec![None; found.len()] };
+        let n = v.lookups.min(found.len());
+        let mut stated =
+            futures::future::join_all(found[..n].iter().map(|f| read_version(v, wiki, credential, f, left))).await;
+        stated.resize(found.len(), None);
+        stated
     }
 
     /// The full text of `reference` as the user; the wiki re-checks permission now.
@@ -285,6 +458,8 @@ mod tests {
             default_doc_type: "page".into(),
             namespaces: namespaces.iter().map(|s| s.to_string()).collect(),
             request_timeout: Duration::from_secs(1),
+            search: SearchConfig::default(),
+            versions: None,
         }
     }
 
@@ -346,5 +521,17 @@ mod tests {
         assert_eq!(hit.doc_type, "runbook");
         assert_eq!(hit.metadata.get("namespace").map(String::as_str), Some("support"));
         assert_eq!(hit.updated_at.map(|t| t.seconds), Some(5));
+    }
+
+    #[test]
+    fn the_users_refusal_is_the_answer_when_every_search_failed() {
+        let e = telling_error(vec![
+            AdapterError::DeadlineExceeded,
+            AdapterError::Unauthenticated("no".into()),
+            AdapterError::FailedPrecondition("fault".into()),
+        ]);
+        assert!(matches!(e, AdapterError::Unauthenticated(_)), "{e:?}");
+        let e = telling_error(vec![AdapterError::FailedPrecondition("a".into()), AdapterError::DeadlineExceeded]);
+        assert!(matches!(e, AdapterError::FailedPrecondition(m) if m == "a"));
     }
 }

@@ -94,17 +94,19 @@ pub async fn search_with(
     limit: u32,
     filters: Option<Filters>,
 ) -> (Vec<SourceHit>, SubQueryDone) {
+    let query =
+        SubQuery { source: source.into(), text: text.into(), filters, limit, user: Some(user), ..Default::default() };
+    search_query(client, query).await
+}
+
+/// Any sub-query (id and a 10 s deadline filled in) through the real `Search` stream.
+pub async fn search_query(
+    client: &mut SourceAdapterClient<Channel>,
+    mut query: SubQuery,
+) -> (Vec<SourceHit>, SubQueryDone) {
     let deadline = std::time::SystemTime::now() + Duration::from_secs(10);
-    let query = SubQuery {
-        id: "q1".into(),
-        source: source.into(),
-        text: text.into(),
-        filters,
-        limit,
-        deadline: Some(fedsearch_core::time::to_timestamp(deadline)),
-        user: Some(user),
-        ..Default::default()
-    };
+    query.id = "q1".into();
+    query.deadline = Some(fedsearch_core::time::to_timestamp(deadline));
     let frames = vec![SearchFrame { frame: Some(search_frame::Frame::SubQuery(query)) }];
     let mut stream = client.search(tokio_stream::iter(frames)).await.expect("search call accepted").into_inner();
     let mut hits = Vec::new();
@@ -197,10 +199,8 @@ pub fn may_read(subject: &str, namespace: &str) -> bool {
     groups.contains(&needs)
 }
 
-/// DokuWiki's matching for the terms we use: every term (or "quoted phrase") must occur; ASCII
-/// terms as whole words, CJK terms as substrings (DokuWiki splits CJK per character).
-pub fn matches(text: &str, query: &str) -> bool {
-    let lower = text.to_lowercase();
+/// The terms of a query as DokuWiki reads them: words and "quoted phrases", lowercased.
+fn query_terms(query: &str) -> Vec<String> {
     let mut terms = Vec::new();
     let mut rest = query.trim();
     while !rest.is_empty() {
@@ -214,17 +214,32 @@ pub fn matches(text: &str, query: &str) -> bool {
             rest = rest[end..].trim_start();
         }
     }
-    terms.iter().all(|t| {
-        if t.is_ascii() {
-            lower.match_indices(t.as_str()).any(|(i, _)| {
-                let before = lower[..i].chars().next_back();
-                let after = lower[i + t.len()..].chars().next();
-                !before.is_some_and(|c| c.is_ascii_alphanumeric()) && !after.is_some_and(|c| c.is_ascii_alphanumeric())
-            })
-        } else {
-            lower.contains(t.as_str())
-        }
-    })
+    terms
+}
+
+/// Whether one term occurs: ASCII terms as whole words, CJK terms as substrings (DokuWiki
+/// splits CJK per character).
+fn has_term(text: &str, t: &str) -> bool {
+    let lower = text.to_lowercase();
+    if t.is_ascii() {
+        lower.match_indices(t).any(|(i, _)| {
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + t.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric()) && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+        })
+    } else {
+        lower.contains(t)
+    }
+}
+
+/// DokuWiki's own matching for the terms we use: every term (or "quoted phrase") must occur.
+pub fn matches(text: &str, query: &str) -> bool {
+    query_terms(query).iter().all(|t| has_term(text, t))
+}
+
+/// The adapter's matching: a page is found when ANY term of the query occurs.
+pub fn matches_any(text: &str, query: &str) -> bool {
+    query_terms(query).iter().any(|t| has_term(text, t))
 }
 
 /// `data/sample/wiki/mtimes.txt`: page id → days ago.
@@ -246,5 +261,6 @@ fn ground_truth_matching_follows_words_and_phrases() {
     assert!(!matches("rejection fees", "\"rejection fee\""));
     assert!(matches("客户拒收，收取拒收手续费", "拒收 手续费"));
     assert!(!matches("客户拒收", "拒收 手续费"));
+    assert!(matches_any("客户拒收", "拒收 手续费") && !matches_any("客户", "拒收 手续费"));
     assert!(!may_read("eve", "public") && may_read("carol", "public") && !may_read("carol", "support"));
 }

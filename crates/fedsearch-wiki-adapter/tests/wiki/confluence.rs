@@ -181,7 +181,27 @@ async fn cloud_search_pages_with_start_and_limit_and_cleans_excerpts() {
     assert_eq!((seen[1].params["start"].as_str(), seen[1].params["limit"].as_str()), ("2", "1"));
     assert_eq!(
         seen[0].params["cql"],
-        r#"text ~ "rejection fee" AND type in ("page", "blogpost") AND space in ("OPS")"#
+        r#"(text ~ "rejection fee" OR text ~ "rejection" OR text ~ "fee") AND type in ("page", "blogpost") AND space in ("OPS")"#
+    );
+}
+
+#[tokio::test]
+async fn the_routers_terms_are_ored_into_the_cql() {
+    let fake = fake_confluence().await;
+    let mut served = serve_confluence(&fake).await;
+    let query = fedsearch_proto::adapter::SubQuery {
+        source: "cloud".into(),
+        text: "what is the fee when a customer refuses the delivery".into(),
+        terms: vec!["rejection fee".into(), "拒收\u{FFFF}".into(), "or".into(), "refund|退款".into()],
+        limit: 3,
+        user: Some(ann()),
+        ..Default::default()
+    };
+    let (_, done) = search_query(&mut served.client, query).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert_eq!(
+        fake.log.lock().unwrap()[0].params["cql"],
+        r#"(text ~ "rejection fee" OR text ~ "拒收" OR text ~ "refund" OR text ~ "退款") AND type in ("page", "blogpost") AND space in ("OPS")"#
     );
 }
 
@@ -194,9 +214,18 @@ async fn user_text_reaches_confluence_only_inside_an_escaped_cql_literal() {
     let filters = Filters { time_range: Some(TimeRange { from: Some(from), to: None }), ..Default::default() };
     search_with(&mut served.client, "cloud", hostile, ann(), 1, Some(filters)).await;
     let cql = fake.log.lock().unwrap()[0].params["cql"].clone();
+    // a long text is not sent as-is: its words are, each only inside its own escaped literal
     assert_eq!(
         cql,
-        r#"text ~ "x\" OR space = \"HR\" OR text ~ \"\\" AND type in ("page", "blogpost") AND space in ("OPS") AND lastmodified >= "2026-10-20 15:15""#
+        r#"(text ~ "space" OR text ~ "text") AND type in ("page", "blogpost") AND space in ("OPS") AND lastmodified >= "2026-10-20 15:15""#
+    );
+    // a short hostile text is sent as-is, inside one literal
+    let hostile = r#"x" OR space="HR"#;
+    search_with(&mut served.client, "cloud", hostile, ann(), 1, None).await;
+    let cql = fake.log.lock().unwrap().last().unwrap().params["cql"].clone();
+    assert_eq!(
+        cql,
+        r#"(text ~ "x\" OR space=\"HR" OR text ~ "space=") AND type in ("page", "blogpost") AND space in ("OPS")"#
     );
 }
 

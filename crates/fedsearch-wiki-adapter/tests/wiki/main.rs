@@ -16,5 +16,6 @@ mod common;
 mod confluence;
 mod dokuwiki_acl;
 mod dokuwiki_errors;
+mod dokuwiki_or;
 mod dokuwiki_recovery;
 mod latency;

@@ -1,0 +1,147 @@
+//! Against the real DokuWiki: OR semantics built by the adapter (one search per key term, each
+//! as the user, merged), and version metadata read from the pages' own text.
+
+use std::{collections::BTreeSet, time::Duration};
+
+use fedsearch_proto::{
+    adapter::SubQuery,
+    types::{SourceHit, SourceState},
+};
+use fedsearch_wiki_adapter::{dokuwiki::DokuWiki, identity::parse_secrets};
+
+use crate::common::*;
+
+fn query(text: &str, terms: &[&str], subject: &str) -> SubQuery {
+    SubQuery {
+        source: "wiki".into(),
+        text: text.into(),
+        original_text: text.into(),
+        terms: terms.iter().map(|t| t.to_string()).collect(),
+        limit: 10,
+        user: Some(user(subject)),
+        ..Default::default()
+    }
+}
+
+fn ids(hits: &[SourceHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.local_id.as_str()).collect()
+}
+
+const QUESTION: &str = "What is the rejection fee when a customer refuses a delivery under the return policy?";
+
+#[tokio::test]
+async fn a_long_english_question_finds_the_current_policy_first() {
+    let url = required_env("DOKUWIKI_URL");
+    let secrets = required_env("DOKUWIKI_SECRETS");
+    // DokuWiki itself ANDs every word: the question as one search finds nothing
+    let creds = parse_secrets(&std::fs::read_to_string(&secrets).unwrap(), &secrets).unwrap();
+    let wiki = DokuWiki::new(&url, reqwest::Client::new());
+    assert!(wiki.search(&creds["carol"], QUESTION, Duration::from_secs(5)).await.unwrap().is_empty());
+
+    let mut served = serve(shared_config()).await;
+    let (hits, done) = search_query(&mut served.client, query(QUESTION, &[], "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert_eq!(hits[0].local_id, "public:return_policy", "{:?}", ids(&hits));
+    assert!(ids(&hits).contains(&"public:return_policy_2025"));
+    assert!(hits.iter().all(|h| h.local_id.starts_with("public:")), "carol reads public only: {:?}", ids(&hits));
+    let matched = hits[0].metadata.get("matched_terms").unwrap();
+    for t in ["rejection", "fee", "delivery"] {
+        assert!(matched.contains(t), "{matched}");
+    }
+    assert_eq!(hits.iter().map(|h| h.rank).collect::<Vec<_>>(), (1..=hits.len() as u32).collect::<Vec<_>>());
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "ranked by coverage");
+}
+
+#[tokio::test]
+async fn an_english_question_with_chinese_terms_finds_the_chinese_wording() {
+    let mut served = serve(shared_config()).await;
+    // none of these English words occurs in the wiki
+    let text = "How much do buyers pay when they turn a parcel away at the door?";
+    let (hits, done) = search_query(&mut served.client, query(text, &[], "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert!(!ids(&hits).contains(&"public:return_policy"), "{:?}", ids(&hits));
+    // the router's glossary adds the Chinese synonyms
+    let (hits, done) =
+        search_query(&mut served.client, query(text, &["parcel", "拒收", "turn away", "手续费"], "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    let found: BTreeSet<&str> = ids(&hits).into_iter().collect();
+    assert!(found.contains("public:return_policy") && found.contains("public:return_policy_2025"), "{found:?}");
+    assert!(hits[0].snippet.contains("拒收"), "{}", hits[0].snippet);
+}
+
+#[tokio::test]
+async fn a_page_the_user_cannot_read_never_appears_even_when_a_term_matches_it() {
+    let mut served = serve(shared_config()).await;
+    // RF3002 and 对账 occur only in finance:refund_reconciliation
+    let terms = ["RF3002", "对账", "refund", "12"];
+    let text = "which refund was reconciled for RF3002 and what was the fee";
+    let (bob, done) = search_query(&mut served.client, query(text, &terms, "bob")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert_eq!(bob[0].local_id, "finance:refund_reconciliation", "bob may read it: {:?}", ids(&bob));
+    for subject in ["carol", "alice", "dave"] {
+        let (hits, done) = search_query(&mut served.client, query(text, &terms, subject)).await;
+        assert_eq!(done.state, SourceState::Ok as i32, "{subject}: {done:?}");
+        assert!(!hits.is_empty(), "{subject} still gets the public refund pages");
+        for h in &hits {
+            assert!(!h.local_id.starts_with("finance:"), "{subject} got {}", h.local_id);
+            assert!(h.version.as_ref().is_none_or(|v| !v.family.starts_with("finance:")), "{h:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_return_policy_pair_carries_its_version_metadata() {
+    let mut served = serve(shared_config()).await;
+    for _ in 0..2 {
+        // the second round is answered from the (page id, mtime) cache
+        let (hits, done) = search(&mut served.client, "退货 拒收 手续费", "carol").await;
+        assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+        let by_id = |id: &str| hits.iter().find(|h| h.local_id == id).and_then(|h| h.version.clone());
+        let current = by_id("public:return_policy").expect("current policy has a version");
+        assert_eq!(current.family, "public:return_policy");
+        assert_eq!(current.status, "current");
+        assert_eq!(current.supersedes, "public:return_policy_2025");
+        assert_eq!(current.superseded_by, "");
+        assert_eq!(current.label, "2026");
+        let effective = current.effective_at.expect("effective date stated");
+        assert_eq!(fedsearch_core::time::to_chrono(&effective).unwrap().date_naive().to_string(), "2026-10-01");
+        let old = by_id("public:return_policy_2025").expect("old policy has a version");
+        assert_eq!(
+            (old.family.as_str(), old.status.as_str(), old.superseded_by.as_str(), old.label.as_str()),
+            ("public:return_policy", "superseded", "public:return_policy", "2025")
+        );
+        assert!(old.effective_at.is_none(), "the 2026-10-01 on its page is the successor's date");
+    }
+    // a page stating nothing gets no version
+    let (hits, _) = search(&mut served.client, "发货", "carol").await;
+    let shipping = hits.iter().find(|h| h.local_id == "public:shipping_policy").unwrap();
+    assert!(shipping.version.is_none(), "{:?}", shipping.version);
+}
+
+#[tokio::test]
+async fn without_page_reads_versions_are_inferred_from_year_suffixed_ids() {
+    let mut config = shared_config();
+    config.sources[0].versions.enabled = false;
+    let mut served = serve(config).await;
+    let (hits, _) = search(&mut served.client, "退货 拒收 手续费", "carol").await;
+    let old = hits.iter().find(|h| h.local_id == "public:return_policy_2025").unwrap().version.clone().unwrap();
+    assert_eq!((old.status.as_str(), old.superseded_by.as_str()), ("superseded", "public:return_policy"));
+    let current = hits.iter().find(|h| h.local_id == "public:return_policy").unwrap().version.clone().unwrap();
+    assert_eq!((current.status.as_str(), current.supersedes.as_str()), ("current", "public:return_policy_2025"));
+    assert!(current.effective_at.is_none());
+}
+
+#[tokio::test]
+async fn noncharacters_in_the_query_do_not_cause_an_error() {
+    let mut served = serve(shared_config()).await;
+    let mut q = query("refund\u{FFFF} 退货\u{FFFE}", &["fee\u{FFFF}", "\u{FFFF}", "拒收\u{200B}"], "carol");
+    q.original_text = "refund\u{FFFF}\u{FDD0} policy".into();
+    let (hits, done) = search_query(&mut served.client, q).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert!(ids(&hits).contains(&"public:return_policy"), "{:?}", ids(&hits));
+    assert!(done.message.is_empty(), "no search failed: {}", done.message);
+    // only noncharacters: nothing to search, still not an error
+    let (hits, done) = search_query(&mut served.client, query("\u{FFFF}\u{FFFE}", &[], "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert!(hits.is_empty());
+}
