@@ -77,3 +77,21 @@ async fn search_latency_through_grpc_with_nodelay() {
     }
     report("wiki search via grpc (nodelay)", samples);
 }
+
+/// A whole English question: up to six DokuWiki searches at once, merged, plus the page reads
+/// for version metadata (cached per page id and mtime after the first round).
+#[tokio::test]
+#[ignore = "measurement; run explicitly"]
+async fn long_question_latency_through_grpc() {
+    let mut served = serve(shared_config()).await;
+    let question = "What is the rejection fee when a customer refuses a delivery under the return policy?";
+    let mut samples = Vec::new();
+    for i in 0..100 {
+        let started = Instant::now();
+        let (hits, done) = search(&mut served.client, question, ["bob", "carol"][i % 2]).await;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+        assert!(!hits.is_empty());
+    }
+    report("long question via grpc", samples);
+}
