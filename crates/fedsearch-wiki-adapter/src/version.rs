@@ -422,6 +422,48 @@ mod tests {
     }
 
     #[test]
+    fn the_nimbus_pages_state_their_versions() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/nimbus/wiki");
+        let parse = |id: &str| {
+            let text = std::fs::read_to_string(format!("{root}/{}.txt", id.replace(':', "/"))).unwrap();
+            parser().parse(id, &text)
+        };
+        let d = date;
+        for (old, new, effective) in [
+            ("nimbus:eng:oncall_policy_2025", "nimbus:eng:oncall_policy", "2026-09-01"),
+            ("nimbus:hr:public:leave_policy_2025", "nimbus:hr:public:leave_policy", "2026-07-01"),
+            ("nimbus:finance:refund_credit_policy_2025", "nimbus:finance:refund_credit_policy", "2026-10-01"),
+        ] {
+            let o = parse(old);
+            assert_eq!(
+                (o.status, o.superseded_by.as_deref(), o.effective),
+                (Some(Status::Superseded), Some(new), None),
+                "{old}"
+            );
+            let n = parse(new);
+            assert_eq!(
+                (n.status, n.supersedes.as_deref(), n.effective),
+                (Some(Status::Current), Some(old), d(effective)),
+                "{new}"
+            );
+        }
+        for id in [
+            "nimbus:eng:deploy_runbook",
+            "nimbus:eng:incident_response",
+            "nimbus:hr:performance_review_2026",
+            "nimbus:support:escalation_guide",
+        ] {
+            let s = parse(id);
+            assert_eq!(
+                (s.status, s.supersedes, s.superseded_by, s.effective),
+                (Some(Status::Current), None, None, None),
+                "{id}"
+            );
+        }
+        assert_eq!(parse("nimbus:hr:public:expense_policy").effective, d("2026-09-15"));
+    }
+
+    #[test]
     fn ordinary_text_states_nothing() {
         let s = parser().parse(
             "support:runbook_x",
