@@ -81,9 +81,14 @@ fn updated(hit: &Hit) -> (i64, i32) {
 /// Marks superseded versions and returns hits with current ones first (fused order kept
 /// within each group) and, for each superseded hit, the id of its newest version.
 pub fn order_by_currency(hits: &[Hit]) -> Vec<(&Hit, Option<String>)> {
-    let mut newest: HashMap<String, &Hit> = HashMap::new();
-    for h in hits {
-        if let Some(fam) = version_family(&h.title) {
+    // Fusion marks superseded versions (`Hit.version`); hits it said nothing about are grouped
+    // here the same way fusion does: within one source, by title with version markers removed.
+    let family = |h: &Hit| {
+        fedsearch_fusion::versions::title_family(&h.title).map(|f| (h.source.clone(), f.key))
+    };
+    let mut newest: HashMap<(String, String), &Hit> = HashMap::new();
+    for h in hits.iter().filter(|h| h.version.is_none()) {
+        if let Some(fam) = family(h) {
             newest
                 .entry(fam)
                 .and_modify(|cur| {
@@ -99,7 +104,15 @@ pub fn order_by_currency(hits: &[Hit]) -> Vec<(&Hit, Option<String>)> {
     let mut current = Vec::new();
     let mut old = Vec::new();
     for h in hits {
-        let newer = version_family(&h.title).and_then(|f| newest.get(&f)).filter(|n| n.id != h.id);
+        if let Some(v) = &h.version {
+            if v.status == "superseded" {
+                old.push((h, Some(v.superseded_by.clone())));
+            } else {
+                current.push((h, None));
+            }
+            continue;
+        }
+        let newer = family(h).and_then(|f| newest.get(&f)).filter(|n| n.id != h.id);
         match newer {
             Some(n) => old.push((h, Some(n.id.clone()))),
             None if says_superseded(&h.title) => old.push((h, Some(String::new()))),
