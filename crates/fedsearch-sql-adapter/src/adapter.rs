@@ -13,8 +13,11 @@ use fedsearch_adapter_kit::{
 };
 use tokio::time::Instant;
 
+use std::sync::Arc;
+
 use crate::{
-    config::{SourceConfig, SqlAdapterConfig},
+    config::{LookupConfig, SourceConfig, SqlAdapterConfig},
+    lookup::{Lookup, Lookups},
     db::{Database, Record},
     mapping,
     select::{self, Run},
@@ -23,6 +26,10 @@ use crate::{
 
 /// The adapter name reported by `Describe`.
 pub const ADAPTER_NAME: &str = "sql-adapter";
+
+fn cell(record: &Record, name: &str) -> Option<String> {
+    record.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).and_then(|(_, c)| c.as_text()).filter(|s| !s.is_empty())
+}
 /// The longest id part of a fetch reference.
 const MAX_REFERENCE_ID: usize = 256;
 
@@ -41,6 +48,9 @@ pub struct SqlAdapter {
     db: Database,
     source: SourceConfig,
     default_timeout: Duration,
+    lookup_configs: Vec<LookupConfig>,
+    /// When the lookups were loaded (`None`: never), and what they hold.
+    lookups: tokio::sync::Mutex<(Option<Instant>, Arc<Lookups>)>,
 }
 
 impl SqlAdapter {
@@ -55,7 +65,42 @@ impl SqlAdapter {
             fetch_entities = catalog.fetch.len(),
             "sql adapter ready"
         );
-        Ok(Self { catalog, db, source: config.source.clone(), default_timeout: config.server.default_timeout })
+        Ok(Self {
+            catalog,
+            db,
+            source: config.source.clone(),
+            default_timeout: config.server.default_timeout,
+            lookup_configs: config.lookups.clone(),
+            lookups: tokio::sync::Mutex::new((None, Arc::new(Lookups::default()))),
+        })
+    }
+
+    /// The lookup tables, reloaded when older than the shortest `refresh`. A failed load keeps
+    /// the previous tables (names are an aid, not an answer) and is logged.
+    async fn lookups(&self, budget: Duration) -> Arc<Lookups> {
+        if self.lookup_configs.is_empty() {
+            return Arc::default();
+        }
+        let mut guard = self.lookups.lock().await;
+        let refresh = self.lookup_configs.iter().map(|l| l.refresh).min().unwrap_or_default();
+        if guard.0.is_some_and(|at| at.elapsed() < refresh) {
+            return guard.1.clone();
+        }
+        let mut tables = Vec::new();
+        for l in &self.lookup_configs {
+            match self.db.query(l.sql.clone(), Vec::new(), l.max_rows, budget).await {
+                Ok(rows) => {
+                    let pairs = rows.iter().filter_map(|r| Some((cell(r, "value")?, cell(r, "label")?)));
+                    tables.push(Lookup::new(&l.param, pairs));
+                }
+                Err(e) => {
+                    tracing::warn!(lookup = %l.name, error = %e, "lookup could not be loaded");
+                    return guard.1.clone();
+                }
+            }
+        }
+        *guard = (Some(Instant::now()), Arc::new(Lookups { tables }));
+        guard.1.clone()
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -89,8 +134,10 @@ impl SqlAdapter {
         let started = Instant::now();
         self.check_source(&query.source)?;
         let user = query.user.clone().unwrap_or_default();
-        let plan = select::plan(&self.catalog, &query)?;
         let budget = fedsearch_adapter_kit::remaining(&query, self.default_timeout);
+        let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
+        let linked = self.lookups(budget).await.link(asked);
+        let plan = select::plan(&self.catalog, &query, &linked)?;
         let results =
             futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, budget))).await;
         let total_limit = if query.limit == 0 { u32::MAX } else { query.limit };

@@ -35,6 +35,33 @@ pub struct SqlAdapterConfig {
     /// One fetch template per entity (`full_text_ref` = `<entity>:<id>`); binds `:id`.
     #[serde(default)]
     pub fetch: Vec<TemplateConfig>,
+    /// Entity linking: names in a question fill a template parameter (see [`crate::lookup`]).
+    #[serde(default)]
+    pub lookups: Vec<LookupConfig>,
+}
+
+/// A read-only query listing one parameter's values and the names they go by.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupConfig {
+    pub name: String,
+    /// Must return the columns `value` and `label`; config text only, run by the read-only role.
+    pub sql: String,
+    /// The template parameter a linked value fills.
+    pub param: String,
+    /// Reload the names when they are older than this.
+    #[serde(default = "default_refresh", with = "fedsearch_core::config::duration")]
+    pub refresh: Duration,
+    /// At most this many rows are read.
+    #[serde(default = "default_lookup_rows")]
+    pub max_rows: usize,
+}
+
+fn default_refresh() -> Duration {
+    Duration::from_secs(300)
+}
+fn default_lookup_rows() -> usize {
+    50_000
 }
 
 /// A string that never shows in Debug output (DSNs carry passwords).
@@ -287,6 +314,14 @@ pub struct HitConfig {
 impl Validate for SqlAdapterConfig {
     fn validate(&self) -> Result<(), String> {
         self.server.validate()?;
+        for (i, l) in self.lookups.iter().enumerate() {
+            if l.sql.trim().is_empty() || l.param.trim().is_empty() {
+                return Err(format!("`lookups[{i}]` needs `sql` and `param`"));
+            }
+            if !self.templates.iter().any(|t| t.params.contains_key(&l.param)) {
+                return Err(format!("`lookups[{i}].param` `{}` is no template's parameter", l.param));
+            }
+        }
         let db = &self.database;
         if db.max_connections == 0 {
             return Err("`database.max_connections` must be at least 1".into());

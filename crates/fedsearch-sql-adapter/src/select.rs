@@ -44,7 +44,12 @@ fn invalid(msg: String) -> AdapterError {
 
 /// Chooses the templates for `query` and extracts their parameters. `limit` is the
 /// sub-query's row limit (already defaulted by the kit).
-pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, AdapterError> {
+/// `linked` holds parameter values found by entity linking ([`crate::lookup`]).
+pub fn plan<'a>(
+    catalog: &'a Catalog,
+    query: &SubQuery,
+    linked: &BTreeMap<String, String>,
+) -> Result<Plan<'a>, AdapterError> {
     let mut plan = Plan::default();
     let filters = query.filters.clone().unwrap_or_default();
     if !filters.tags.is_empty() {
@@ -77,7 +82,10 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
         if !filters.doc_types.is_empty() && !filters.doc_types.iter().any(|d| d == &template.hit.doc_type) {
             continue;
         }
-        let pattern_ok = template.patterns.is_empty() || template.patterns.iter().any(|re| re.is_match(&query.text));
+        let linked_here: Vec<&String> = linked.keys().filter(|p| template.params.contains_key(*p)).collect();
+        let pattern_ok = template.patterns.is_empty()
+            || template.patterns.iter().any(|re| re.is_match(&query.text))
+            || template.patterns.iter().any(|re| re.capture_names().flatten().any(|n| linked_here.iter().any(|p| *p == n)));
         let keyword_ok = template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
         if !(pattern_ok && keyword_ok) {
             continue;
@@ -89,6 +97,14 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery) -> Result<Plan<'a>, Adap
             }
         }
         capture(template, &query.text, &mut values)?;
+        for p in linked_here {
+            if !values.contains_key(p.as_str()) {
+                // A linked value that does not fit the parameter's schema is no link.
+                if let Ok(v) = template.params[p.as_str()].parse(p, &linked[p.as_str()]) {
+                    values.insert(p.clone(), v);
+                }
+            }
+        }
         apply_filters(template, query, &mut values, &mut plan.notes)?;
         if finish(template, query.limit, &mut values, false)? {
             plan.runs.push(Run { template, values });
@@ -231,9 +247,24 @@ templates:
     }
 
     #[test]
+    fn a_linked_name_fills_the_parameter_and_stands_in_for_the_pattern() {
+        let c = catalog();
+        let linked = BTreeMap::from([("order_no".to_string(), "SO20261003".to_string())]);
+        let plan = plan(&c, &q("张伟的手表订单怎么样了"), &linked).unwrap();
+        assert_eq!(names(&plan), ["order_by_number"]);
+        assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261003".into()));
+        let bad = BTreeMap::from([("order_no".to_string(), "not an order".to_string())]);
+        assert!(plan_names(&c, "张伟的手表订单怎么样了", &bad).is_empty(), "a value outside the schema is no link");
+    }
+
+    fn plan_names(c: &Catalog, text: &str, linked: &BTreeMap<String, String>) -> Vec<String> {
+        names(&plan(c, &q(text), linked).unwrap())
+    }
+
+    #[test]
     fn order_number_in_text_captures_into_the_parameter() {
         let c = catalog();
-        let plan = plan(&c, &q("订单SO20261001为什么还没发货")).unwrap();
+        let plan = plan(&c, &q("订单SO20261001为什么还没发货"), &BTreeMap::new()).unwrap();
         assert_eq!(names(&plan), ["order_by_number"]);
         assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261001".into()));
     }
@@ -241,7 +272,7 @@ templates:
     #[test]
     fn several_matching_templates_all_run() {
         let c = catalog();
-        let plan = plan(&c, &q("refund for SO20261003?")).unwrap();
+        let plan = plan(&c, &q("refund for SO20261003?"), &BTreeMap::new()).unwrap();
         assert_eq!(names(&plan), ["order_by_number", "refunds"]);
         assert_eq!(plan.runs[1].values["order_no"], Value::Text("SO20261003".into()));
         assert_eq!(plan.runs[1].values["limit"], Value::Int(5), "min(max_rows, limit)");
@@ -250,7 +281,7 @@ templates:
     #[test]
     fn no_match_is_a_note_not_an_error() {
         let c = catalog();
-        let plan = plan(&c, &q("what is the weather")).unwrap();
+        let plan = plan(&c, &q("what is the weather"), &BTreeMap::new()).unwrap();
         assert!(plan.runs.is_empty());
         assert!(plan.notes.iter().any(|n| n.contains("no template matched")), "{:?}", plan.notes);
     }
@@ -260,7 +291,7 @@ templates:
         let c = catalog();
         let mut query = q("");
         query.template = "order_by_number".into();
-        let err = plan(&c, &query).unwrap_err();
+        let err = plan(&c, &query, &BTreeMap::new()).unwrap_err();
         assert_eq!(
             err,
             AdapterError::InvalidArgument(
@@ -268,13 +299,13 @@ templates:
             )
         );
         query.params.insert("order_no".into(), "1' OR '1'='1".into());
-        let err = plan(&c, &query).unwrap_err().to_string();
+        let err = plan(&c, &query, &BTreeMap::new()).unwrap_err().to_string();
         assert!(err.contains("`order_no`") && !err.contains("OR"), "{err}");
         query.params.clear();
         query.params.insert("user.business_lines".into(), "retail".into());
-        assert!(matches!(plan(&c, &query), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter")));
+        assert!(matches!(plan(&c, &query, &BTreeMap::new()), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter")));
         query.template = "drop table; --".into();
-        let err = plan(&c, &query).unwrap_err().to_string();
+        let err = plan(&c, &query, &BTreeMap::new()).unwrap_err().to_string();
         assert_eq!(err, "unknown template (not a valid name)");
     }
 
@@ -288,7 +319,7 @@ templates:
             doc_types: vec!["refund".into()],
             ..Default::default()
         });
-        let plan = plan(&c, &query).unwrap();
+        let plan = plan(&c, &query, &BTreeMap::new()).unwrap();
         assert_eq!(names(&plan), ["refunds"]);
         assert_eq!(plan.runs[0].values["from"], Value::Text("2026-11-01T00:00:00Z".into()));
         assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");

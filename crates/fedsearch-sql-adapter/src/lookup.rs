@@ -1,0 +1,130 @@
+//! Entity linking: names in a question become template parameters.
+//!
+//! A question like "李娜买的投影仪送到了吗？" names a customer, not an order number, so no
+//! template's pattern fires. A `lookups` entry in the config is a read-only query listing the
+//! values of one parameter and the names they go by:
+//!
+//! ```yaml
+//! lookups:
+//!   - name: customers
+//!     sql: "SELECT id AS value, name AS label FROM customers"
+//!     param: customer_id
+//!     refresh: 5m
+//! ```
+//!
+//! Each label is matched as a whole and by its parts in each script (张伟 and "Zhang Wei" from
+//! "张伟 Zhang Wei"); a CJK part matches anywhere in the question, a Latin part on word
+//! boundaries, case-insensitively; the longest match wins. A linked value fills that parameter
+//! of every template that has it, and a template whose pattern would have captured that
+//! parameter counts as matched. The vocabulary holds no data a user receives: the templates'
+//! permission predicates still decide which rows come back. Tables are loaded on first use and
+//! reloaded when older than `refresh`.
+
+use std::collections::BTreeMap;
+
+/// The names of one parameter's values.
+#[derive(Debug, Clone, Default)]
+pub struct Lookup {
+    pub param: String,
+    /// (lowercased name variant, value), longest variants first.
+    pub names: Vec<(String, String)>,
+}
+
+/// Every loaded lookup.
+#[derive(Debug, Clone, Default)]
+pub struct Lookups {
+    pub tables: Vec<Lookup>,
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// The ways a label can be written in a question: whole, its CJK runs, its Latin words.
+pub fn variants(label: &str) -> Vec<String> {
+    let whole: String = label.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let mut out = vec![whole.clone()];
+    let mut run = String::new();
+    for c in whole.chars().chain(std::iter::once(' ')) {
+        if is_cjk(c) {
+            run.push(c);
+        } else {
+            if run.chars().count() >= 2 {
+                out.push(std::mem::take(&mut run));
+            }
+            run.clear();
+        }
+    }
+    let latin: String = whole.chars().map(|c| if is_cjk(c) { ' ' } else { c }).collect();
+    let latin = latin.split_whitespace().collect::<Vec<_>>().join(" ");
+    if latin.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
+        out.push(latin);
+    }
+    out.retain(|v| v.chars().count() >= 2);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn boundary(text: &str, at: usize) -> bool {
+    text[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric() || is_cjk(c))
+}
+
+fn found(text: &str, name: &str) -> bool {
+    if name.chars().any(is_cjk) {
+        return text.contains(name);
+    }
+    text.match_indices(name).any(|(i, _)| boundary(text, i) && {
+        let end = i + name.len();
+        text[end..].chars().next().is_none_or(|c| !c.is_alphanumeric() || is_cjk(c) || c == 's' && text[end + 1..].chars().next().is_none_or(|c| !c.is_alphanumeric()))
+    })
+}
+
+impl Lookup {
+    pub fn new(param: &str, rows: impl IntoIterator<Item = (String, String)>) -> Lookup {
+        let mut names: Vec<(String, String)> =
+            rows.into_iter().flat_map(|(value, label)| variants(&label).into_iter().map(move |v| (v, value.clone()))).collect();
+        names.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()).then_with(|| a.cmp(b)));
+        Lookup { param: param.to_string(), names }
+    }
+}
+
+impl Lookups {
+    /// Parameter → value for every lookup whose names occur in `text`.
+    pub fn link(&self, text: &str) -> BTreeMap<String, String> {
+        let lowered = text.to_lowercase();
+        let mut out = BTreeMap::new();
+        for t in &self.tables {
+            if let Some((_, value)) = t.names.iter().find(|(name, _)| found(&lowered, name)) {
+                out.entry(t.param.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn customers() -> Lookups {
+        let rows = [("C1001", "张伟 Zhang Wei"), ("C1002", "Alice Wang"), ("C1003", "李娜 Li Na"), ("C1004", "Tom Baker")];
+        Lookups { tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))] }
+    }
+
+    #[test]
+    fn a_label_is_written_whole_or_in_one_script() {
+        assert_eq!(variants("张伟 Zhang Wei"), vec!["zhang wei", "张伟", "张伟 zhang wei"]);
+        assert_eq!(variants("Tom Baker"), vec!["tom baker"]);
+    }
+
+    #[test]
+    fn names_in_either_script_link_and_parts_of_words_do_not() {
+        let l = customers();
+        assert_eq!(l.link("李娜买的投影仪送到了吗？").get("customer_id").map(String::as_str), Some("C1003"));
+        assert_eq!(l.link("Was Zhang Wei's refund paid?").get("customer_id").map(String::as_str), Some("C1001"));
+        assert_eq!(l.link("When will TOM BAKER get it").get("customer_id").map(String::as_str), Some("C1004"));
+        assert!(l.link("Li Nan called").is_empty(), "`li na` inside `li nan` is another name");
+        assert!(l.link("天气怎么样").is_empty());
+    }
+}
