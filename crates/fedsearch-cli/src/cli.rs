@@ -70,6 +70,19 @@ pub struct EvalArgs {
     /// Also write the JSON report here.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
+    /// Also report, per source, the share of its top-k hits that were relevant (adoption) and
+    /// the fusion weight that suggests (adoption relative to the mean, within 0.25..=4).
+    #[arg(long)]
+    pub suggest_weights: bool,
+    /// Fuse with this method instead of the router's default.
+    #[arg(long, value_enum)]
+    pub fusion: Option<Fusion>,
+    /// RRF rank constant.
+    #[arg(long)]
+    pub rrf_k: Option<u32>,
+    /// A per-source fusion weight `source=weight` (repeatable), e.g. to try suggested weights.
+    #[arg(long = "weight", value_parser = parse_weight)]
+    pub weight: Vec<(String, f64)>,
     /// Fail (exit 1) below this mean nDCG@k.
     #[arg(long)]
     pub min_ndcg: Option<f64>,

@@ -159,11 +159,28 @@ pub struct FusionSection {
     pub timeout: Duration,
     #[serde(default = "default_connect_timeout", with = "duration")]
     pub connect_timeout: Duration,
+    /// The method when a request does not name one: `weighted_score` (min-max-normalised source
+    /// scores × weight; measured best on both sample companies, see BENCHMARKS.md) or `rrf`.
+    #[serde(default)]
+    pub method: DefaultFusion,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DefaultFusion {
+    #[default]
+    WeightedScore,
+    Rrf,
 }
 
 impl Default for FusionSection {
     fn default() -> Self {
-        Self { endpoint: None, timeout: default_fusion_timeout(), connect_timeout: default_connect_timeout() }
+        Self {
+            endpoint: None,
+            timeout: default_fusion_timeout(),
+            connect_timeout: default_connect_timeout(),
+            method: DefaultFusion::default(),
+        }
     }
 }
 
@@ -339,7 +356,8 @@ impl Validate for RouterConfig {
         if self.limits.max_in_flight == 0 {
             return Err("`limits.max_in_flight` must be at least 1".into());
         }
-        fedsearch_timeexpr::parse_tz(&self.time.default_time_zone).map_err(|e| format!("`time.default_time_zone`: {e}"))?;
+        fedsearch_timeexpr::parse_tz(&self.time.default_time_zone)
+            .map_err(|e| format!("`time.default_time_zone`: {e}"))?;
         if !(0.0..=1.0).contains(&self.selection.relative) || !self.selection.min_score.is_finite() {
             return Err("`selection.relative` must be within 0..=1 and `selection.min_score` finite".into());
         }

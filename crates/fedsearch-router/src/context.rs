@@ -83,9 +83,7 @@ fn updated(hit: &Hit) -> (i64, i32) {
 pub fn order_by_currency(hits: &[Hit]) -> Vec<(&Hit, Option<String>)> {
     // Fusion marks superseded versions (`Hit.version`); hits it said nothing about are grouped
     // here the same way fusion does: within one source, by title with version markers removed.
-    let family = |h: &Hit| {
-        fedsearch_fusion::versions::title_family(&h.title).map(|f| (h.source.clone(), f.key))
-    };
+    let family = |h: &Hit| fedsearch_fusion::versions::title_family(&h.title).map(|f| (h.source.clone(), f.key));
     let mut newest: HashMap<(String, String), &Hit> = HashMap::new();
     for h in hits.iter().filter(|h| h.version.is_none()) {
         if let Some(fam) = family(h) {

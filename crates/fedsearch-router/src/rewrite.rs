@@ -217,8 +217,14 @@ mod tests {
         assert_eq!(inc.text, "线上问题 支付超时 工单 处理");
         let range = inc.filters.unwrap().time_range.unwrap();
         // The 7 calendar days ending today in Shanghai: from 25 November 00:00 +08:00 to the end of 1 December.
-        assert_eq!(range.from.unwrap().seconds, chrono::DateTime::parse_from_rfc3339("2026-11-25T00:00:00+08:00").unwrap().timestamp());
-        assert_eq!(range.to.unwrap().seconds + 1, chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00+08:00").unwrap().timestamp());
+        assert_eq!(
+            range.from.unwrap().seconds,
+            chrono::DateTime::parse_from_rfc3339("2026-11-25T00:00:00+08:00").unwrap().timestamp()
+        );
+        assert_eq!(
+            range.to.unwrap().seconds + 1,
+            chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00+08:00").unwrap().timestamp()
+        );
         assert!(inc.how.contains("最近一周"), "{}", inc.how);
     }
 

@@ -82,7 +82,15 @@ pub fn route(
     let scored: Vec<Score> = permitted.iter().map(|s| score(s, query, &terms, doc_types, &idf)).collect();
     let best = scored.iter().map(|s| s.content).fold(0.0, f64::max);
     let bar = selection.min_score.max(selection.relative * best);
-    let relevance = |sc: &Score| if sc.named { 1.0 } else if best > 0.0 { sc.content / best } else { 0.0 };
+    let relevance = |sc: &Score| {
+        if sc.named {
+            1.0
+        } else if best > 0.0 {
+            sc.content / best
+        } else {
+            0.0
+        }
+    };
     if selection.mode == SelectionMode::All {
         let mut ranked: Vec<(RoutedSource, (bool, f64))> = permitted
             .iter()
@@ -102,14 +110,23 @@ pub fn route(
     if !scored.iter().any(|s| s.named || s.content >= bar) {
         let selected = permitted
             .iter()
-            .map(|s| routed(s.name().to_string(), "no source matched the question well; querying every permitted source".into()))
+            .map(|s| {
+                routed(
+                    s.name().to_string(),
+                    "no source matched the question well; querying every permitted source".into(),
+                )
+            })
             .collect();
         return Ok(RoutingDecision { strategy: "fallback_all".into(), selected, not_selected: Vec::new() });
     }
     let mut selected = Vec::new();
     let mut not_selected = Vec::new();
     for (s, sc) in permitted.iter().zip(scored) {
-        let reason = if sc.why.is_empty() { format!("score {:.2}", sc.content) } else { format!("score {:.2}: {}", sc.content, sc.why) };
+        let reason = if sc.why.is_empty() {
+            format!("score {:.2}", sc.content)
+        } else {
+            format!("score {:.2}: {}", sc.content, sc.why)
+        };
         if sc.named || sc.content >= bar {
             let mut r = routed(s.name().to_string(), reason);
             r.relevance = relevance(&sc);

@@ -158,20 +158,19 @@ pub async fn run(
 
     let routing = {
         let _route = tracing::info_span!("router.route").entered();
-        routing::route(
-            &state.registry,
-            user,
-            &req.query,
-            req.filters.as_ref(),
-            &req.sources,
-            &state.config.selection,
-        )
-        .map_err(|e| match e {
+        routing::route(&state.registry, user, &req.query, req.filters.as_ref(), &req.sources, &state.config.selection)
+            .map_err(|e| match e {
             RouteError::UnknownSource(_) => Status::invalid_argument(e.to_string()),
             RouteError::NoSources => Status::permission_denied(e.to_string()),
         })?
     };
-    let options = req.fusion.clone().unwrap_or_default();
+    let mut options = req.fusion.clone().unwrap_or_default();
+    if options.method == FusionMethod::Unspecified as i32 {
+        options.method = match state.config.fusion.method {
+            crate::config::DefaultFusion::WeightedScore => FusionMethod::WeightedScore,
+            crate::config::DefaultFusion::Rrf => FusionMethod::Rrf,
+        } as i32;
+    }
     let start = FuseStart {
         options: Some(options.clone()),
         top_k,

@@ -99,7 +99,8 @@ async fn explicit_sources_override_the_rules_but_not_the_permissions() {
     let d = routing::route(&r, &user("alice"), "SO20261001", None, &["wiki".into()], &config().selection).unwrap();
     assert_eq!(d.strategy, "explicit");
     assert_eq!(d.selected.iter().map(|s| s.source.as_str()).collect::<Vec<_>>(), vec!["wiki"]);
-    let err = routing::route(&r, &user("carol"), "SO20261001", None, &["orders".into()], &config().selection).unwrap_err();
+    let err =
+        routing::route(&r, &user("carol"), "SO20261001", None, &["orders".into()], &config().selection).unwrap_err();
     assert_eq!(err, routing::RouteError::UnknownSource("orders".into()), "looks exactly like an unknown source");
 }
 

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use crate::{
     config::{LookupConfig, SourceConfig, SqlAdapterConfig},
-    lookup::{Lookup, Lookups},
     db::{Database, Record},
+    lookup::{Lookup, Lookups},
     mapping,
     select::{self, Run},
     template::{Catalog, ID_PARAM, LIMIT_PARAM, Template, Value},

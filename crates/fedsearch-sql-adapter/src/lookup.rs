@@ -74,16 +74,24 @@ fn found(text: &str, name: &str) -> bool {
     if name.chars().any(is_cjk) {
         return text.contains(name);
     }
-    text.match_indices(name).any(|(i, _)| boundary(text, i) && {
-        let end = i + name.len();
-        text[end..].chars().next().is_none_or(|c| !c.is_alphanumeric() || is_cjk(c) || c == 's' && text[end + 1..].chars().next().is_none_or(|c| !c.is_alphanumeric()))
+    text.match_indices(name).any(|(i, _)| {
+        boundary(text, i) && {
+            let end = i + name.len();
+            text[end..].chars().next().is_none_or(|c| {
+                !c.is_alphanumeric()
+                    || is_cjk(c)
+                    || c == 's' && text[end + 1..].chars().next().is_none_or(|c| !c.is_alphanumeric())
+            })
+        }
     })
 }
 
 impl Lookup {
     pub fn new(param: &str, rows: impl IntoIterator<Item = (String, String)>) -> Lookup {
-        let mut names: Vec<(String, String)> =
-            rows.into_iter().flat_map(|(value, label)| variants(&label).into_iter().map(move |v| (v, value.clone()))).collect();
+        let mut names: Vec<(String, String)> = rows
+            .into_iter()
+            .flat_map(|(value, label)| variants(&label).into_iter().map(move |v| (v, value.clone())))
+            .collect();
         names.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()).then_with(|| a.cmp(b)));
         Lookup { param: param.to_string(), names }
     }
@@ -108,7 +116,8 @@ mod tests {
     use super::*;
 
     fn customers() -> Lookups {
-        let rows = [("C1001", "张伟 Zhang Wei"), ("C1002", "Alice Wang"), ("C1003", "李娜 Li Na"), ("C1004", "Tom Baker")];
+        let rows =
+            [("C1001", "张伟 Zhang Wei"), ("C1002", "Alice Wang"), ("C1003", "李娜 Li Na"), ("C1004", "Tom Baker")];
         Lookups { tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))] }
     }
 

@@ -85,7 +85,10 @@ pub fn plan<'a>(
         let linked_here: Vec<&String> = linked.keys().filter(|p| template.params.contains_key(*p)).collect();
         let pattern_ok = template.patterns.is_empty()
             || template.patterns.iter().any(|re| re.is_match(&query.text))
-            || template.patterns.iter().any(|re| re.capture_names().flatten().any(|n| linked_here.iter().any(|p| *p == n)));
+            || template
+                .patterns
+                .iter()
+                .any(|re| re.capture_names().flatten().any(|n| linked_here.iter().any(|p| *p == n)));
         let keyword_ok = template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
         if !(pattern_ok && keyword_ok) {
             continue;
@@ -303,7 +306,9 @@ templates:
         assert!(err.contains("`order_no`") && !err.contains("OR"), "{err}");
         query.params.clear();
         query.params.insert("user.business_lines".into(), "retail".into());
-        assert!(matches!(plan(&c, &query, &BTreeMap::new()), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter")));
+        assert!(
+            matches!(plan(&c, &query, &BTreeMap::new()), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter"))
+        );
         query.template = "drop table; --".into();
         let err = plan(&c, &query, &BTreeMap::new()).unwrap_err().to_string();
         assert_eq!(err, "unknown template (not a valid name)");

@@ -93,6 +93,11 @@ fn earned(q: &Question, hits: &[Shown], k: usize) -> Vec<u8> {
         .collect()
 }
 
+/// The grade each hit of the answer earned (each label once), in order.
+pub fn grades(q: &Question, a: &Answer) -> Vec<u8> {
+    earned(q, &a.hits, a.hits.len())
+}
+
 fn position(hits: &[Shown], k: usize, label: &str) -> Option<usize> {
     hits.iter().take(k).position(|h| h.ids.iter().any(|id| same_id(id, label)))
 }

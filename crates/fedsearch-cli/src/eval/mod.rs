@@ -43,6 +43,9 @@ pub async fn run(router: &str, args: &EvalArgs, json: bool) -> Result<(), Failur
         report::text(&summary, &results, baseline.as_ref(), args.top_k)
     };
     crate::out(&text);
+    if args.suggest_weights && !json {
+        crate::out(&report::weights_text(&report::suggested_weights(&results)));
+    }
     if let Some(path) = &args.save {
         std::fs::write(path, report::json(&summary, &results))
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
@@ -93,10 +96,24 @@ fn request(q: &Question, args: &EvalArgs, sources: Vec<String>) -> Result<Reques
         as_of,
         time_zone: q.time_zone.clone().unwrap_or_default(),
         context: (args.context_tokens > 0).then_some(ContextOptions { token_budget: args.context_tokens }),
+        fusion: fusion_options(args),
         ..Default::default()
     });
     req.set_timeout(DEADLINE);
     Ok(req)
+}
+
+fn fusion_options(args: &EvalArgs) -> Option<fedsearch_proto::types::FusionOptions> {
+    use fedsearch_proto::types::{FusionMethod, FusionOptions};
+    (args.fusion.is_some() || args.rrf_k.is_some() || !args.weight.is_empty()).then(|| FusionOptions {
+        method: match args.fusion {
+            None => FusionMethod::Unspecified,
+            Some(crate::cli::Fusion::Rrf) => FusionMethod::Rrf,
+            Some(crate::cli::Fusion::Weighted) => FusionMethod::WeightedScore,
+        } as i32,
+        rrf_k: args.rrf_k,
+        weights: args.weight.iter().cloned().collect(),
+    })
 }
 
 async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<QuestionResult, Failure> {

@@ -24,6 +24,9 @@ pub struct QuestionResult {
     pub strategy: String,
     /// Ids of the returned hits, in order.
     pub top: Vec<String>,
+    /// The grade each returned hit earned, in order (0 = not relevant).
+    #[serde(default)]
+    pub grades: Vec<u8>,
     /// Sources that did not answer OK, as `source=STATE`.
     pub not_ok: Vec<String>,
     pub latency_ms: u64,
@@ -41,6 +44,7 @@ impl QuestionResult {
             selected: a.selected_sources.clone(),
             strategy: r.routing.as_ref().map(|d| d.strategy.clone()).unwrap_or_default(),
             top: r.hits.iter().map(|h| h.id.clone()).collect(),
+            grades: super::metrics::grades(q, a),
             not_ok: r
                 .sources
                 .iter()
@@ -231,4 +235,38 @@ pub fn check(s: &Summary, args: &EvalArgs) -> Result<(), String> {
         missed.push(format!("{} superseded-first > {max}", s.superseded_first));
     }
     if missed.is_empty() { Ok(()) } else { Err(format!("eval thresholds missed: {}", missed.join("; "))) }
+}
+
+/// Adoption per source (share of its shown hits that earned a grade) and the weight it
+/// suggests: adoption relative to the mean over sources, clamped to 0.25..=4.
+pub fn suggested_weights(results: &[QuestionResult]) -> Vec<(String, usize, f64, f64)> {
+    let mut by: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for r in results {
+        for (id, g) in r.top.iter().zip(&r.grades) {
+            let source = id.split(':').next().unwrap_or_default().to_string();
+            let e = by.entry(source).or_default();
+            e.0 += 1;
+            e.1 += usize::from(*g > 0);
+        }
+    }
+    let adoption: Vec<(String, usize, f64)> =
+        by.into_iter().map(|(s, (n, rel))| (s, n, if n == 0 { 0.0 } else { rel as f64 / n as f64 })).collect();
+    let mean = mean(adoption.iter().map(|a| a.2));
+    adoption
+        .into_iter()
+        .map(|(s, n, a)| {
+            let w = if mean > 0.0 { (a / mean).clamp(0.25, 4.0) } else { 1.0 };
+            (s, n, a, (w * 100.0).round() / 100.0)
+        })
+        .collect()
+}
+
+pub fn weights_text(rows: &[(String, usize, f64, f64)]) -> String {
+    let mut out = String::from("\nsource       shown  adoption  suggested weight\n");
+    for (s, n, a, w) in rows {
+        let _ = writeln!(out, "{s:<12} {n:>5}  {a:>8.3}  {w:.2}");
+    }
+    let flags: Vec<String> = rows.iter().map(|(s, _, _, w)| format!("--weight {s}={w}")).collect();
+    let _ = writeln!(out, "try: {}", flags.join(" "));
+    out
 }

@@ -16,12 +16,12 @@ const STOP_WORDS: &[&str] = &[
     "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "why", "what", "when", "which", "who",
     "how", "not", "yet", "did", "does", "can", "could", "should", "would", "will", "this", "that", "these", "those",
     "from", "into", "about", "any", "all", "our", "your", "their", "there", "been", "being", "also", "still", "please",
-    "tell", "show", "give", "find", "get", "its", "than", "then", "them", "they", "you", "she", "him", "her", "is", "it",
-    "of", "to", "in", "on", "at", "by", "or", "an", "as", "be", "do", "if", "me", "my", "we", "us", "so", "no", "up",
-    "out", "there", "here", "where", "whom", "whose", "much", "many", "some", "one", "two", "need", "know", "let",
-    "may", "might", "must", "shall", "just", "like", "want", "say", "says", "said", "again", "now", "only", "very",
-    "other", "such", "own", "same", "each", "both", "more", "most", "over", "under", "after", "before", "because",
-    "while", "since", "until", "happen", "happened", "going", "gets", "got",
+    "tell", "show", "give", "find", "get", "its", "than", "then", "them", "they", "you", "she", "him", "her", "is",
+    "it", "of", "to", "in", "on", "at", "by", "or", "an", "as", "be", "do", "if", "me", "my", "we", "us", "so", "no",
+    "up", "out", "there", "here", "where", "whom", "whose", "much", "many", "some", "one", "two", "need", "know",
+    "let", "may", "might", "must", "shall", "just", "like", "want", "say", "says", "said", "again", "now", "only",
+    "very", "other", "such", "own", "same", "each", "both", "more", "most", "over", "under", "after", "before",
+    "because", "while", "since", "until", "happen", "happened", "going", "gets", "got",
 ];
 
 /// Whether `c` is a CJK ideograph (or kana/hangul), which has no spaces between words.
@@ -120,7 +120,8 @@ pub fn mentions(text: &str, term: &str) -> bool {
         let before_ok = pos == 0 || !is_word_byte(bytes[pos - 1]);
         let end = pos + stemmed.len();
         let rest: String = text[end..].chars().take_while(|c| c.is_alphanumeric() && !is_cjk(*c)).collect();
-        let after_ok = rest.is_empty() || ["s", "es", "ed", "d", "ing", "ies", "y"].contains(&rest.as_str()) && term.len() >= 3;
+        let after_ok =
+            rest.is_empty() || ["s", "es", "ed", "d", "ing", "ies", "y"].contains(&rest.as_str()) && term.len() >= 3;
         if before_ok && after_ok {
             return true;
         }
