@@ -118,6 +118,18 @@ pub fn clock(state: &RouterState, user: &Identity, req: &SearchRequest) -> Resul
     Ok(crate::rewrite::Clock { as_of, zone })
 }
 
+/// Hits whose own id the question names (`TCK-5002`, `SO20261001`) go first, in fused order:
+/// a question that names a record wants that record before anything that mentions it.
+fn named_first(hits: &mut [fedsearch_proto::types::Hit], entities: &[String]) {
+    if entities.is_empty() {
+        return;
+    }
+    let named = |h: &fedsearch_proto::types::Hit| {
+        h.id.rsplit(':').next().is_some_and(|local| entities.iter().any(|e| e.eq_ignore_ascii_case(local)))
+    };
+    hits.sort_by_key(|h| !named(h));
+}
+
 /// How a source's relevance to the question scales its fusion weight (explicit sources keep
 /// their weight).
 fn relevance_factor(boost: f64, strategy: &str, relevance: f64) -> f64 {
@@ -265,7 +277,8 @@ pub async fn run(
         }
     }
 
-    let (fused, by) = session.finish().instrument(fuse_span).await;
+    let (mut fused, by) = session.finish().instrument(fuse_span).await;
+    named_first(&mut fused.hits, &terms.entities);
     let method = match FusionMethod::try_from(options.method).unwrap_or_default() {
         FusionMethod::WeightedScore => "weighted_score",
         _ => "rrf",
@@ -301,5 +314,31 @@ pub async fn run(
 async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::Event) {
     if let Some(tx) = events {
         let _ = tx.send(SearchEvent { event: Some(event) }).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fedsearch_proto::types::Hit;
+
+    use super::*;
+
+    fn hit(id: &str) -> Hit {
+        Hit { id: id.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn a_record_the_question_names_goes_first_and_the_rest_keep_their_order() {
+        let mut hits = vec![
+            hit("tickets:TCK-5002"),
+            hit("kb:KB-101"),
+            hit("incidents:INC-2041"),
+            hit("orders:order_by_number:SO20261004"),
+        ];
+        named_first(&mut hits, &["INC-2041".into(), "SO20261004".into()]);
+        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["incidents:INC-2041", "orders:order_by_number:SO20261004", "tickets:TCK-5002", "kb:KB-101"]);
+        named_first(&mut hits, &[]);
+        assert_eq!(hits[0].id, "incidents:INC-2041");
     }
 }
