@@ -313,6 +313,13 @@ pub struct SourceConfig {
     pub cache_ttl: Option<Duration>,
 }
 
+impl SourceConfig {
+    /// Whether the question's Chinese content words go to this source as separate terms.
+    pub fn split_words(&self) -> bool {
+        self.routing.split_words.unwrap_or(self.kind == "wiki")
+    }
+}
+
 fn default_weight() -> f64 {
     1.0
 }
@@ -339,6 +346,11 @@ pub struct RoutingRules {
     /// Turn phrases such as 最近一周 / "last week" into a time filter for this source.
     #[serde(default)]
     pub time_phrases: bool,
+    /// Also send the question's Chinese content words as separate terms: for sources that
+    /// search each term on its own (the wiki-adapter's DokuWiki OR search), not for engines that
+    /// analyse the question themselves. Default: on for `kind: wiki`, off otherwise.
+    #[serde(default)]
+    pub split_words: Option<bool>,
 }
 
 impl Validate for RouterConfig {

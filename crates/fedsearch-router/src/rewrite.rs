@@ -6,7 +6,10 @@
 //! - entities: every match of any source's routing patterns (order numbers, ticket ids);
 //! - keywords: every routing keyword of any source found in the text, longest first (a
 //!   keyword inside a longer matched one is dropped: 超时 inside 支付超时);
-//! - words: Latin words of 3+ letters that are not stop words.
+//! - words: Latin words of 3+ letters that are not stop words;
+//! - Chinese content words ([`crate::analysis::cjk_chunks`]) besides the keywords, for sources
+//!   that search each term on its own (`routing.split_words`, e.g. DokuWiki);
+//! - expansions: the glossary's other-language terms for the concepts the question mentions.
 //!
 //! Then each source gets, by its `routing.rewrite` mode:
 //! - `original`: the text unchanged (SQL templates extract their own parameters);
@@ -40,16 +43,19 @@ pub struct Terms {
     pub words: Vec<String>,
     /// Other-language terms for the concepts the question mentions (the glossary's).
     pub expansions: Vec<String>,
+    /// Chinese content words besides the keywords (sent to sources with `routing.split_words`).
+    pub chinese_words: Vec<String>,
     /// The time phrase and its calendar window in the user's zone.
     pub window: Option<fedsearch_timeexpr::Window>,
 }
 
 impl Terms {
-    /// Entities, keywords, words and glossary expansions, in that order, each once: what
-    /// adapters receive as OR terms.
-    pub fn all(&self) -> Vec<String> {
+    /// Entities, keywords, words (and, with `split_words`, the Chinese content words) and
+    /// glossary expansions, in that order, each once: what adapters receive as OR terms.
+    pub fn for_adapter(&self, split_words: bool) -> Vec<String> {
+        let chinese: &[String] = if split_words { &self.chinese_words } else { &[] };
         let mut v = self.entities.clone();
-        for t in self.keywords.iter().chain(&self.words).chain(&self.expansions) {
+        for t in self.keywords.iter().chain(&self.words).chain(chinese).chain(&self.expansions) {
             push_unique(&mut v, t);
         }
         v
@@ -112,8 +118,17 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock) -> Terms {
             push_unique(&mut t.words, w);
         }
     }
-    t.expansions = registry.glossary().expand(query);
     t.window = fedsearch_timeexpr::resolve(query, clock.as_of, clock.zone);
+    // Chinese content words of what the keywords, entities and time phrase leave over.
+    let mut residue = lowered;
+    let phrase = t.window.as_ref().map(|w| w.phrase.to_lowercase());
+    for taken in t.keywords.iter().chain(&t.entities).chain(phrase.iter()) {
+        residue = residue.replace(&taken.to_lowercase(), " ");
+    }
+    for chunk in crate::analysis::cjk_chunks(&residue) {
+        push_unique(&mut t.chinese_words, &chunk);
+    }
+    t.expansions = registry.glossary().expand(query);
     t
 }
 
@@ -235,7 +250,11 @@ mod tests {
         let t = extract(&r, q, clock());
         assert_eq!(t.entities, vec!["C1001"]);
         let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
-        assert_eq!(wiki.text, "手续费 拒收");
+        assert!(wiki.text.starts_with("手续费 拒收"), "the wiki's own keywords first: {}", wiki.text);
+        assert!(t.chinese_words.contains(&"商品".to_string()), "{:?}", t.chinese_words);
+        assert!(
+            t.for_adapter(true).contains(&"商品".to_string()) && !t.for_adapter(false).contains(&"商品".to_string())
+        );
         assert!(wiki.filters.is_none(), "no time_phrases on the wiki: policies are not recent news");
         let orders = for_source(r.get("orders").unwrap(), q, None, &t);
         assert_eq!(orders.text, q);
@@ -255,6 +274,9 @@ mod tests {
         let q = "天气怎么样";
         let t = extract(&r, q, clock());
         assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q);
+        let q = "？！";
+        let t = extract(&r, q, clock());
+        assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q, "nothing extracted: the text as asked");
     }
 
     #[tokio::test]

@@ -219,7 +219,7 @@ pub async fn run(
             params: explicit.map(|p| p.params.clone()).unwrap_or_default(),
             credential: req.source_credentials.get(&r.source).cloned(),
             original_text: req.query.clone(),
-            terms: terms.all(),
+            terms: terms.for_adapter(source.config.split_words()),
             entities: terms.entities.clone(),
             as_of: Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 }),
             time_zone: clock.zone.name().to_string(),

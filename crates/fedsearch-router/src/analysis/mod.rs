@@ -24,6 +24,102 @@ const STOP_WORDS: &[&str] = &[
     "because", "while", "since", "until", "happen", "happened", "going", "gets", "got",
 ];
 
+/// Function words that separate content words in Chinese text (longest first when matched).
+const CJK_STOP_WORDS: &[&str] = &[
+    "为什么",
+    "什么时候",
+    "怎么样",
+    "是不是",
+    "有没有",
+    "能不能",
+    "可不可以",
+    "什么",
+    "怎么",
+    "怎样",
+    "如何",
+    "哪些",
+    "哪个",
+    "哪里",
+    "多少",
+    "多久",
+    "可以",
+    "能否",
+    "是否",
+    "需要",
+    "应该",
+    "以后",
+    "之后",
+    "之前",
+    "以前",
+    "之内",
+    "以内",
+    "现在",
+    "目前",
+    "已经",
+    "还是",
+    "或者",
+    "如果",
+    "因为",
+    "所以",
+    "但是",
+    "时候",
+    "一下",
+    "一直",
+    "最后",
+    "这个",
+    "那个",
+    "这些",
+    "那些",
+    "我们",
+    "你们",
+    "他们",
+    "她们",
+    "到底",
+    "大概",
+    "一共",
+    "关于",
+    "还有",
+];
+const CJK_STOP_CHARS: &str =
+    "的了吗呢吧啊呀是在和与或及我你他她它们这那哪谁就都也还没不被把给对从到向让请要会能很又再才么该";
+
+/// Chinese content words of a text: each run of CJK characters cut at function words, chunks
+/// of 2+ characters, each once. "东西签收以后几天之内可以退吗" → 东西签收, 几天.
+pub fn cjk_chunks(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        if cur.chars().count() >= 2 && !out.contains(cur) {
+            out.push(cur.clone());
+        }
+        cur.clear();
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if !is_cjk(c) {
+            flush(&mut cur, &mut out);
+            i += 1;
+            continue;
+        }
+        let rest: String = chars[i..chars.len().min(i + 4)].iter().collect();
+        if let Some(w) = CJK_STOP_WORDS.iter().find(|w| rest.starts_with(*w)) {
+            flush(&mut cur, &mut out);
+            i += w.chars().count();
+            continue;
+        }
+        if CJK_STOP_CHARS.contains(c) {
+            flush(&mut cur, &mut out);
+        } else {
+            cur.push(c);
+        }
+        i += 1;
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
 /// Whether `c` is a CJK ideograph (or kana/hangul), which has no spaces between words.
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
@@ -199,6 +295,14 @@ mod tests {
         assert_eq!(tokens("为什么还没发货"), vec!["为什", "什么", "么还", "还没", "没发", "发货"]);
         assert_eq!(tokens("Refunds 退款"), vec!["refund", "退款"]);
         assert!(tokens("the of and").is_empty());
+    }
+
+    #[test]
+    fn chinese_questions_give_their_content_words() {
+        assert_eq!(cjk_chunks("东西签收以后几天之内可以退吗？"), vec!["东西签收", "几天"]);
+        assert_eq!(cjk_chunks("李娜买的投影仪送到了吗"), vec!["李娜买", "投影仪送"]);
+        assert_eq!(cjk_chunks("订单SO20261001为什么还没发货？"), vec!["订单", "发货"]);
+        assert!(cjk_chunks("Why was it not shipped?").is_empty());
     }
 
     #[test]
