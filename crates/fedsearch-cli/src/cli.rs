@@ -39,6 +39,15 @@ pub enum Command {
     Get(GetArgs),
     /// Ask a labeled question set (JSONL) as each question's user and score the answers.
     Eval(EvalArgs),
+    /// Adoption per source from the router's feedback file, and the fusion weights it suggests.
+    Weights(WeightsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WeightsArgs {
+    /// The router's `feedback.path` file (JSONL).
+    #[arg(long)]
+    pub feedback: std::path::PathBuf,
 }
 
 #[derive(Args, Debug)]

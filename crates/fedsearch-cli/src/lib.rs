@@ -49,9 +49,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Eval(args) = &cli.command {
         return eval::run(&cli.router, args, cli.json).await;
     }
+    if let Command::Weights(args) = &cli.command {
+        let text = std::fs::read_to_string(&args.feedback)
+            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", args.feedback.display())))?;
+        let rows = eval::report::weights_from_feedback(&text).map_err(Failure::Usage)?;
+        out(&eval::report::weights_text(&rows));
+        return Ok(());
+    }
     let client = client::connect(&cli.router, BearerAuth::new(cli.token.as_deref())?)?;
     let result = match &cli.command {
-        Command::Token(_) | Command::Eval(_) => Ok(()),
+        Command::Token(_) | Command::Eval(_) | Command::Weights(_) => Ok(()),
         Command::Search(args) if args.stream => search_stream(client, args, cli.json).await,
         Command::Search(args) => search(client, args, cli.json).await,
         Command::Sources => sources(client, cli.json).await,

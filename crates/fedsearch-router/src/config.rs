@@ -36,6 +36,17 @@ pub struct RouterConfig {
     /// How sources are selected when a request names none (see [`crate::routing`]).
     #[serde(default)]
     pub selection: SelectionSection,
+    /// Where `Feedback` reports are appended (see [`crate::feedback`]); off when unset.
+    #[serde(default)]
+    pub feedback: FeedbackSection,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackSection {
+    /// A JSONL file, e.g. `/var/lib/fedsearch/feedback.jsonl`.
+    #[serde(default)]
+    pub path: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod documents;
 pub mod fanout;
+pub mod feedback;
 pub mod fuse;
 pub mod mcp;
 pub mod registry;

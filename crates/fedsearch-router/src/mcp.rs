@@ -88,6 +88,20 @@ struct TimeRangeArgs {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FeedbackArgs {
+    used: Vec<String>,
+    #[serde(default)]
+    rejected: Vec<String>,
+    #[serde(default)]
+    shown: Vec<String>,
+    #[serde(default)]
+    trace_id: String,
+    #[serde(default)]
+    query: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FetchArgs {
     full_text_ref: String,
 }
@@ -131,6 +145,23 @@ fn tools() -> Vec<Tool> {
             })),
         )
         .with_annotations(read_only.clone()),
+        Tool::new(
+            "feedback",
+            "Report which search results you used in your answer (and, optionally, which were wrong), by their \
+             citation ids `<source>:<id>`. fedsearch learns per-source weights from it.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "used": {"type": "array", "items": {"type": "string"}, "description": "Ids of results used"},
+                    "rejected": {"type": "array", "items": {"type": "string"}, "description": "Ids judged wrong"},
+                    "shown": {"type": "array", "items": {"type": "string"}, "description": "Every id you were shown"},
+                    "trace_id": {"type": "string", "description": "The trace_id of the search"},
+                    "query": {"type": "string", "description": "The question that was searched"}
+                },
+                "required": ["used"],
+                "additionalProperties": false
+            })),
+        ),
         Tool::new(
             "list_sources",
             "List the sources this user may search, with what each holds and when to use it.",
@@ -271,6 +302,30 @@ impl ServerHandler for McpHandler {
                                 let text = format!("# {}\n{} | ref: {}\n\n{}", doc.title, doc.url, doc.id, doc.content);
                                 Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
                             }
+                            Err(s) => Ok(tool_error(format!(
+                                "{}: {}",
+                                fedsearch_core::grpc::code_name(s.code()),
+                                s.message()
+                            ))),
+                        }
+                    }
+                    Err(e) => Ok(tool_error(format!("invalid arguments: {e}"))),
+                },
+                "feedback" => match serde_json::from_value::<FeedbackArgs>(args) {
+                    Ok(a) => {
+                        let req = fedsearch_proto::api::FeedbackRequest {
+                            trace_id: a.trace_id,
+                            query: a.query,
+                            used: a.used,
+                            rejected: a.rejected,
+                            shown: a.shown,
+                        };
+                        match self.state.feedback.record(&self.state.registry, &user, &req).await {
+                            Ok(r) => Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                                "recorded {} ids",
+                                r.recorded
+                            ))])
+                            .into()),
                             Err(s) => Ok(tool_error(format!(
                                 "{}: {}",
                                 fedsearch_core::grpc::code_name(s.code()),

@@ -5,7 +5,8 @@ use std::pin::Pin;
 
 use fedsearch_core::Identity;
 use fedsearch_proto::api::{
-    Document, GetDocumentRequest, ListSourcesRequest, ListSourcesResponse, SearchEvent, SearchRequest, SearchResponse,
+    Document, FeedbackRequest, FeedbackResponse, GetDocumentRequest, ListSourcesRequest, ListSourcesResponse,
+    SearchEvent, SearchRequest, SearchResponse,
     federated_search_server::{FederatedSearch, FederatedSearchServer},
     search_event,
 };
@@ -120,5 +121,10 @@ impl FederatedSearch for FederatedSearchService {
     ) -> Result<Response<ListSourcesResponse>, Status> {
         let user = self.authenticate(&request)?;
         Ok(Response::new(ListSourcesResponse { sources: sources::list(&self.state.registry, &user) }))
+    }
+
+    async fn feedback(&self, request: Request<FeedbackRequest>) -> Result<Response<FeedbackResponse>, Status> {
+        let user = self.authenticate(&request)?;
+        Ok(Response::new(self.state.feedback.record(&self.state.registry, &user, request.get_ref()).await?))
     }
 }

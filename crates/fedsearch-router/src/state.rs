@@ -15,6 +15,7 @@ pub struct RouterState {
     pub registry: Registry,
     pub fusion: Option<FusionRpc>,
     pub in_flight: Arc<Semaphore>,
+    pub feedback: crate::feedback::FeedbackStore,
 }
 
 impl RouterState {
@@ -33,6 +34,7 @@ impl RouterState {
             None => None,
         };
         let in_flight = Arc::new(Semaphore::new(config.limits.max_in_flight));
-        Ok(Self { config: Arc::new(config), verifier, registry, fusion, in_flight })
+        let feedback = crate::feedback::FeedbackStore::new(config.feedback.path.clone());
+        Ok(Self { config: Arc::new(config), verifier, registry, fusion, in_flight, feedback })
     }
 }

@@ -555,3 +555,44 @@ async fn a_cached_answer_is_reused_for_the_same_user_only() {
     }
     assert_eq!(record.started.load(Ordering::SeqCst), 5);
 }
+
+#[tokio::test]
+async fn feedback_is_stored_per_user_and_only_for_sources_they_may_use() {
+    use fedsearch_proto::api::FeedbackRequest;
+    let a = ScriptedAdapter::new("a", scripts(vec![("kb", Script::answer(make_hits("kb", 1), Duration::ZERO))]));
+    let ra = start_adapter(a).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("feedback.jsonl");
+    let sources = [("kb", ra.url()), ("finance", ra.url())];
+    let specs: Vec<(&str, &str, &str)> =
+        vec![(sources[0].0, &sources[0].1, ""), (sources[1].0, &sources[1].1, "required_groups: [finance]")];
+    let router = start_router(&router_yaml(&specs, &format!("feedback: {{ path: \"{}\" }}", path.display()))).await;
+    let mut c = client(&router).await;
+    let carol = token("carol", &["employee"]);
+    let report = |used: &[&str]| FeedbackRequest {
+        trace_id: "0af7651916cd43dd8448eb211c80319c".into(),
+        query: "q".into(),
+        used: used.iter().map(|s| s.to_string()).collect(),
+        shown: vec!["kb:1".into(), "kb:2".into()],
+        ..Default::default()
+    };
+    let ok = c.feedback(authed(report(&["kb:1"]), &carol)).await.unwrap().into_inner();
+    assert_eq!(ok.recorded, 1);
+    let line = std::fs::read_to_string(&path).unwrap();
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(
+        (v["user"].as_str(), v["used"][0].as_str(), v["shown"][1].as_str()),
+        (Some("carol"), Some("kb:1"), Some("kb:2"))
+    );
+    for bad in [&["finance:9"][..], &["nosuch:1"], &["no-colon"], &[]] {
+        let err = c.feedback(authed(report(bad), &carol)).await.unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{bad:?}: {}", err.message());
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1, "refused reports are not stored");
+    let err = c.feedback(Request::new(report(&["kb:1"]))).await.unwrap_err();
+    assert_eq!(err.code(), Code::Unauthenticated);
+    // Without feedback.path the router says so.
+    let plain = start_router(&router_yaml(&specs, "")).await;
+    let err = client(&plain).await.feedback(authed(report(&["kb:1"]), &carol)).await.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+}

@@ -243,12 +243,48 @@ pub fn suggested_weights(results: &[QuestionResult]) -> Vec<(String, usize, f64,
     let mut by: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for r in results {
         for (id, g) in r.top.iter().zip(&r.grades) {
-            let source = id.split(':').next().unwrap_or_default().to_string();
-            let e = by.entry(source).or_default();
-            e.0 += 1;
-            e.1 += usize::from(*g > 0);
+            count(&mut by, id, *g > 0);
         }
     }
+    weights_of(by)
+}
+
+fn count(by: &mut BTreeMap<String, (usize, usize)>, id: &str, adopted: bool) {
+    let e = by.entry(id.split(':').next().unwrap_or_default().to_string()).or_default();
+    e.0 += 1;
+    e.1 += usize::from(adopted);
+}
+
+/// The same from the router's feedback file: a shown id is adopted when the agent used it.
+pub fn weights_from_feedback(jsonl: &str) -> Result<Vec<(String, usize, f64, f64)>, String> {
+    #[derive(Deserialize)]
+    struct Line {
+        #[serde(default)]
+        used: Vec<String>,
+        #[serde(default)]
+        rejected: Vec<String>,
+        #[serde(default)]
+        shown: Vec<String>,
+    }
+    let mut by: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (n, raw) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let line: Line = serde_json::from_str(raw).map_err(|e| format!("feedback line {}: {e}", n + 1))?;
+        let shown: Vec<&String> = if line.shown.is_empty() {
+            line.used.iter().chain(&line.rejected).collect()
+        } else {
+            line.shown.iter().collect()
+        };
+        for id in shown {
+            count(&mut by, id, line.used.contains(id));
+        }
+    }
+    if by.is_empty() {
+        return Err("the feedback file has no reports".into());
+    }
+    Ok(weights_of(by))
+}
+
+fn weights_of(by: BTreeMap<String, (usize, usize)>) -> Vec<(String, usize, f64, f64)> {
     let adoption: Vec<(String, usize, f64)> =
         by.into_iter().map(|(s, (n, rel))| (s, n, if n == 0 { 0.0 } else { rel as f64 / n as f64 })).collect();
     let mean = mean(adoption.iter().map(|a| a.2));
@@ -269,4 +305,24 @@ pub fn weights_text(rows: &[(String, usize, f64, f64)]) -> String {
     let flags: Vec<String> = rows.iter().map(|(s, _, _, w)| format!("--weight {s}={w}")).collect();
     let _ = writeln!(out, "try: {}", flags.join(" "));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feedback_gives_adoption_and_weights_relative_to_the_mean() {
+        let jsonl = r#"{"used":["kb:1"],"shown":["kb:1","kb:2","wiki:a"]}
+{"used":["wiki:a","wiki:b"],"rejected":["kb:3"]}
+"#;
+        let rows = weights_from_feedback(jsonl).unwrap();
+        let kb = rows.iter().find(|r| r.0 == "kb").unwrap();
+        let wiki = rows.iter().find(|r| r.0 == "wiki").unwrap();
+        assert_eq!((kb.1, wiki.1), (3, 3));
+        assert!((kb.2 - 1.0 / 3.0).abs() < 1e-9 && (wiki.2 - 2.0 / 3.0).abs() < 1e-9);
+        assert!((kb.3 - 0.67).abs() < 1e-9 && (wiki.3 - 1.33).abs() < 1e-9, "{rows:?}");
+        assert!(weights_from_feedback("").is_err());
+        assert!(weights_from_feedback("not json").unwrap_err().contains("line 1"));
+    }
 }

@@ -296,4 +296,11 @@ impl FederatedSearch for FakeRouter {
         }
         Ok(Response::new(ListSourcesResponse { sources }))
     }
+
+    async fn feedback(
+        &self,
+        _request: Request<fedsearch_proto::api::FeedbackRequest>,
+    ) -> Result<Response<fedsearch_proto::api::FeedbackResponse>, Status> {
+        Err(Status::unimplemented("the CLI does not send feedback"))
+    }
 }
