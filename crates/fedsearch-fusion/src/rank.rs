@@ -89,11 +89,12 @@
 //!   `family`, `label` and `status` filled in from the inference where the source left them
 //!   empty; nothing when nothing is known (no explicit version, no family of two or more, no
 //!   title saying it is superseded).
-//! - **The current version ranks above every superseded version of its family.** Every group
-//!   whose representative is superseded comes after the group holding its current version,
-//!   wherever that group itself ends up: one that would rank above it moves to directly below
-//!   it (several such groups keep their relative order; a moved group takes the groups moved
-//!   below it along); one already below it stays where it is. Should two groups each hold the other's newer version (a cycle, through
+//! - **The current version ranks above every superseded version of its family, at the best
+//!   place of the family.** The group holding the current version takes the best position of
+//!   any group it supersedes (transitively) — the source ranked the family there — and every
+//!   group whose representative is superseded comes directly after its current version (several
+//!   keep their relative order; a moved group takes the groups moved below it along); an old
+//!   version already below its current one stays where it is. Should two groups each hold the other's newer version (a cycle, through
 //!   copies in other sources), the better-ranked one stays in place. Nothing else moves, so the
 //!   list is sorted by fused score except for these moved hits. This happens before `top_k` is
 //!   applied.
@@ -376,17 +377,36 @@ fn demote_superseded(groups: &[Group], target: impl Fn(usize, &Group) -> Option<
     // The stable order that puts each group after its target: always the best-ranked group
     // whose target is already placed.
     let mut below: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(t) = *t {
+            below[t].push(i);
+        }
+    }
+    // A current version takes the best place of the versions it supersedes (transitively): the
+    // source ranked the family there, and the answer should be the current text.
+    let mut best = (0..groups.len()).collect::<Vec<_>>();
+    for i in 0..groups.len() {
+        let mut at = targets[i];
+        let mut steps = 0;
+        while let Some(t) = at {
+            best[t] = best[t].min(i);
+            at = targets[t];
+            steps += 1;
+            if steps > groups.len() {
+                break;
+            }
+        }
+    }
     let mut ready = BinaryHeap::new();
     for (i, t) in targets.iter().enumerate() {
-        match *t {
-            Some(t) => below[t].push(i),
-            None => ready.push(Reverse(i)),
+        if t.is_none() {
+            ready.push(Reverse((best[i], i)));
         }
     }
     let mut placed = Vec::with_capacity(groups.len());
-    while let Some(Reverse(i)) = ready.pop() {
+    while let Some(Reverse((_, i))) = ready.pop() {
         placed.push(i);
-        ready.extend(below[i].iter().map(|&b| Reverse(b)));
+        ready.extend(below[i].iter().map(|&b| Reverse((best[b], b))));
     }
     placed
 }

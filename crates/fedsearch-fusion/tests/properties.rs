@@ -138,12 +138,17 @@ proptest! {
             let sum: f64 = c.iter().map(|c| c.value).sum();
             prop_assert!((sum - hit.fused_score).abs() < 1e-12);
         }
-        // Sorted by score, but for superseded versions moved below their current one.
+        // Sorted by score, but for families of versions: a current version moved up to its old
+        // version's place, and the old one directly below it.
         let in_list = |id: &str| list.hits.iter().any(|h| h.id == id);
+        let old_of = |id: &str| {
+            list.hits.iter().any(|o| o.version.as_ref().is_some_and(|v| v.status == "superseded" && v.superseded_by == id))
+        };
         let scores: Vec<f64> = list
             .hits
             .iter()
             .filter(|h| !h.version.as_ref().is_some_and(|v| v.status == "superseded" && in_list(&v.superseded_by)))
+            .filter(|h| !old_of(&h.id))
             .map(|h| h.fused_score)
             .collect();
         prop_assert!(scores.windows(2).all(|w| w[0] >= w[1]), "not sorted: {scores:?}");

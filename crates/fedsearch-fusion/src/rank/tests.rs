@@ -552,16 +552,17 @@ fn the_current_version_ranks_above_a_superseded_one_and_the_old_is_marked() {
             ("tickets", vec![hit("T1", 1), hit("T2", 2)]),
         ],
     );
-    // By score alone: wiki#1 and tickets#1 tie, then wiki#2 / tickets#2, then wiki#3. The old
-    // policy moves directly below the current one.
+    // By score alone: tickets#1 and wiki#1 (the old policy) tie, then wiki#2 / tickets#2, then
+    // wiki#3 (the current policy). The current policy takes the old one's place, and the old
+    // one follows it directly.
     assert_eq!(
         ids(&list),
         vec![
             "tickets:T1",
+            "wiki:public:return_policy",
+            "wiki:public:return_policy_2025",
             "tickets:T2",
             "wiki:public:shipping",
-            "wiki:public:return_policy",
-            "wiki:public:return_policy_2025"
         ]
     );
     let old = by_id(&list, "wiki:public:return_policy_2025").version.clone().unwrap();
