@@ -15,18 +15,30 @@
 //!
 //! # What it understands
 //!
-//! Every window is made of whole calendar days in the user's zone: `from` is a local midnight,
-//! `to` (exclusive) is the local midnight after the last day. Local midnights come from the zone's
-//! rules, so a day across a DST change lasts 23 or 25 hours. "Today" is the local day of `as_of`.
+//! Every window but an hour window is made of whole calendar days in the user's zone: `from` is a
+//! local midnight, `to` (exclusive) is the local midnight after the last day. Local midnights come
+//! from the zone's rules, so a day across a DST change lasts 23 or 25 hours. "Today" is the local
+//! day of `as_of`.
+//!
+//! An hour window (past 24 hours, 过去24小时) is not day-aligned: `from` is `as_of` less those
+//! hours and `to` is `as_of` itself; its label names the local time it ends, "past 24 hours until
+//! 2026-12-01 07:00 (Asia/Shanghai)". Hours are elapsed hours, whatever a DST change does to clocks.
 //!
 //! | kind | examples | window |
 //! | --- | --- | --- |
 //! | day | 今天, 昨天, 前天, 大前天, today, yesterday, the day before yesterday | that day |
 //! | this … | 本周, 这周, 本月, 这个月, 本季度, 今年, this week/month/quarter/year | from the start of the week (Monday), month, quarter or year **up to and including today** |
-//! | last … (calendar) | 上周, 上星期, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year | the whole previous calendar week (Monday–Sunday), month, quarter or year |
-//! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 近一年, past week, last 3 days, the past 2 weeks, last 30 days | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end) |
+//! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year | the whole previous calendar week (Monday–Sunday), month, quarter or year |
+//! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 最近半年, 近一年, past week, last 3 days, the past 2 weeks, last 30 days, past six months, the past half year | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end); half a year = 6 months |
+//! | hours | 过去24小时, 最近24小时, 近12小时, 最近两个小时内, past 24 hours, last 48 hours, in the last 6 hours, past 24h, the past hour, the last hour | the N hours up to `as_of` (see above) |
+//! | weekday | 周一 … 周六, 周日, 周天, 星期一 … 星期日, 星期天, 礼拜一 … 礼拜天, Monday … Sunday, on Friday | the most recent such day that has begun: today if today is that day |
+//! | weekday of a week | 上周五, 上星期五, 上个礼拜五, 上周的周五, 上上周五, 本周三, 这周三, 这个星期三, this Monday | that day of the previous (上上: the one before) or the current calendar week (Monday–Sunday); a day of this week not yet begun gives no window |
+//! | last weekday | last Friday, previous Friday, this past Friday | the most recent such day before today (on a Friday: a week ago) |
+//! | weekdays from a week's | 上周一到周三, 上周二至周四, 本周一至周五, 上周五到周一 | from that day through the next such weekday (into the next week when it comes earlier in the week), ending today at the latest |
+//! | since | since Monday, since Nov 3, since 2026-11-01, since last week, since 2025, 自11月1日以来, 11月1日以来, 从11月1日起, 从周一开始, 自从周一, 11月1日至今, 今年以来, Nov 1 to date | from the first day of the start (any day, weekday, week, month, quarter, half year or year above) through today; a start not yet begun gives none |
 //! | month | 10月, 十月, 10月份, 2026年10月, 去年10月, 2026-10, October, Oct 2026, October 2026 | that calendar month |
 //! | quarter | Q3, Q3 2026, 2026 Q3, third quarter of 2026, 第三季度, 三季度, 2026年第三季度 | that calendar quarter |
+//! | half year | 上半年, 下半年, 2026年上半年, 去年下半年, H1 2026, 2026 H2, 2026-H1, first half of 2026, second half of last year | January–June or July–December; without a year (上半年, 下半年) of this year, and 下半年 before July gives no window; H1 and H2 need a year |
 //! | year | 2025年, in 2025, during 2025, year 2025 | that calendar year |
 //! | date | 2026-11-03, 2026/11/03, 11月3日, 11月3号, 2026年11月3日, Nov 3, November 3rd, 3 November 2026, November 3, 2026 | that day |
 //! | range | from 2026-11-01 to 2026-11-15, between Nov 1 and Nov 15, Nov 1–15, 11月1日到11月15日, 11月1日至15日, 2026-11-01..2026-11-15, October to December | the first day of the start through the last day of the end, both included |
@@ -36,18 +48,27 @@
 //! "Nov 3" asked on 1 November 2026 is 3 November 2025. In a range the end takes its missing year
 //! (and month) from the start, moving to the next year when it would fall before it (Dec 20 – Jan 5).
 //!
-//! Future-only words (明天, tomorrow, next week) are not understood: they give no window.
+//! Future-only words (明天, tomorrow, next week, 下周一, next Friday) are not understood: they give
+//! no window.
 //!
-//! When the question holds several phrases, the most specific one wins: the finest grain (day,
-//! then week, then month, quarter, year), then a named date over a relative word at the same grain
-//! (2026-11-03 over yesterday), then the earliest in the text. Phrases that overlap keep only the
-//! longest (2026年10月 rather than 10月 inside it).
+//! Some weekday phrases name no window and hide the words inside them: a range of bare weekdays is
+//! a schedule (客服周一至周五工作, Monday to Friday, between Monday and Friday), as is a habit (每周一,
+//! every Monday, and a plural: on Mondays), a day to come (next Friday, this coming Monday, by
+//! Friday, 周五前) or a holiday (Black Friday, Cyber Monday, Good Friday, 黑色星期五). 周 after a
+//! number is a count of weeks and a day's character that starts a word is that word: 一周一次,
+//! 两周三次, 上周一共 (上周 and 一共), 本周五个订单, 本周日志, 这周天气 hold no weekday.
 //!
-//! English is matched case-insensitively on word boundaries ("octopus" is no month). May, March
-//! and every abbreviation (Oct, Sept, …) count as a month only next to a day or a year ("May 3",
-//! "Oct 2026"); full names may stand alone ("in November"). Digits that are part of a longer
-//! token are never read: INV-2025-0042, SO20261001 and order20261103 hold no date, and a bare
-//! number is a year only with 年 or after "in", "during", "throughout", "for" or "year".
+//! When the question holds several phrases, the most specific one wins: the finest grain (hours,
+//! then day, week, month, quarter, half year, year), then a named date over a relative word at the
+//! same grain (2026-11-03 over yesterday), then the earliest in the text. Phrases that overlap keep
+//! only the longest (2026年10月 rather than 10月 inside it).
+//!
+//! English is matched case-insensitively on word boundaries ("octopus" is no month, "Sundance" no
+//! Sunday, "sincerely" no "since"). Weekdays are read by their full names only (sun, sat and wed
+//! are words). May, March and every abbreviation (Oct, Sept, …) count as a month only next to a day
+//! or a year ("May 3", "Oct 2026"); full names may stand alone ("in November"). Digits that are
+//! part of a longer token are never read: INV-2025-0042, SO20261001 and order20261103 hold no date,
+//! and a bare number is a year only with 年 or after "in", "during", "throughout", "for" or "year".
 
 mod scan;
 #[cfg(test)]
@@ -59,34 +80,43 @@ use chrono_tz::Tz;
 /// The time window a question's time phrase stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
-    /// The first instant: the local midnight that starts the first day.
+    /// The first instant: the local midnight that starts the first day; for an hour window
+    /// (past 24 hours), `as_of` less those hours.
     pub from: DateTime<Utc>,
-    /// The end, exclusive: the local midnight after the last day.
+    /// The end, exclusive: the local midnight after the last day; for an hour window, `as_of`.
     pub to: DateTime<Utc>,
     /// The matched text, as it appears in the question.
     pub phrase: String,
     /// The days in the user's zone, for people: "2026-11-30 in Asia/Shanghai" for one day,
-    /// "2026-11-01 – 2026-11-30 (Europe/Berlin)" for several (both ends included).
+    /// "2026-11-01 – 2026-11-30 (Europe/Berlin)" for several (both ends included); for an hour
+    /// window, "past 24 hours until 2026-11-30 07:00 (Asia/Shanghai)" (local time of `as_of`).
     pub label: String,
 }
 
-/// Finds the most specific time phrase in `text` and returns its window of calendar days in `tz`,
-/// with "today" being the local day of `as_of`; `None` when the text holds no phrase it understands.
+/// Finds the most specific time phrase in `text` and returns its window of calendar days in `tz`
+/// (or, for "past 24 hours", of the hours before `as_of`), with "today" being the local day of
+/// `as_of`; `None` when the text holds no phrase it understands.
 pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
     let today = as_of.with_timezone(&tz).date_naive();
     let found = scan::best(text, today)?;
+    let phrase = text[found.start..found.end].to_string();
+    if let Some(hours) = found.hours {
+        let until = as_of.with_timezone(&tz).format("%Y-%m-%d %H:%M");
+        let past = if hours == 1 { "hour".to_string() } else { format!("{hours} hours") };
+        return Some(Window {
+            from: as_of.checked_sub_signed(TimeDelta::try_hours(hours.into())?)?,
+            to: as_of,
+            phrase,
+            label: format!("past {past} until {until} ({})", tz.name()),
+        });
+    }
     let last = found.end_date.pred_opt()?;
     let label = if found.first == last {
         format!("{} in {}", found.first, tz.name())
     } else {
         format!("{} – {} ({})", found.first, last, tz.name())
     };
-    Some(Window {
-        from: local_midnight(tz, found.first)?,
-        to: local_midnight(tz, found.end_date)?,
-        phrase: text[found.start..found.end].to_string(),
-        label,
-    })
+    Some(Window { from: local_midnight(tz, found.first)?, to: local_midnight(tz, found.end_date)?, phrase, label })
 }
 
 /// Parses an IANA zone name such as `Asia/Shanghai`, `Europe/Berlin` or `UTC`.

@@ -3,20 +3,24 @@
 //! Each matcher tries to read one kind of phrase at a position and returns where it ends and the
 //! days it covers. [`best`] runs every matcher at every position, drops phrases glued to a longer
 //! token (INV-2025-0042), keeps the longest of overlapping phrases and picks the most specific.
+//! Some phrases name no window (周一至周五, every Monday, next Friday, 本周五 before it has begun):
+//! they are read too, so that they hide the shorter phrases inside them, and then dropped.
 
-use chrono::{Datelike, Days, Months, NaiveDate};
+use chrono::{Datelike, Days, Months, NaiveDate, Weekday};
 
 /// How fine a phrase is; finer wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Grain {
+    Hour,
     Day,
     Week,
     Month,
     Quarter,
+    HalfYear,
     Year,
 }
 
-/// Local calendar days: `first` up to `end_date`, exclusive.
+/// Local calendar days: `first` up to `end_date`, exclusive; or the hours before the question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Span {
     pub grain: Grain,
@@ -24,53 +28,76 @@ pub(crate) struct Span {
     pub explicit: bool,
     pub first: NaiveDate,
     pub end_date: NaiveDate,
+    /// The window is the last so many hours before the question (past 24 hours), not whole days;
+    /// `first` and `end_date` are then only today.
+    pub hours: Option<u32>,
 }
 
-/// One phrase found in the text: its byte range and its days.
+impl Span {
+    fn days(grain: Grain, explicit: bool, first: NaiveDate, end_date: NaiveDate) -> Span {
+        Span { grain, explicit, first, end_date, hours: None }
+    }
+}
+
+/// One phrase found in the text: its byte range and its days (or hours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Found {
     pub start: usize,
     pub end: usize,
     pub first: NaiveDate,
     pub end_date: NaiveDate,
+    pub hours: Option<u32>,
     grain: Grain,
     explicit: bool,
 }
 
 type Matcher = fn(Cur<'_>, NaiveDate) -> Option<(usize, Span)>;
 
-const MATCHERS: &[Matcher] = &[relative_day, calendar_relative, rolling, explicit, year_with_word, quarter];
+/// Reads a phrase that names no window and returns where it ends.
+type NotWindow = fn(Cur<'_>, NaiveDate) -> Option<usize>;
+
+const MATCHERS: &[Matcher] =
+    &[relative_day, calendar_relative, rolling, explicit, year_with_word, quarter, half_year, weekday, since];
+
+const NOT_WINDOWS: &[NotWindow] = &[weekday_not_begun, weekday_no_window, since_not_begun];
 
 /// The most specific phrase in `text`, with `today` the local day of the question.
 pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
     // ASCII-only lowering keeps every byte offset valid in the original text.
     let s = text.to_ascii_lowercase();
-    let mut found = Vec::new();
+    let mut found: Vec<(usize, usize, Option<Span>)> = Vec::new();
     for (start, _) in s.char_indices() {
-        for matcher in MATCHERS {
-            if let Some((end, span)) = matcher(Cur { s: &s, pos: start }, today)
-                && end > start
-                && !glued(&s, start, end)
-            {
-                found.push(Found {
-                    start,
-                    end,
-                    first: span.first,
-                    end_date: span.end_date,
-                    grain: span.grain,
-                    explicit: span.explicit,
-                });
+        let at = Cur { s: &s, pos: start };
+        let windows = MATCHERS.iter().filter_map(|m| m(at, today)).map(|(end, span)| (end, Some(span)));
+        let not_windows = NOT_WINDOWS.iter().filter_map(|m| m(at, today)).map(|end| (end, None));
+        for (end, span) in windows.chain(not_windows) {
+            if end > start && !glued(&s, start, end) {
+                found.push((start, end, span));
             }
         }
     }
-    found.sort_by_key(|f| (std::cmp::Reverse(f.end - f.start), f.start));
-    let mut kept: Vec<Found> = Vec::new();
+    // Of two phrases as long, at the same place, the one that names no window wins.
+    found.sort_by_key(|&(start, end, span)| (std::cmp::Reverse(end - start), start, span.is_some()));
+    let mut kept: Vec<(usize, usize, Option<Span>)> = Vec::new();
     for f in found {
-        if kept.iter().all(|k| f.end <= k.start || k.end <= f.start) {
+        if kept.iter().all(|k| f.1 <= k.0 || k.1 <= f.0) {
             kept.push(f);
         }
     }
-    kept.into_iter().min_by_key(|f| (f.grain, !f.explicit, f.start))
+    kept.into_iter()
+        .filter_map(|(start, end, span)| {
+            let span = span?;
+            Some(Found {
+                start,
+                end,
+                first: span.first,
+                end_date: span.end_date,
+                hours: span.hours,
+                grain: span.grain,
+                explicit: span.explicit,
+            })
+        })
+        .min_by_key(|f| (f.grain, !f.explicit, f.start))
 }
 
 fn is_word_char(c: char) -> bool {
@@ -314,7 +341,7 @@ impl<'a> Cur<'a> {
 }
 
 fn day_span(grain: Grain, explicit: bool, first: NaiveDate, last: NaiveDate) -> Option<Span> {
-    Some(Span { grain, explicit, first, end_date: last.succ_opt()? })
+    Some(Span::days(grain, explicit, first, last.succ_opt()?))
 }
 
 fn month_start(year: i32, month: u32) -> Option<NaiveDate> {
@@ -322,18 +349,29 @@ fn month_start(year: i32, month: u32) -> Option<NaiveDate> {
 }
 
 fn year_span(year: i32, explicit: bool) -> Option<Span> {
-    Some(Span {
-        grain: Grain::Year,
+    Some(Span::days(
+        Grain::Year,
         explicit,
-        first: NaiveDate::from_ymd_opt(year, 1, 1)?,
-        end_date: NaiveDate::from_ymd_opt(year + 1, 1, 1)?,
-    })
+        NaiveDate::from_ymd_opt(year, 1, 1)?,
+        NaiveDate::from_ymd_opt(year + 1, 1, 1)?,
+    ))
 }
 
 /// A whole calendar quarter, numbered 1 to 4.
 fn quarter_span(year: i32, quarter: u32, explicit: bool) -> Option<Span> {
     let first = month_start(year, quarter * 3 - 2)?;
-    Some(Span { grain: Grain::Quarter, explicit, first, end_date: first.checked_add_months(Months::new(3))? })
+    Some(Span::days(Grain::Quarter, explicit, first, first.checked_add_months(Months::new(3))?))
+}
+
+/// A whole calendar half year, numbered 1 to 2.
+fn half_year_span(year: i32, half: u32, explicit: bool) -> Option<Span> {
+    let first = month_start(year, half * 6 - 5)?;
+    Some(Span::days(Grain::HalfYear, explicit, first, first.checked_add_months(Months::new(6))?))
+}
+
+/// The Monday that starts the calendar week of `day`.
+fn week_start(day: NaiveDate) -> Option<NaiveDate> {
+    day.checked_sub_days(Days::new(day.weekday().num_days_from_monday().into()))
 }
 
 /// 今天, 昨天, 前天, today, yesterday, the day before yesterday.
@@ -367,8 +405,8 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
 
 #[derive(Debug, Clone, Copy)]
 enum Relative {
-    ThisWeek,
-    LastWeek,
+    /// The calendar week so many weeks before this one; this one (0) up to today.
+    WeeksBack(u64),
     ThisMonth,
     LastMonth,
     ThisQuarter,
@@ -382,21 +420,6 @@ enum Relative {
 fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     use Relative::*;
     const TABLE: &[(&str, Relative)] = &[
-        ("本周", ThisWeek),
-        ("这周", ThisWeek),
-        ("这一周", ThisWeek),
-        ("本星期", ThisWeek),
-        ("这星期", ThisWeek),
-        ("这个星期", ThisWeek),
-        ("本礼拜", ThisWeek),
-        ("这礼拜", ThisWeek),
-        ("这个礼拜", ThisWeek),
-        ("上周", LastWeek),
-        ("上一周", LastWeek),
-        ("上星期", LastWeek),
-        ("上个星期", LastWeek),
-        ("上礼拜", LastWeek),
-        ("上个礼拜", LastWeek),
         ("本月", ThisMonth),
         ("这月", ThisMonth),
         ("这个月", ThisMonth),
@@ -418,9 +441,9 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("去年", LastYear),
         ("上一年", LastYear),
         ("前年", YearBeforeLast),
-        ("this week", ThisWeek),
-        ("last week", LastWeek),
-        ("previous week", LastWeek),
+        ("this week", WeeksBack(0)),
+        ("last week", WeeksBack(1)),
+        ("previous week", WeeksBack(1)),
         ("this month", ThisMonth),
         ("last month", LastMonth),
         ("previous month", LastMonth),
@@ -431,14 +454,17 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("last year", LastYear),
         ("previous year", LastYear),
     ];
-    let relative = c.longest(TABLE)?;
+    let relative = c.longest(WEEKS_BACK_ZH).map(WeeksBack).or_else(|| c.longest(TABLE))?;
     let tomorrow = today.succ_opt()?;
-    let monday = today.checked_sub_days(Days::new(today.weekday().num_days_from_monday().into()))?;
+    let monday = week_start(today)?;
     let this_month = month_start(today.year(), today.month())?;
     let this_quarter = month_start(today.year(), today.month0() / 3 * 3 + 1)?;
     let (grain, first, end_date) = match relative {
-        ThisWeek => (Grain::Week, monday, tomorrow),
-        LastWeek => (Grain::Week, monday.checked_sub_days(Days::new(7))?, monday),
+        WeeksBack(0) => (Grain::Week, monday, tomorrow),
+        WeeksBack(n) => {
+            let first = monday.checked_sub_days(Days::new(7 * n))?;
+            (Grain::Week, first, first.checked_add_days(Days::new(7))?)
+        }
         ThisMonth => (Grain::Month, this_month, tomorrow),
         LastMonth => (Grain::Month, this_month.checked_sub_months(Months::new(1))?, this_month),
         ThisQuarter => (Grain::Quarter, this_quarter, tomorrow),
@@ -447,35 +473,45 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         LastYear => return Some((c.pos, year_span(today.year() - 1, false)?)),
         YearBeforeLast => return Some((c.pos, year_span(today.year() - 2, false)?)),
     };
-    Some((c.pos, Span { grain, explicit: false, first, end_date }))
+    Some((c.pos, Span::days(grain, false, first, end_date)))
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
+    Hour,
     Day,
     Week,
     Month,
     Quarter,
+    HalfYear,
     Year,
 }
 
-/// 最近三天, 近两周, 过去一个月, last 7 days, the past 2 weeks, past month: the period ending today.
+/// 最近三天, 近两周, 过去一个月, 最近半年, last 7 days, the past 2 weeks, past month: the period
+/// ending today. 过去24小时, past 24 hours: the hours before the question.
 fn rolling(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     let (n, unit) = rolling_zh(&mut c).or_else(|| rolling_en(&mut c))?;
     let tomorrow = today.succ_opt()?;
     let (grain, since) = match unit {
+        Unit::Hour => return Some((c.pos, Span { hours: Some(n), ..Span::days(Grain::Hour, false, today, tomorrow) })),
         Unit::Day => (Grain::Day, today.checked_sub_days(Days::new(u64::from(n)))?),
         Unit::Week => (Grain::Week, today.checked_sub_days(Days::new(7 * u64::from(n)))?),
         Unit::Month => (Grain::Month, today.checked_sub_months(Months::new(n))?),
         Unit::Quarter => (Grain::Quarter, today.checked_sub_months(Months::new(n.checked_mul(3)?))?),
+        Unit::HalfYear => (Grain::Month, today.checked_sub_months(Months::new(n.checked_mul(6)?))?),
         Unit::Year => (Grain::Year, today.checked_sub_months(Months::new(n.checked_mul(12)?))?),
     };
-    Some((c.pos, Span { grain, explicit: false, first: since.succ_opt()?, end_date: tomorrow }))
+    Some((c.pos, Span::days(grain, false, since.succ_opt()?, tomorrow)))
 }
 
-/// 最近三天, 近两周, 过去的一个月, 最近7天内: a count and its unit.
+/// 最近三天, 近两周, 过去的一个月, 最近7天内, 近半年, 过去24小时: a count and its unit.
 fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
     const UNITS: &[(&str, Unit)] = &[
+        ("小时", Unit::Hour),
+        ("个小时", Unit::Hour),
+        ("钟头", Unit::Hour),
+        ("个钟头", Unit::Hour),
+        ("h", Unit::Hour),
         ("天", Unit::Day),
         ("日", Unit::Day),
         ("周", Unit::Week),
@@ -492,22 +528,35 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
     r.longest(&[("最近", ()), ("近", ()), ("近来", ()), ("过去", ())])?;
     r.lit("的");
     r.ws0();
-    let n = r.count_zh().filter(|&n| n > 0)?;
-    r.ws0();
-    let unit = r.longest(UNITS)?;
+    let (n, unit) = if r.lit("半年") {
+        (1, Unit::HalfYear)
+    } else {
+        let n = r.count_zh().filter(|&n| n > 0)?;
+        r.ws0();
+        (n, r.longest(UNITS)?)
+    };
     r.longest(&[("内", ()), ("以内", ()), ("以来", ()), ("里", ())]);
     *c = r;
     Some((n, unit))
 }
 
-/// the last 7 days, past 2 weeks, previous 5 days, the past week: a count (one when left out) and its unit.
+/// the last 7 days, past 2 weeks, previous 5 days, the past week, the last 24 hours, past 24h, the
+/// past half year: a count (one when left out) and its unit.
 fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
     const UNITS: &[(&str, Unit)] = &[
+        ("hour", Unit::Hour),
         ("day", Unit::Day),
         ("week", Unit::Week),
         ("month", Unit::Month),
         ("quarter", Unit::Quarter),
+        ("half year", Unit::HalfYear),
+        ("half a year", Unit::HalfYear),
+        ("half-year", Unit::HalfYear),
         ("year", Unit::Year),
+        ("hours", Unit::Hour),
+        ("hrs", Unit::Hour),
+        ("hr", Unit::Hour),
+        ("h", Unit::Hour),
         ("days", Unit::Day),
         ("weeks", Unit::Week),
         ("months", Unit::Month),
@@ -523,15 +572,18 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
         return None;
     }
     let mut counted = r;
-    if let Some(n) = counted.count_en().filter(|&n| n > 0)
-        && counted.ws1()
-        && let Some(unit) = counted.longest(UNITS)
-    {
-        *c = counted;
-        return Some((n, unit));
+    if let Some(n) = counted.count_en().filter(|&n| n > 0) {
+        let spaced = counted.ws1();
+        // Hours may be glued to their count: 24h, 48hrs.
+        if let Some(unit) = counted.longest(UNITS).filter(|&unit| spaced || unit == Unit::Hour) {
+            *c = counted;
+            return Some((n, unit));
+        }
     }
-    // "past week" is rolling; "last week" is the calendar week, read by calendar_relative.
-    let unit = r.longest(&UNITS[..5]).filter(|_| past)?;
+    // "past week" is rolling; "last week" is the calendar week, read by calendar_relative. An hour
+    // has no calendar reading: "the last hour" is the past hour. Only the singular units (the
+    // first nine) stand without a count.
+    let unit = r.longest(&UNITS[..9]).filter(|&unit| past || unit == Unit::Hour)?;
     *c = r;
     Some((1, unit))
 }
@@ -737,13 +789,13 @@ fn explicit(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     let start = partial(&mut c, today)?;
     let (first, end_date) = start.span(today)?;
     if let Some((end_date, end_grain)) = range_end(&mut c, start, first, between == Some(true), today) {
-        return Some((c.pos, Span { grain: start.grain().min(end_grain), explicit: true, first, end_date }));
+        return Some((c.pos, Span::days(start.grain().min(end_grain), true, first, end_date)));
     }
     // "from" and "between" belong to a range; the date alone is read from its own position.
     if between.is_some() {
         return None;
     }
-    Some((c.pos, Span { grain: start.grain(), explicit: true, first, end_date }))
+    Some((c.pos, Span::days(start.grain(), true, first, end_date)))
 }
 
 /// Reads the end of a range after its start (" to Nov 15", "至15日", "..2026-11-15"): the day after
@@ -811,32 +863,45 @@ fn year_with_word(mut c: Cur<'_>, _today: NaiveDate) -> Option<(usize, Span)> {
 
 /// Q3, Q3 2026, 2026 Q3, 2026-Q3, third quarter of 2026, 第三季度, 三季度, 2026年第三季度, 2026年Q3.
 fn quarter(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
-    let mut with_year = c;
-    let mut year = with_year.year_zh(today).or_else(|| {
-        let y = with_year.year()?;
-        if !with_year.ws1() {
-            with_year.lit("-");
+    let (year, q) = with_year(&mut c, today, quarter_number)?;
+    let year = year.unwrap_or(if q * 3 - 2 <= today.month() { today.year() } else { today.year() - 1 });
+    Some((c.pos, quarter_span(year, q, true)?))
+}
+
+/// Reads a part of a year (Q3, 第三季度, H1, 上半年) with its year, when written, before it (2026 Q3,
+/// 2026-Q3, 2026年第三季度, 去年上半年) or after it (Q3 2026, Q3-2026, H1 of 2026).
+fn with_year<'a, T>(
+    c: &mut Cur<'a>,
+    today: NaiveDate,
+    part: impl FnOnce(&mut Cur<'a>) -> Option<T>,
+) -> Option<(Option<i32>, T)> {
+    let mut r = *c;
+    let mut year = r.year_zh(today).or_else(|| {
+        let y = r.year()?;
+        if !r.ws1() {
+            r.lit("-");
         }
         Some(y)
     });
     if year.is_some() {
-        with_year.ws0();
-        c = with_year;
+        r.ws0();
+    } else {
+        r = *c;
     }
-    let q = quarter_number(&mut c)?;
+    let value = part(&mut r)?;
     if year.is_none() {
-        year = c.year_tail();
-        let mut dashed = c;
+        year = r.year_tail();
+        let mut dashed = r;
         if year.is_none()
             && dashed.lit("-")
             && let Some(y) = dashed.year()
         {
             year = Some(y);
-            c = dashed;
+            r = dashed;
         }
     }
-    let year = year.unwrap_or(if q * 3 - 2 <= today.month() { today.year() } else { today.year() - 1 });
-    Some((c.pos, quarter_span(year, q, true)?))
+    *c = r;
+    Some((year, value))
 }
 
 fn quarter_number(c: &mut Cur<'_>) -> Option<u32> {
@@ -862,4 +927,371 @@ fn quarter_number(c: &mut Cur<'_>) -> Option<u32> {
     (en.ws1() && en.phrase("quarter")).then_some(())?;
     *c = en;
     Some(n)
+}
+
+/// 上半年, 2026年下半年, 去年上半年, H1 2026, 2026 H2, 2026-H1, first half of 2026, second half of
+/// last year. Without a year, 上半年 and 下半年 are of this year; 下半年 before July gives nothing.
+/// H1 and H2 need a year: alone they are headings and hydrogen more often than half years.
+fn half_year(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let (year, (half, zh)) = with_year(&mut c, today, |r| {
+        r.longest(&[("上半年", 1), ("下半年", 2)]).map(|h| (h, true)).or_else(|| half_number(r).map(|h| (h, false)))
+    })?;
+    let year = match year {
+        Some(y) => y,
+        None if zh && half == 2 && today.month() < 7 => return None,
+        None if zh => today.year(),
+        None => {
+            // first half of this year, H2 of last year.
+            let mut of = c;
+            of.ws1().then_some(())?;
+            (of.phrase("of") && of.ws1()).then_some(())?;
+            let back = of.longest(&[("this year", 0), ("last year", 1), ("the year", 0)])?;
+            c = of;
+            today.year() - back
+        }
+    };
+    Some((c.pos, half_year_span(year, half, true)?))
+}
+
+/// h1, h2, first half, second half.
+fn half_number(c: &mut Cur<'_>) -> Option<u32> {
+    let mut h = *c;
+    if h.lit("h")
+        && let Some((n @ 1..=2, 1)) = h.digits()
+    {
+        *c = h;
+        return Some(n);
+    }
+    c.longest(&[("first half", 1), ("1st half", 1), ("second half", 2), ("2nd half", 2)])
+}
+
+/// Which week a weekday is read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WeekOf {
+    /// The most recent one that has begun, today included: 周五, Friday.
+    Recent,
+    /// The most recent one before today: last Friday.
+    BeforeToday,
+    /// In the calendar week so many weeks before this one (0: this week): 本周五, 上周五.
+    WeeksBack(u64),
+}
+
+/// A weekday as written, or a few days from one (上周一到周三, 上周五到周一): `first` to `last`.
+#[derive(Debug, Clone, Copy)]
+struct Weekdays {
+    week: WeekOf,
+    first: Weekday,
+    last: Weekday,
+}
+
+impl Weekdays {
+    /// The first and the last day, both begun by `today`; `None` when the first has not begun.
+    /// A range ends today at the latest.
+    fn dates(self, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+        let offset = |d: Weekday| u64::from(d.num_days_from_monday());
+        let back = (offset(today.weekday()) + 7 - offset(self.first)) % 7;
+        let first = match self.week {
+            WeekOf::Recent => today.checked_sub_days(Days::new(back))?,
+            WeekOf::BeforeToday => today.checked_sub_days(Days::new(if back == 0 { 7 } else { back }))?,
+            WeekOf::WeeksBack(n) => week_start(today)?
+                .checked_sub_days(Days::new(7 * n))?
+                .checked_add_days(Days::new(offset(self.first)))
+                .filter(|&d| d <= today)?,
+        };
+        // 上周五到周一 runs into the next week.
+        let length = (offset(self.last) + 7 - offset(self.first)) % 7;
+        let last = first.checked_add_days(Days::new(length))?.min(today);
+        Some((first, last))
+    }
+}
+
+const WEEK_WORDS_ZH: &[(&str, ())] = &[("周", ()), ("星期", ()), ("礼拜", ())];
+
+/// 本周, 上周, 上上周 and their synonyms: how many calendar weeks before this one.
+const WEEKS_BACK_ZH: &[(&str, u64)] = &[
+    ("本周", 0),
+    ("这周", 0),
+    ("这一周", 0),
+    ("本星期", 0),
+    ("这星期", 0),
+    ("这个星期", 0),
+    ("本礼拜", 0),
+    ("这礼拜", 0),
+    ("这个礼拜", 0),
+    ("上周", 1),
+    ("上一周", 1),
+    ("上星期", 1),
+    ("上个星期", 1),
+    ("上礼拜", 1),
+    ("上个礼拜", 1),
+    ("上上周", 2),
+    ("上上星期", 2),
+    ("上上个星期", 2),
+    ("上上礼拜", 2),
+    ("上上个礼拜", 2),
+];
+
+/// Reads a weekday phrase: 周五, 星期天, 上周五, 上个星期五, 这周三, 本周的周三, 上周一到周三, Friday,
+/// last Friday, this Monday.
+fn weekdays(c: &mut Cur<'_>) -> Option<Weekdays> {
+    weekdays_zh(c).or_else(|| weekdays_en(c))
+}
+
+fn weekdays_zh(c: &mut Cur<'_>) -> Option<Weekdays> {
+    // 周 after these is a count of weeks (两周三次, 每周一), or the week is named before it
+    // (下周一, 这个星期五: read with its week, or not at all).
+    const NOT_AFTER: &str = "每下个几两半数零一二三四五六七八九十百上本这该隔逢0123456789";
+    let mut r = *c;
+    let week = match r.longest(WEEKS_BACK_ZH) {
+        Some(n) => {
+            // 上周五, and also 上周的周五, 上周星期五.
+            let mut named = r;
+            named.lit("的");
+            // `{ named }` tries the day on a copy: it is read again below.
+            if named.longest(WEEK_WORDS_ZH).is_some() && day_zh(&mut { named }).is_some() {
+                r = named;
+            }
+            WeekOf::WeeksBack(n)
+        }
+        None => {
+            if r.s[..r.pos].chars().next_back().is_some_and(|p| NOT_AFTER.contains(p)) {
+                return None;
+            }
+            r.longest(WEEK_WORDS_ZH)?;
+            WeekOf::Recent
+        }
+    };
+    let first = day_zh(&mut r)?;
+    let mut last = first;
+    // 上周一到周三: a few days from a day of a named week; 上周五到周一 ends in the week after.
+    let mut to = r;
+    to.ws0();
+    if week != WeekOf::Recent
+        && to.longest(&[("到", ()), ("至", ()), ("-", ()), ("–", ()), ("~", ()), ("～", ())]).is_some()
+    {
+        to.ws0();
+        to.longest(WEEK_WORDS_ZH);
+        if let Some(end) = day_zh(&mut to).filter(|&end| end != first) {
+            last = end;
+            r = to;
+        }
+    }
+    *c = r;
+    Some(Weekdays { week, first, last })
+}
+
+/// Reads the character that names the day after 周, 星期 or 礼拜, unless it starts a word of its
+/// own: 一共 in 上周一共, 三次 in 两周三次, 五个 in 本周五个订单, 日志 in 本周日志, 天气 in 这周天气.
+fn day_zh(c: &mut Cur<'_>) -> Option<Weekday> {
+    const WORD_AFTER: &str =
+        "次回遍趟共样直般定些点切个半同致再旦位名项单笔条件批份张台周天月年季小时分秒百千万十零两前后之";
+    let mut chars = c.rest().chars();
+    let ch = chars.next()?;
+    let day = match ch {
+        '一' => Weekday::Mon,
+        '二' => Weekday::Tue,
+        '三' => Weekday::Wed,
+        '四' => Weekday::Thu,
+        '五' => Weekday::Fri,
+        '六' => Weekday::Sat,
+        '日' | '天' => Weekday::Sun,
+        _ => return None,
+    };
+    let own_word = match ch {
+        '日' => "志报记常程均历期用子",
+        '天' => "气数",
+        _ => "",
+    };
+    if chars.next().is_some_and(|next| WORD_AFTER.contains(next) || own_word.contains(next)) {
+        return None;
+    }
+    c.pos += ch.len_utf8();
+    Some(day)
+}
+
+const WEEKDAYS_EN: &[(&str, Weekday)] = &[
+    ("monday", Weekday::Mon),
+    ("tuesday", Weekday::Tue),
+    ("wednesday", Weekday::Wed),
+    ("thursday", Weekday::Thu),
+    ("friday", Weekday::Fri),
+    ("saturday", Weekday::Sat),
+    ("sunday", Weekday::Sun),
+];
+
+/// Friday, last Friday, previous Friday, this past Friday, this Friday. Only full names: "sun",
+/// "sat" and "wed" are words too. A plural (Mondays) is a habit, not a day, and is not read.
+fn weekdays_en(c: &mut Cur<'_>) -> Option<Weekdays> {
+    const WEEK: &[(&str, WeekOf)] = &[
+        ("last", WeekOf::BeforeToday),
+        ("previous", WeekOf::BeforeToday),
+        ("this past", WeekOf::BeforeToday),
+        ("this", WeekOf::WeeksBack(0)),
+    ];
+    let mut r = *c;
+    let mut week = WeekOf::Recent;
+    let mut named = r;
+    if let Some(w) = named.longest(WEEK)
+        && named.ws1()
+    {
+        week = w;
+        r = named;
+    }
+    let day = r.longest(WEEKDAYS_EN)?;
+    *c = r;
+    Some(Weekdays { week, first: day, last: day })
+}
+
+/// 周五, 上周五, 本周一到周三, last Friday, this Monday: whole local days of one week.
+fn weekday(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let (first, last) = weekdays(&mut c)?.dates(today)?;
+    Some((c.pos, day_span(Grain::Day, false, first, last)?))
+}
+
+/// 本周五 or "this Friday" asked before that Friday: a day to come, which gives no window (and
+/// is not read as 本周 or as the previous Friday either).
+fn weekday_not_begun(mut c: Cur<'_>, today: NaiveDate) -> Option<usize> {
+    weekdays(&mut c)?.dates(today).is_none().then_some(c.pos)
+}
+
+/// Weekdays that name no window: a schedule (周一至周五, Monday to Friday), a habit (每周一, every
+/// Monday), a day to come (next Friday, by Friday) or a holiday (Black Friday, 黑色星期五).
+fn weekday_no_window(c: Cur<'_>, _today: NaiveDate) -> Option<usize> {
+    const TO_ZH: &[(&str, ())] = &[("到", ()), ("至", ()), ("-", ()), ("–", ()), ("—", ()), ("~", ()), ("～", ())];
+    const TO_EN: &[(&str, ())] =
+        &[("to", ()), ("through", ()), ("thru", ()), ("until", ()), ("till", ()), ("-", ()), ("–", ()), ("—", ())];
+    const BEFORE_EN: &[(&str, ())] = &[
+        ("next", ()),
+        ("every", ()),
+        ("each", ()),
+        ("coming", ()),
+        ("this coming", ()),
+        ("by", ()),
+        ("until", ()),
+        ("till", ()),
+    ];
+    const HOLIDAYS: &[(&str, ())] = &[
+        ("black friday", ()),
+        ("cyber monday", ()),
+        ("good friday", ()),
+        ("easter sunday", ()),
+        ("easter monday", ()),
+        ("palm sunday", ()),
+        ("ash wednesday", ()),
+        ("黑色星期五", ()),
+    ];
+    let zh_day = |c: &mut Cur<'_>| c.longest(WEEK_WORDS_ZH).is_some() && day_zh(c).is_some();
+    let mut r = c;
+    if r.longest(HOLIDAYS).is_some() {
+        return Some(r.pos);
+    }
+    // 每周一, 每个星期一, 每逢周五.
+    r = c;
+    if r.longest(&[("每", ()), ("每个", ()), ("每逢", ())]).is_some() && zh_day(&mut r) {
+        return Some(r.pos);
+    }
+    // 周一至周五, 星期一到五.
+    r = c;
+    if zh_day(&mut r) {
+        r.ws0();
+        if r.longest(TO_ZH).is_some() {
+            r.ws0();
+            r.longest(WEEK_WORDS_ZH);
+            if day_zh(&mut r).is_some() {
+                return Some(r.pos);
+            }
+        }
+    }
+    // next Friday, every Monday, by Friday.
+    r = c;
+    if r.longest(BEFORE_EN).is_some() && r.ws1() && r.longest(WEEKDAYS_EN).is_some() {
+        return Some(r.pos);
+    }
+    // Monday to Friday, Monday-Friday, between Monday and Friday.
+    r = c;
+    let between = r.phrase("between") && r.ws1();
+    if !between {
+        r = c;
+    }
+    r.longest(WEEKDAYS_EN)?;
+    r.ws0();
+    if between { r.phrase("and") } else { r.longest(TO_EN).is_some() }.then_some(())?;
+    r.ws0();
+    r.longest(WEEKDAYS_EN)?;
+    Some(r.pos)
+}
+
+/// since Monday, since Nov 3, since 2026-11-01, since last week, 自11月1日以来, 11月1日以来,
+/// 从11月1日起, 自从周一, 11月1日至今, Nov 1 to date: from the first day of that start through today.
+fn since(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let (end, start) = since_phrase(c, today).filter(|(_, start)| start.first <= today)?;
+    Some((end, Span::days(start.grain, start.explicit, start.first, today.succ_opt()?)))
+}
+
+/// "since 2027-01-01" asked in 2026: a start to come, which gives no window (rather than the day).
+fn since_not_begun(c: Cur<'_>, today: NaiveDate) -> Option<usize> {
+    since_phrase(c, today).filter(|(_, start)| start.first > today).map(|(end, _)| end)
+}
+
+/// Reads a "since" phrase: where it ends and the span of its start.
+fn since_phrase(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    // Each with whether it stands without a word before the start: 周一开始 is as often "starts on
+    // Monday" as "since Monday", 从周一开始 is "since Monday".
+    const UNTIL_NOW: &[(&str, bool)] = &[
+        ("以来", true),
+        ("起", true),
+        ("开始", false),
+        ("至今", true),
+        ("迄今", true),
+        ("到现在", true),
+        ("到今天", true),
+        ("to date", true),
+        ("until now", true),
+        ("till now", true),
+        ("until today", true),
+        ("to today", true),
+        ("through today", true),
+    ];
+    // After "since" and 自从 the start alone is enough; after 自, 从 or nothing it needs 以来, 起, …
+    // (来自11月1日 is "from 1 November", not "since").
+    let lead = c.longest(&[("since", true), ("自从", true), ("自", false), ("从", false)]);
+    if lead.is_some() {
+        c.ws0();
+    }
+    let (mut r, start) = since_start(c, today)?;
+    let mut until = r;
+    until.ws0();
+    let tail = until.longest(UNTIL_NOW);
+    // 起 also starts words: 昨天起床 is no "since yesterday".
+    let tail = tail.filter(|_| !until.rest().starts_with(['床', '飞', '诉', '来', '身']));
+    match (lead, tail) {
+        (Some(_), Some(_)) | (None, Some(true)) => r = until,
+        (Some(true), None) => {}
+        _ => return None,
+    }
+    Some((r.pos, start))
+}
+
+/// The start of a "since" phrase: a day, week, month, quarter, half year or year, named or relative;
+/// the longest that reads.
+fn since_start<'a>(c: Cur<'a>, today: NaiveDate) -> Option<(Cur<'a>, Span)> {
+    const STARTS: &[Matcher] = &[relative_day, calendar_relative, weekday, quarter, half_year, named_start];
+    let (end, span) = STARTS.iter().filter_map(|m| m(c, today)).max_by_key(|&(end, _)| end)?;
+    Some((Cur { s: c.s, pos: end }, span))
+}
+
+/// A date, month or year as written (2026-11-01, 11月1日, Nov 3, October, 2026年), or a bare year,
+/// which "since 2025" names.
+fn named_start(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let mut y = c;
+    let year = y.year().filter(|_| !y.peek().is_some_and(is_word_char));
+    let mut p = c;
+    if let Some(date) = partial(&mut p, today)
+        && p.pos > y.pos
+    {
+        let (first, end_date) = date.span(today)?;
+        return Some((p.pos, Span::days(date.grain(), true, first, end_date)));
+    }
+    c = y;
+    Some((c.pos, year_span(year?, true)?))
 }

@@ -361,6 +361,251 @@ fn days_follow_daylight_saving_time() {
 }
 
 #[test]
+fn weekdays_chinese() {
+    // WED is Wednesday 2026-11-18: this week is 16–22 November, the previous one 9–15.
+    check_wed(&[
+        ("周一的订单", Some(("周一", day("2026-11-16")))),
+        ("周三", Some(("周三", day("2026-11-18")))),
+        ("周四的工单", Some(("周四", day("2026-11-12")))),
+        ("周日", Some(("周日", day("2026-11-15")))),
+        ("周天", Some(("周天", day("2026-11-15")))),
+        ("星期五", Some(("星期五", day("2026-11-13")))),
+        ("星期天", Some(("星期天", day("2026-11-15")))),
+        ("礼拜一", Some(("礼拜一", day("2026-11-16")))),
+        ("礼拜天", Some(("礼拜天", day("2026-11-15")))),
+        ("周一下午的会议", Some(("周一", day("2026-11-16")))),
+        ("上周五的退款", Some(("上周五", day("2026-11-13")))),
+        ("上星期五", Some(("上星期五", day("2026-11-13")))),
+        ("上个星期一", Some(("上个星期一", day("2026-11-09")))),
+        ("上礼拜天", Some(("上礼拜天", day("2026-11-15")))),
+        ("上周的周五", Some(("上周的周五", day("2026-11-13")))),
+        ("上周星期三", Some(("上周星期三", day("2026-11-11")))),
+        ("上上周五", Some(("上上周五", day("2026-11-06")))),
+        ("本周三", Some(("本周三", day("2026-11-18")))),
+        ("这周一", Some(("这周一", day("2026-11-16")))),
+        ("这个星期二", Some(("这个星期二", day("2026-11-17")))),
+        // A day of this week that has not begun: no window, and not 本周 either.
+        ("本周五的会议", None),
+        ("这周日", None),
+        // A few days of a named week; this week's end at today.
+        ("上周一到周三", Some(("上周一到周三", days("2026-11-09", "2026-11-11")))),
+        ("上周二至周四的订单", Some(("上周二至周四", days("2026-11-10", "2026-11-12")))),
+        ("本周一至周五", Some(("本周一至周五", days("2026-11-16", "2026-11-18")))),
+        ("上周五到周一", Some(("上周五到周一", days("2026-11-13", "2026-11-16")))),
+        ("周五五点", Some(("周五", day("2026-11-13")))),
+        ("周一三点的会", Some(("周一", day("2026-11-16")))),
+        ("上周三十个订单", Some(("上周", days("2026-11-09", "2026-11-15")))),
+    ]);
+}
+
+#[test]
+fn weekdays_that_name_no_day() {
+    check_wed(&[
+        // A range of bare weekdays is a schedule, not a window.
+        ("客服周一至周五工作吗", None),
+        ("星期一到五", None),
+        ("周一~周五", None),
+        ("客服周一至周五工作，昨天的工单", Some(("昨天", day("2026-11-17")))),
+        // A habit, or a day to come.
+        ("每周一发布", None),
+        ("每个星期五", None),
+        ("下周一", None),
+        ("下个星期五", None),
+        ("周五前能到吗", None),
+        ("黑色星期五的订单", None),
+        // 周 counting weeks, and words that start with the day's character.
+        ("一周一次", None),
+        ("两周三次", None),
+        ("最近两周三次故障", Some(("最近两周", days("2026-11-05", "2026-11-18")))),
+        ("上周一共有多少订单", Some(("上周", days("2026-11-09", "2026-11-15")))),
+        ("本周五个订单", Some(("本周", days("2026-11-16", "2026-11-18")))),
+        ("本周日志", Some(("本周", days("2026-11-16", "2026-11-18")))),
+        ("这周天气", Some(("这周", days("2026-11-16", "2026-11-18")))),
+        ("周期一个月", None),
+        ("三周年", None),
+    ]);
+}
+
+#[test]
+fn weekdays_english() {
+    check_wed(&[
+        ("Monday", Some(("Monday", day("2026-11-16")))),
+        ("what shipped on Friday?", Some(("Friday", day("2026-11-13")))),
+        ("wednesday", Some(("wednesday", day("2026-11-18")))),
+        ("Monday's orders", Some(("Monday", day("2026-11-16")))),
+        ("last Friday", Some(("last Friday", day("2026-11-13")))),
+        ("Last Wednesday", Some(("Last Wednesday", day("2026-11-11")))),
+        ("previous Monday", Some(("previous Monday", day("2026-11-16")))),
+        ("this past Sunday", Some(("this past Sunday", day("2026-11-15")))),
+        ("this Monday", Some(("this Monday", day("2026-11-16")))),
+        ("this Friday", None),
+        ("next Friday", None),
+        ("this coming Monday", None),
+        ("Good Friday", None),
+        ("every Monday", None),
+        ("will it arrive by Friday", None),
+        // A plural is a habit.
+        ("orders on Mondays", None),
+        ("Sundance festival", None),
+        ("Black Friday sales", None),
+        ("Cyber Monday", None),
+        ("open Monday to Friday", None),
+        ("Monday-Friday", None),
+        ("between Monday and Friday", None),
+        ("2026-11-03 or Monday", Some(("2026-11-03", day("2026-11-03")))),
+    ]);
+}
+
+#[test]
+fn weekdays_asked_on_monday_morning_in_shanghai() {
+    // 07:00 on Monday 23 November in Shanghai is 23:00 on Sunday 22 November in UTC: the
+    // previous week is 16–22 November, not 9–15.
+    let monday = "2026-11-22T23:00:00Z";
+    check(&[
+        ("上周五的订单", monday, SH, Some(("上周五", "2026-11-20 in Asia/Shanghai"))),
+        ("周一", monday, SH, Some(("周一", "2026-11-23 in Asia/Shanghai"))),
+        ("周五", monday, SH, Some(("周五", "2026-11-20 in Asia/Shanghai"))),
+        ("本周一", monday, SH, Some(("本周一", "2026-11-23 in Asia/Shanghai"))),
+        ("本周二", monday, SH, None),
+        ("last Monday", monday, SH, Some(("last Monday", "2026-11-16 in Asia/Shanghai"))),
+        ("上周日", monday, SH, Some(("上周日", "2026-11-22 in Asia/Shanghai"))),
+    ]);
+    let w = resolve("上周五", utc(monday), tz(SH)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-11-19T16:00:00Z"), utc("2026-11-20T16:00:00Z")));
+}
+
+#[test]
+fn weekdays_follow_daylight_saving_time() {
+    // Wednesday 2026-10-28 in Berlin; Sunday 25 October lasted 25 hours.
+    let as_of = utc("2026-10-28T09:00:00Z");
+    for text in ["Sunday", "last Sunday", "周日", "上周日", "上个星期天"] {
+        let w = resolve(text, as_of, tz(BER)).unwrap();
+        assert_eq!((w.from, w.to), (utc("2026-10-24T22:00:00Z"), utc("2026-10-25T23:00:00Z")), "{text}");
+        assert_eq!(w.label, "2026-10-25 in Europe/Berlin", "{text}");
+    }
+    let w = resolve("周一", as_of, tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-25T23:00:00Z"), utc("2026-10-26T23:00:00Z")));
+    let w = resolve("上周五", as_of, tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-22T22:00:00Z"), utc("2026-10-23T22:00:00Z")));
+    let w = resolve("since Sunday", as_of, tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-24T22:00:00Z"), utc("2026-10-28T23:00:00Z")));
+}
+
+#[test]
+fn hours_before_the_question() {
+    let until = "until 2026-11-18 12:00 (Asia/Shanghai)";
+    let label = |past: &str| format!("past {past} {until}");
+    check_wed(&[
+        ("errors in the past 24 hours", Some(("the past 24 hours", label("24 hours")))),
+        ("last 48 hours", Some(("last 48 hours", label("48 hours")))),
+        ("in the last 6 hours", Some(("the last 6 hours", label("6 hours")))),
+        ("past 24h", Some(("past 24h", label("24 hours")))),
+        ("last 3 hrs", Some(("last 3 hrs", label("3 hours")))),
+        ("the past hour", Some(("the past hour", label("hour")))),
+        ("in the last hour", Some(("the last hour", label("hour")))),
+        ("past twelve hours", Some(("past twelve hours", label("12 hours")))),
+        ("过去24小时的告警", Some(("过去24小时", label("24 hours")))),
+        ("最近24小时", Some(("最近24小时", label("24 hours")))),
+        ("近12小时", Some(("近12小时", label("12 hours")))),
+        ("最近两个小时内", Some(("最近两个小时内", label("2 hours")))),
+        ("过去一小时", Some(("过去一小时", label("hour")))),
+        ("最近3h", Some(("最近3h", label("3 hours")))),
+        ("昨天和过去24小时", Some(("过去24小时", label("24 hours")))),
+        ("last 0 hours", None),
+        ("24小时内发货", None),
+        ("the last h", None),
+    ]);
+    // Not day-aligned: exactly the hours before as_of, which is the exclusive end.
+    let w = resolve("过去24小时", utc("2026-11-30T23:00:00Z"), tz(SH)).unwrap();
+    assert_eq!(
+        w,
+        Window {
+            from: utc("2026-11-29T23:00:00Z"),
+            to: utc("2026-11-30T23:00:00Z"),
+            phrase: "过去24小时".into(),
+            label: "past 24 hours until 2026-12-01 07:00 (Asia/Shanghai)".into(),
+        }
+    );
+    // Hours are hours across a DST change: 24 of them, though the local clock moved 25.
+    let w = resolve("past 24 hours", utc("2026-10-25T12:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-24T12:00:00Z"), utc("2026-10-25T12:00:00Z")));
+    assert_eq!(w.label, "past 24 hours until 2026-10-25 13:00 (Europe/Berlin)");
+}
+
+#[test]
+fn since_runs_through_today() {
+    let to_today = |from: &str| days(from, "2026-11-18");
+    check_wed(&[
+        ("since Monday", Some(("since Monday", to_today("2026-11-16")))),
+        ("errors since Nov 3", Some(("since Nov 3", to_today("2026-11-03")))),
+        ("since 2026-11-01", Some(("since 2026-11-01", to_today("2026-11-01")))),
+        ("since yesterday", Some(("since yesterday", to_today("2026-11-17")))),
+        ("since last week", Some(("since last week", to_today("2026-11-09")))),
+        ("since last Friday", Some(("since last Friday", to_today("2026-11-13")))),
+        ("since October", Some(("since October", to_today("2026-10-01")))),
+        ("since 2025", Some(("since 2025", to_today("2025-01-01")))),
+        ("Nov 1 to date", Some(("Nov 1 to date", to_today("2026-11-01")))),
+        ("自11月1日以来的退款", Some(("自11月1日以来", to_today("2026-11-01")))),
+        ("11月1日以来", Some(("11月1日以来", to_today("2026-11-01")))),
+        ("从11月1日起", Some(("从11月1日起", to_today("2026-11-01")))),
+        ("11月1日至今", Some(("11月1日至今", to_today("2026-11-01")))),
+        ("自从周一", Some(("自从周一", to_today("2026-11-16")))),
+        ("从周一开始", Some(("从周一开始", to_today("2026-11-16")))),
+        ("上周以来", Some(("上周以来", to_today("2026-11-09")))),
+        ("2025年以来", Some(("2025年以来", to_today("2025-01-01")))),
+        ("今年以来", Some(("今年以来", to_today("2026-01-01")))),
+        // Not "since": a start that has not begun, 开始 without 从 or 自, 自 in 来自, 起 in 起床.
+        ("since this Friday", None),
+        ("since 2027-01-01", None),
+        ("周一开始", Some(("周一", day("2026-11-16")))),
+        ("来自11月1日的订单", Some(("11月1日", day("2026-11-01")))),
+        ("昨天起床", Some(("昨天", day("2026-11-17")))),
+        ("从11月1日到11月15日", Some(("11月1日到11月15日", days("2026-11-01", "2026-11-15")))),
+        ("sincerely, yesterday", Some(("yesterday", day("2026-11-17")))),
+    ]);
+    // Since today's weekday: today alone.
+    check(&[("since Monday", "2026-11-22T23:00:00Z", SH, Some(("since Monday", "2026-11-23 in Asia/Shanghai")))]);
+}
+
+#[test]
+fn half_years() {
+    check_wed(&[
+        ("上半年的销售额", Some(("上半年", days("2026-01-01", "2026-06-30")))),
+        ("下半年", Some(("下半年", days("2026-07-01", "2026-12-31")))),
+        ("2025年上半年", Some(("2025年上半年", days("2025-01-01", "2025-06-30")))),
+        ("去年下半年", Some(("去年下半年", days("2025-07-01", "2025-12-31")))),
+        ("今年上半年", Some(("今年上半年", days("2026-01-01", "2026-06-30")))),
+        ("H1 2026", Some(("H1 2026", days("2026-01-01", "2026-06-30")))),
+        ("H2 2025", Some(("H2 2025", days("2025-07-01", "2025-12-31")))),
+        ("2026 H2", Some(("2026 H2", days("2026-07-01", "2026-12-31")))),
+        ("2026-H1", Some(("2026-H1", days("2026-01-01", "2026-06-30")))),
+        ("2026年H2", Some(("2026年H2", days("2026-07-01", "2026-12-31")))),
+        ("H1-2025", Some(("H1-2025", days("2025-01-01", "2025-06-30")))),
+        ("H2 of this year", Some(("H2 of this year", days("2026-07-01", "2026-12-31")))),
+        ("first half of 2026", Some(("first half of 2026", days("2026-01-01", "2026-06-30")))),
+        ("second half of last year", Some(("second half of last year", days("2025-07-01", "2025-12-31")))),
+        ("H1", None),
+        ("h2 database", None),
+        ("the first half", None),
+        // Rolling, like N months.
+        ("最近半年", Some(("最近半年", days("2026-05-19", "2026-11-18")))),
+        ("近半年", Some(("近半年", days("2026-05-19", "2026-11-18")))),
+        ("过去半年内", Some(("过去半年内", days("2026-05-19", "2026-11-18")))),
+        ("past six months", Some(("past six months", days("2026-05-19", "2026-11-18")))),
+        ("last 6 months", Some(("last 6 months", days("2026-05-19", "2026-11-18")))),
+        ("the past half year", Some(("the past half year", days("2026-05-19", "2026-11-18")))),
+        // 上上周: the week before the previous one.
+        ("上上周", Some(("上上周", days("2026-11-02", "2026-11-08")))),
+    ]);
+    // Before July the second half of this year has not begun; with its year it is named.
+    check(&[
+        ("下半年", "2026-03-10T04:00:00Z", SH, None),
+        ("今年下半年", "2026-03-10T04:00:00Z", SH, Some(("今年下半年", "2026-07-01 – 2026-12-31 (Asia/Shanghai)"))),
+        ("上半年", "2026-03-10T04:00:00Z", SH, Some(("上半年", "2026-01-01 – 2026-06-30 (Asia/Shanghai)"))),
+    ]);
+}
+
+#[test]
 fn parse_tz_names_the_bad_zone() {
     assert_eq!(parse_tz("Asia/Shanghai"), Ok(Tz::Asia__Shanghai));
     assert_eq!(parse_tz(" UTC "), Ok(Tz::UTC));
