@@ -39,6 +39,34 @@ pub struct RouterConfig {
     /// Where `Feedback` reports are appended (see [`crate::feedback`]); off when unset.
     #[serde(default)]
     pub feedback: FeedbackSection,
+    /// Re-scoring of the fused candidates by the question's words (see [`crate::rerank`]).
+    #[serde(default)]
+    pub rerank: RerankSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RerankSection {
+    /// β: how much the share of the question a hit shows counts against its fused score
+    /// (0 keeps fusion's order).
+    #[serde(default = "default_coverage_weight")]
+    pub coverage_weight: f64,
+    /// How many fused candidates are re-scored (at least top_k, at most 50).
+    #[serde(default = "default_candidates")]
+    pub candidates: u32,
+}
+
+impl Default for RerankSection {
+    fn default() -> Self {
+        Self { coverage_weight: default_coverage_weight(), candidates: default_candidates() }
+    }
+}
+
+fn default_coverage_weight() -> f64 {
+    0.3
+}
+fn default_candidates() -> u32 {
+    30
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -383,6 +411,9 @@ impl Validate for RouterConfig {
             .map_err(|e| format!("`time.default_time_zone`: {e}"))?;
         if !(0.0..=1.0).contains(&self.selection.relative) || !self.selection.min_score.is_finite() {
             return Err("`selection.relative` must be within 0..=1 and `selection.min_score` finite".into());
+        }
+        if !(0.0..=1.0).contains(&self.rerank.coverage_weight) {
+            return Err("`rerank.coverage_weight` must be within 0..=1".into());
         }
         if !(0.0..=1.5).contains(&self.selection.weight_boost) {
             return Err("`selection.weight_boost` must be within 0..=1.5".into());

@@ -17,6 +17,7 @@ pub mod feedback;
 pub mod fuse;
 pub mod mcp;
 pub mod registry;
+pub mod rerank;
 pub mod rewrite;
 pub mod routing;
 pub mod search;

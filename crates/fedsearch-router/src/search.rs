@@ -185,7 +185,7 @@ pub async fn run(
     }
     let start = FuseStart {
         options: Some(options.clone()),
-        top_k,
+        top_k: top_k.max(state.config.rerank.candidates).min(50),
         sources: routing
             .selected
             .iter()
@@ -251,7 +251,9 @@ pub async fn run(
                     if events.is_some() {
                         let snap = session.try_snapshot().or_else(|| session.local_snapshot());
                         if let Some(s) = snap {
-                            emit(&events, search_event::Event::Snapshot(FusedSnapshot { hits: s.hits, sources_done: s.sources_done })).await;
+                            let mut hits = s.hits;
+                            hits.truncate(top_k as usize);
+                            emit(&events, search_event::Event::Snapshot(FusedSnapshot { hits, sources_done: s.sources_done })).await;
                         }
                     }
                 }
@@ -278,7 +280,10 @@ pub async fn run(
     }
 
     let (mut fused, by) = session.finish().instrument(fuse_span).await;
+    let question = crate::rerank::question_tokens(&req.query, state.registry.glossary());
+    crate::rerank::rerank(&mut fused.hits, &question, state.config.rerank.coverage_weight);
     named_first(&mut fused.hits, &terms.entities);
+    fused.hits.truncate(top_k as usize);
     let method = match FusionMethod::try_from(options.method).unwrap_or_default() {
         FusionMethod::WeightedScore => "weighted_score",
         _ => "rrf",

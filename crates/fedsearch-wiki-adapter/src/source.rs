@@ -26,7 +26,7 @@ use std::{
 };
 
 use fedsearch_adapter_kit::{AdapterError, FetchResponse, SourceDescription, SourceHit, SubQuery, UserContext};
-use fedsearch_proto::types::{Filters, TimeRange};
+use fedsearch_proto::types::{Filters, TimeRange, VersionInfo};
 use prost_types::Timestamp;
 
 use crate::{
@@ -36,8 +36,14 @@ use crate::{
     identity::{Credential, Identity},
     merge,
     terms::{self, Plan},
+    text,
     version::{self, Parser, Stated},
 };
+
+/// Current versions read for superseded hits, at most, per sub-query.
+const MAX_CURRENT_READS: usize = 3;
+/// Snippet length of a current version read for a superseded hit.
+const CURRENT_SNIPPET_CHARS: usize = 240;
 
 /// Reading version lines from page text: the parser, how many pages, and the parsed-metadata
 /// cache keyed by (page id, mtime) — see [`crate::version`] for why no user is in the key.
@@ -329,6 +335,13 @@ impl Source {
             }
             Connector::Confluence(_) => vec![None; found.len()],
         };
+        let (found, versions) = match &self.connector {
+            Connector::DokuWiki(wiki) => {
+                let left = budget.saturating_sub(started.elapsed()).saturating_sub(ANSWER_MARGIN);
+                self.with_current_versions(wiki, &credential, found, versions, filters, left).await
+            }
+            Connector::Confluence(_) => (found, versions),
+        };
         let hits = found
             .into_iter()
             .zip(versions)
@@ -340,6 +353,66 @@ impl Source {
             })
             .collect();
         Ok(Answer { hits, notes })
+    }
+
+    /// A superseded page whose current version the search did not return brings it along,
+    /// placed just before it, when this user may read it (read as the user: the wiki decides)
+    /// and it passes the same filters — so an old edition is never the only one shown.
+    async fn with_current_versions(
+        &self,
+        wiki: &DokuWiki,
+        credential: &Credential,
+        mut found: Vec<Found>,
+        mut versions: Vec<Option<VersionInfo>>,
+        filters: Option<&Filters>,
+        left: Duration,
+    ) -> (Vec<Found>, Vec<Option<VersionInfo>>) {
+        let missing: Vec<(usize, String)> = versions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let v = v.as_ref().filter(|v| v.status == "superseded" && !v.superseded_by.is_empty())?;
+                (!found.iter().any(|f| f.id == v.superseded_by)).then(|| (i, v.superseded_by.clone()))
+            })
+            .take(MAX_CURRENT_READS)
+            .collect();
+        if missing.is_empty() || left.is_zero() {
+            return (found, versions);
+        }
+        let pages = futures::future::join_all(missing.iter().map(|(_, id)| wiki.page(credential, id, left))).await;
+        // Insert from the back so earlier positions stay valid.
+        for ((at, id), page) in missing.into_iter().zip(pages).rev() {
+            let Ok(page) = page else { continue };
+            if found.iter().any(|f| f.id == id) {
+                continue;
+            }
+            let current = Found {
+                id: page.id.clone(),
+                title: page.title,
+                snippet: text::truncate_chars(
+                    &text::collapse_whitespace(&text::strip_dokuwiki_markup(&page.content)),
+                    CURRENT_SNIPPET_CHARS,
+                ),
+                url: page.url,
+                updated_at: page.updated_at,
+                score: found[at].score,
+                namespace: page.namespace,
+                extra: page.extra,
+            };
+            if !self.keep(&current, filters) {
+                continue;
+            }
+            let old = versions[at].clone().unwrap_or_default();
+            let version = VersionInfo {
+                family: if old.family.is_empty() { id.clone() } else { old.family.clone() },
+                status: "current".into(),
+                supersedes: found[at].id.clone(),
+                ..Default::default()
+            };
+            found.insert(at, current);
+            versions.insert(at, Some(version));
+        }
+        (found, versions)
     }
 
     /// Every search of the plan at once, as the user; merged. All failed → the telling error;

@@ -56,7 +56,7 @@ async fn a_long_english_question_finds_the_current_policy_first() {
 async fn an_english_question_with_chinese_terms_finds_the_chinese_wording() {
     let mut served = serve(shared_config()).await;
     // none of these English words occurs in the wiki
-    let text = "How much do buyers pay when they turn a parcel away at the door?";
+    let text = "How much do buyers owe when they turn a parcel away at the door?";
     let (hits, done) = search_query(&mut served.client, query(text, &[], "carol")).await;
     assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     assert!(!ids(&hits).contains(&"public:return_policy"), "{:?}", ids(&hits));
@@ -144,4 +144,17 @@ async fn noncharacters_in_the_query_do_not_cause_an_error() {
     let (hits, done) = search_query(&mut served.client, query("\u{FFFF}\u{FFFE}", &[], "carol")).await;
     assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     assert!(hits.is_empty());
+}
+
+#[tokio::test]
+async fn an_old_edition_found_alone_brings_its_current_version_before_it() {
+    let mut served = serve(shared_config()).await;
+    // "quote" occurs only on the superseded 2025 page ("Do not quote it to customers").
+    let (hits, done) = search_query(&mut served.client, query("quote", &["quote"], "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    assert_eq!(ids(&hits), vec!["public:return_policy", "public:return_policy_2025"], "the current one first");
+    let current = hits[0].version.clone().unwrap();
+    assert_eq!((current.status.as_str(), current.supersedes.as_str()), ("current", "public:return_policy_2025"));
+    assert!(hits[0].snippet.contains("2026"), "{}", hits[0].snippet);
+    assert_eq!(hits.iter().map(|h| h.rank).collect::<Vec<_>>(), vec![1, 2]);
 }

@@ -1,0 +1,157 @@
+//! Result merging by the question's own words: the fused candidates are re-scored with one
+//! scoring function for every source, over what each hit shows (title, snippet, metadata).
+//!
+//! Rank-based fusion gives every source's best hit full credit, however weakly it matched: an
+//! incident log's top hit for "拒收手续费现在是多少" is still its top hit. Each source's scores
+//! mean different things, so they cannot say which source's best is better; the words a hit
+//! shows can. For each candidate:
+//!
+//! - `coverage` = Σ over question tokens the hit shows of weight × IDF / Σ over the question's
+//!   tokens that any candidate shows of weight × IDF. Tokens are [`crate::analysis::tokens`]
+//!   (stemmed words, CJK bigrams); a token from a glossary expansion (the other language's word)
+//!   weighs 0.6; IDF is over the candidates, so a word every candidate shows counts little.
+//! - `score` = (1 − β) × fused score / best fused score + β × coverage, β = `rerank.coverage_weight`.
+//!
+//! Versions keep fusion's rule afterwards: an old version never ranks above its current one
+//! (the current one takes the better place). With β = 0 the fused order is kept.
+
+use std::collections::{HashMap, HashSet};
+
+use fedsearch_proto::types::Hit;
+
+use crate::analysis::{self, Glossary};
+
+const EXPANSION_WEIGHT: f64 = 0.6;
+
+/// The question's tokens with their weights.
+pub fn question_tokens(query: &str, glossary: &Glossary) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = analysis::tokens(query).into_iter().map(|t| (t, 1.0)).collect();
+    for e in glossary.expand(query) {
+        for t in analysis::tokens(&e) {
+            if !out.iter().any(|(x, _)| *x == t) {
+                out.push((t, EXPANSION_WEIGHT));
+            }
+        }
+    }
+    out
+}
+
+fn shown_tokens(h: &Hit) -> HashSet<String> {
+    let mut text = format!("{} {}", h.title, h.snippet);
+    let mut keys: Vec<&String> = h.metadata.keys().collect();
+    keys.sort();
+    for k in keys {
+        text.push(' ');
+        text.push_str(&h.metadata[k]);
+    }
+    analysis::tokens(&text).into_iter().collect()
+}
+
+/// Each hit's share of the question it shows, 0..=1, in the hits' order.
+pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
+    let shown: Vec<HashSet<String>> = hits.iter().map(shown_tokens).collect();
+    let n = hits.len() as f64;
+    let idf: HashMap<&str, f64> = question
+        .iter()
+        .filter_map(|(t, _)| {
+            let df = shown.iter().filter(|s| s.contains(t)).count();
+            (df > 0).then(|| (t.as_str(), (1.0 + n / df as f64).ln()))
+        })
+        .collect();
+    let total: f64 = question.iter().filter_map(|(t, w)| idf.get(t.as_str()).map(|i| i * w)).sum();
+    shown
+        .iter()
+        .map(|s| {
+            if total <= 0.0 {
+                return 0.0;
+            }
+            let got: f64 = question
+                .iter()
+                .filter(|(t, _)| s.contains(t))
+                .filter_map(|(t, w)| idf.get(t.as_str()).map(|i| i * w))
+                .sum();
+            got / total
+        })
+        .collect()
+}
+
+/// Re-orders `hits` by fused score and coverage (see the module docs).
+pub fn rerank(hits: &mut Vec<Hit>, question: &[(String, f64)], coverage_weight: f64) {
+    if hits.len() < 2 || coverage_weight <= 0.0 {
+        return;
+    }
+    let cov = coverage(question, hits);
+    let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
+    let mut scored: Vec<(f64, usize, Hit)> = std::mem::take(hits)
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let fused = if best > 0.0 { h.fused_score / best } else { 0.0 };
+            ((1.0 - coverage_weight) * fused + coverage_weight * cov[i], i, h)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    *hits = scored.into_iter().map(|(_, _, h)| h).collect();
+    current_before_superseded(hits);
+}
+
+/// An old version marked by fusion (`version.status = superseded`, `superseded_by` in the list)
+/// never ranks above its current version: the current one moves up to the old one's place.
+pub fn current_before_superseded(hits: &mut Vec<Hit>) {
+    for _ in 0..hits.len() {
+        let pos: HashMap<String, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.clone(), i)).collect();
+        let misplaced = hits.iter().enumerate().find_map(|(i, h)| {
+            let v = h.version.as_ref().filter(|v| v.status == "superseded")?;
+            pos.get(&v.superseded_by).filter(|&&c| c > i).map(|&c| (i, c))
+        });
+        let Some((old, current)) = misplaced else { return };
+        let h = hits.remove(current);
+        hits.insert(old, h);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fedsearch_proto::types::VersionInfo;
+
+    use super::*;
+
+    fn hit(id: &str, title: &str, score: f64) -> Hit {
+        Hit { id: id.into(), title: title.into(), fused_score: score, ..Default::default() }
+    }
+
+    #[test]
+    fn a_weak_sources_top_hit_gives_way_to_a_hit_that_shows_the_question() {
+        let g = Glossary::new(true, &[]);
+        let q = question_tokens("拒收手续费现在是多少？", &g);
+        let mut hits = vec![
+            hit("incidents:INC-1", "payment gateway timeout", 0.75),
+            hit("kb:KB-3", "拒收与退货费用说明 rejection fee", 0.60),
+            hit("tickets:T-9", "订单签收确认", 0.24),
+        ];
+        rerank(&mut hits, &q, 0.5);
+        assert_eq!(hits[0].id, "kb:KB-3", "{:?}", hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+        let mut same = hits.clone();
+        rerank(&mut same, &q, 0.0);
+        assert_eq!(same.iter().map(|h| &h.id).collect::<Vec<_>>(), hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn coverage_counts_other_language_words_and_ignores_words_no_hit_shows() {
+        let g = Glossary::new(true, &[]);
+        let q = question_tokens("refund fee 咖啡", &g);
+        let hits = vec![hit("a:1", "退款 手续费", 1.0), hit("a:2", "nothing here", 1.0)];
+        let c = coverage(&q, &hits);
+        assert!(c[0] > 0.5 && c[1] == 0.0, "{c:?}");
+    }
+
+    #[test]
+    fn an_old_version_never_ends_above_its_current_one() {
+        let mut old = hit("wiki:p_2025", "Policy 2025", 1.0);
+        old.version =
+            Some(VersionInfo { status: "superseded".into(), superseded_by: "wiki:p".into(), ..Default::default() });
+        let mut hits = vec![old, hit("kb:x", "x", 0.9), hit("wiki:p", "Policy 2026", 0.1)];
+        current_before_superseded(&mut hits);
+        assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["wiki:p", "wiki:p_2025", "kb:x"]);
+    }
+}
