@@ -10,6 +10,7 @@ pub mod grpc;
 pub mod propagation;
 pub mod shutdown;
 pub mod telemetry;
+pub mod text;
 pub mod time;
 
 pub use auth::{AuthError, Identity, JwtConfig, JwtVerifier};

@@ -140,9 +140,9 @@ impl SqlAdapter {
         let plan = select::plan(&self.catalog, &query, &linked)?;
         let results =
             futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, budget))).await;
-        let total_limit = if query.limit == 0 { u32::MAX } else { query.limit };
-        let mut rank = 0u32;
+        let total_limit = if query.limit == 0 { u32::MAX } else { query.limit } as usize;
         let mut first_error = None;
+        let mut hits = Vec::new();
         for (run, result) in plan.runs.iter().zip(results) {
             let rows = match result {
                 Ok(rows) => rows,
@@ -152,20 +152,15 @@ impl SqlAdapter {
                     continue;
                 }
             };
-            let mut batch = Vec::new();
-            for record in &rows {
-                if rank >= total_limit {
-                    break;
-                }
-                if let Some(hit) = mapping::to_hit(run.template, record, rank + 1) {
-                    rank += 1;
-                    batch.push(hit);
-                }
-            }
             tracing::debug!(template = %run.template.name, rows = rows.len(), "template answered");
-            if !sink.send(batch).await {
-                break;
-            }
+            hits.extend(rows.iter().filter_map(|record| mapping::to_hit(run.template, record, 0)));
+        }
+        let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
+        crate::ranking::by_question(&mut hits, asked, &query.terms);
+        hits.truncate(total_limit);
+        let rank = hits.len() as u32;
+        if !hits.is_empty() {
+            sink.send(hits).await;
         }
         let templates: Vec<&str> = plan.runs.iter().map(|r| r.template.name.as_str()).collect();
         tracing::info!(

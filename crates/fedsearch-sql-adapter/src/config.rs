@@ -365,7 +365,7 @@ mod tests {
         let mut cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(&example()).unwrap();
         for engine in [Engine::Postgres, Engine::Mysql, Engine::Sqlite] {
             let catalog = Catalog::compile(&cfg, engine).unwrap();
-            assert_eq!(catalog.templates.len(), 4, "{engine}");
+            assert_eq!(catalog.templates.len(), 6, "{engine}");
             assert!(catalog.fetch.contains_key("order") && catalog.fetch.contains_key("refund"));
         }
         cfg.database.url = Some(Redacted("oracle://x".into()));

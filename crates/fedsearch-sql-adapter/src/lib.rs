@@ -16,6 +16,7 @@ pub mod config;
 pub mod db;
 pub mod lookup;
 pub mod mapping;
+pub mod ranking;
 pub mod select;
 pub mod sql;
 pub mod template;

@@ -22,6 +22,8 @@
 
 use std::collections::BTreeMap;
 
+use fedsearch_core::text::is_cjk;
+
 /// The names of one parameter's values.
 #[derive(Debug, Clone, Default)]
 pub struct Lookup {
@@ -34,10 +36,6 @@ pub struct Lookup {
 #[derive(Debug, Clone, Default)]
 pub struct Lookups {
     pub tables: Vec<Lookup>,
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
 /// The ways a label can be written in a question: whole, its CJK runs, its Latin words.

@@ -12,17 +12,7 @@
 
 use std::collections::BTreeSet;
 
-const STOP_WORDS: &[&str] = &[
-    "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "why", "what", "when", "which", "who",
-    "how", "not", "yet", "did", "does", "can", "could", "should", "would", "will", "this", "that", "these", "those",
-    "from", "into", "about", "any", "all", "our", "your", "their", "there", "been", "being", "also", "still", "please",
-    "tell", "show", "give", "find", "get", "its", "than", "then", "them", "they", "you", "she", "him", "her", "is",
-    "it", "of", "to", "in", "on", "at", "by", "or", "an", "as", "be", "do", "if", "me", "my", "we", "us", "so", "no",
-    "up", "out", "there", "here", "where", "whom", "whose", "much", "many", "some", "one", "two", "need", "know",
-    "let", "may", "might", "must", "shall", "just", "like", "want", "say", "says", "said", "again", "now", "only",
-    "very", "other", "such", "own", "same", "each", "both", "more", "most", "over", "under", "after", "before",
-    "because", "while", "since", "until", "happen", "happened", "going", "gets", "got",
-];
+pub use fedsearch_core::text::{is_cjk, is_stop_word, stem, tokens, words};
 
 /// Function words that separate content words in Chinese text (longest first when matched).
 const CJK_STOP_WORDS: &[&str] = &[
@@ -117,86 +107,6 @@ pub fn cjk_chunks(text: &str) -> Vec<String> {
         i += 1;
     }
     flush(&mut cur, &mut out);
-    out
-}
-
-/// Whether `c` is a CJK ideograph (or kana/hangul), which has no spaces between words.
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
-
-/// Light English stemming: plural and past/progressive endings, enough to meet other forms.
-pub fn stem(word: &str) -> String {
-    let n = word.len();
-    // "shipped" → "ship", "planning" → "plan": one of a doubled final consonant goes too.
-    let cut = |k: usize| {
-        let base = &word[..n - k];
-        let b = base.as_bytes();
-        let doubled = b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2] && !b"aeioulsz".contains(&b[b.len() - 1]);
-        if doubled { base[..base.len() - 1].to_string() } else { base.to_string() }
-    };
-    if n > 4 && word.ends_with("ies") {
-        return format!("{}y", &word[..n - 3]);
-    }
-    if n > 5 && word.ends_with("ing") {
-        return cut(3);
-    }
-    if n > 4 && word.ends_with("ed") && !word.ends_with("eed") {
-        return cut(2);
-    }
-    if n > 4 && (word.ends_with("ses") || word.ends_with("xes") || word.ends_with("ches") || word.ends_with("shes")) {
-        return cut(2);
-    }
-    if n > 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
-        return cut(1);
-    }
-    word.to_string()
-}
-
-/// Whether `w` is a stop word (lowercased).
-pub fn is_stop_word(w: &str) -> bool {
-    STOP_WORDS.contains(&w)
-}
-
-/// The lowercased Latin words of a text (letters, digits, `-`), in order.
-pub fn words(lowered: &str) -> impl Iterator<Item = &str> {
-    lowered.split(|c: char| (is_cjk(c) || !c.is_alphanumeric()) && c != '-').filter(|w| !w.is_empty())
-}
-
-/// Matching tokens of a text: stemmed content words and CJK bigrams, each once, in order.
-pub fn tokens(text: &str) -> Vec<String> {
-    let lowered = text.to_lowercase();
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |t: String| {
-        if !out.contains(&t) {
-            out.push(t);
-        }
-    };
-    for w in words(&lowered) {
-        let w = w.trim_matches('-');
-        if w.chars().count() >= 2 && !is_stop_word(w) && w.chars().any(char::is_alphabetic) {
-            push(stem(w));
-        }
-    }
-    let chars: Vec<char> = lowered.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if !is_cjk(chars[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < chars.len() && is_cjk(chars[i]) {
-            i += 1;
-        }
-        let run = &chars[start..i];
-        if run.len() == 1 {
-            push(run[0].to_string());
-        }
-        for pair in run.windows(2) {
-            push(pair.iter().collect());
-        }
-    }
     out
 }
 
@@ -299,14 +209,6 @@ impl Glossary {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_are_stemmed_words_and_cjk_bigrams() {
-        assert_eq!(tokens("Why was SO20261001 not shipped?"), vec!["so20261001", "ship"]);
-        assert_eq!(tokens("为什么还没发货"), vec!["为什", "什么", "么还", "还没", "没发", "发货"]);
-        assert_eq!(tokens("Refunds 退款"), vec!["refund", "退款"]);
-        assert!(tokens("the of and").is_empty());
-    }
 
     #[test]
     fn chinese_questions_give_their_content_words() {
