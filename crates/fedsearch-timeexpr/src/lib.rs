@@ -35,6 +35,9 @@
 //! | weekday of a week | 上周五, 上星期五, 上个礼拜五, 上周的周五, 上上周五, 本周三, 这周三, 这个星期三, this Monday | that day of the previous (上上: the one before) or the current calendar week (Monday–Sunday); a day of this week not yet begun gives no window |
 //! | last weekday | last Friday, previous Friday, this past Friday | the most recent such day before today (on a Friday: a week ago) |
 //! | weekdays from a week's | 上周一到周三, 上周二至周四, 本周一至周五, 上周五到周一 | from that day through the next such weekday (into the next week when it comes earlier in the week), ending today at the latest |
+//! | ago | 12天前, 三天前, 两周前, 两个星期前, 一个月前, 3个月前, 12 days ago, a week ago, two weeks ago, a month ago | around that day, as people rarely say it exactly: N days ago = that day and one day either side (12天前 on 18 November: 5–7 November); N weeks ago = the 7 days centred on that day (day−3 … day+3); N months ago = the calendar month that day falls in (the same date N months ago, clamped to the month's end). Years ago (三年前, 3 years ago) give no window |
+//! | more than … ago | more than a week ago, over two weeks ago, older than 30 days, more than 3 months old, 一周以前, 三天之前, 一周多以前, 十多天前, 一个多月前, 两周以上之前, 超过一周, 超过30天以前 | an open-ended past: from 1970-01-01 up to (not including) the day that long before today, i.e. through the day before it (more than a week ago on 18 November: through 10 November); months and years back from the same date, clamped to the month's end. 以前 and 之前 after a count are read as "or more" (一周以前 = more than a week ago); 前 alone is the point above |
+//! | before | before last week, before yesterday, before 2026-11-01, prior to Nov 1, earlier than November, before 2025, before last Friday, 11月1日之前, 11月1日以前, 11月1日前, 2026-11-01之前, 上周以前, 上周五之前, 昨天之前, 2025年以前, 早于11月1日 | from 1970-01-01 up to (not including) the first day of the start (any day, week of a named week's weekday, month, quarter, half year or year above): before last week = through the Sunday before last week's Monday. A start still to come is a deadline and gives no window (before 2027-01-01; 12月1日之前 asked in November, whose date without a year is read as this year's); so does a bare weekday (周五之前, 周五前, before Friday) |
 //! | since | since Monday, since Nov 3, since 2026-11-01, since last week, since 2025, 自11月1日以来, 11月1日以来, 从11月1日起, 从周一开始, 自从周一, 11月1日至今, 今年以来, Nov 1 to date | from the first day of the start (any day, weekday, week, month, quarter, half year or year above) through today; a start not yet begun gives none |
 //! | month | 10月, 十月, 10月份, 2026年10月, 去年10月, 2026-10, October, Oct 2026, October 2026 | that calendar month |
 //! | quarter | Q3, Q3 2026, 2026 Q3, third quarter of 2026, 第三季度, 三季度, 2026年第三季度 | that calendar quarter |
@@ -49,7 +52,11 @@
 //! (and month) from the start, moving to the next year when it would fall before it (Dec 20 – Jan 5).
 //!
 //! Future-only words (明天, tomorrow, next week, 下周一, next Friday) are not understood: they give
-//! no window.
+//! no window. Neither are counts without a word for the past: 12天内 and "within 12 days" are as
+//! often promises (24小时内发货) as windows, "more than 30 days" and "3 months old" are lengths;
+//! 过去12天 and "the past 12 days" are rolling. "ago" and 前 read only after a count (digits, a
+//! number word, "a"/"an", a Chinese numeral) and a unit: "long ago", "a while ago" and 第三天前 hold
+//! no window, and 前 that starts a word (前天, 前年, 前端, 前后) means no "before".
 //!
 //! Some weekday phrases name no window and hide the words inside them: a range of bare weekdays is
 //! a schedule (客服周一至周五工作, Monday to Friday, between Monday and Friday), as is a habit (每周一,
@@ -61,7 +68,8 @@
 //! When the question holds several phrases, the most specific one wins: the finest grain (hours,
 //! then day, week, month, quarter, half year, year), then a named date over a relative word at the
 //! same grain (2026-11-03 over yesterday), then the earliest in the text. Phrases that overlap keep
-//! only the longest (2026年10月 rather than 10月 inside it).
+//! only the longest (2026年10月 rather than 10月 inside it). An open-ended past has the grain of its
+//! unit or its start: more than a week ago and before last week are weeks, before 2026-11-01 a day.
 //!
 //! English is matched case-insensitively on word boundaries ("octopus" is no month, "Sundance" no
 //! Sunday, "sincerely" no "since"). Weekdays are read by their full names only (sun, sat and wed

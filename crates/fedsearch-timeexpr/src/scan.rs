@@ -56,10 +56,21 @@ type Matcher = fn(Cur<'_>, NaiveDate) -> Option<(usize, Span)>;
 /// Reads a phrase that names no window and returns where it ends.
 type NotWindow = fn(Cur<'_>, NaiveDate) -> Option<usize>;
 
-const MATCHERS: &[Matcher] =
-    &[relative_day, calendar_relative, rolling, explicit, year_with_word, quarter, half_year, weekday, since];
+const MATCHERS: &[Matcher] = &[
+    relative_day,
+    calendar_relative,
+    rolling,
+    explicit,
+    year_with_word,
+    quarter,
+    half_year,
+    weekday,
+    since,
+    ago,
+    before,
+];
 
-const NOT_WINDOWS: &[NotWindow] = &[weekday_not_begun, weekday_no_window, since_not_begun];
+const NOT_WINDOWS: &[NotWindow] = &[weekday_not_begun, weekday_no_window, since_not_begun, before_not_begun];
 
 /// The most specific phrase in `text`, with `today` the local day of the question.
 pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
@@ -1102,7 +1113,11 @@ fn day_zh(c: &mut Cur<'_>) -> Option<Weekday> {
         '天' => "气数",
         _ => "",
     };
-    if chars.next().is_some_and(|next| WORD_AFTER.contains(next) || own_word.contains(next)) {
+    let after = &c.rest()[ch.len_utf8()..];
+    // 周五前, 上周五之前: the day, before which (read by weekday_no_window and before).
+    let qian = after.strip_prefix('之').unwrap_or(after);
+    let before = qian.starts_with('前') && !starts_word_with_qian(qian);
+    if !before && chars.next().is_some_and(|next| WORD_AFTER.contains(next) || own_word.contains(next)) {
         return None;
     }
     c.pos += ch.len_utf8();
@@ -1169,6 +1184,7 @@ fn weekday_no_window(c: Cur<'_>, _today: NaiveDate) -> Option<usize> {
         ("by", ()),
         ("until", ()),
         ("till", ()),
+        ("before", ()),
     ];
     const HOLIDAYS: &[(&str, ())] = &[
         ("black friday", ()),
@@ -1190,10 +1206,13 @@ fn weekday_no_window(c: Cur<'_>, _today: NaiveDate) -> Option<usize> {
     if r.longest(&[("每", ()), ("每个", ()), ("每逢", ())]).is_some() && zh_day(&mut r) {
         return Some(r.pos);
     }
-    // 周一至周五, 星期一到五.
+    // 周一至周五, 星期一到五; 周五前, 周五以前: a day to come.
     r = c;
     if zh_day(&mut r) {
         r.ws0();
+        if r.longest(BEFORE_ZH).is_some() {
+            return Some(r.pos);
+        }
         if r.longest(TO_ZH).is_some() {
             r.ws0();
             r.longest(WEEK_WORDS_ZH);
@@ -1275,8 +1294,12 @@ fn since_phrase(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
 /// The start of a "since" phrase: a day, week, month, quarter, half year or year, named or relative;
 /// the longest that reads.
 fn since_start<'a>(c: Cur<'a>, today: NaiveDate) -> Option<(Cur<'a>, Span)> {
-    const STARTS: &[Matcher] = &[relative_day, calendar_relative, weekday, quarter, half_year, named_start];
-    let (end, span) = STARTS.iter().filter_map(|m| m(c, today)).max_by_key(|&(end, _)| end)?;
+    longest_start(c, today, &[relative_day, calendar_relative, weekday, quarter, half_year, named_start])
+}
+
+/// The longest phrase any of `starts` reads at `c`: where it ends and its span.
+fn longest_start<'a>(c: Cur<'a>, today: NaiveDate, starts: &[Matcher]) -> Option<(Cur<'a>, Span)> {
+    let (end, span) = starts.iter().filter_map(|m| m(c, today)).max_by_key(|&(end, _)| end)?;
     Some((Cur { s: c.s, pos: end }, span))
 }
 
@@ -1294,4 +1317,221 @@ fn named_start(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     }
     c = y;
     Some((c.pos, year_span(year?, true)?))
+}
+
+/// 前, 以前, 之前 after a day: before it.
+const BEFORE_ZH: &[(&str, ())] = &[("前", ()), ("以前", ()), ("之前", ())];
+
+/// Whether the 前 that `s` starts with starts a word rather than meaning "before" or "ago": 前天 in
+/// 昨天前天, 前年, 前端, 前台, 前后 (around).
+fn starts_word_with_qian(s: &str) -> bool {
+    s.strip_prefix('前')
+        .is_some_and(|rest| rest.starts_with(['天', '日', '年', '端', '台', '缀', '景', '提', '面', '后']))
+}
+
+/// The first day of every open-ended window (more than a week ago, before Nov 1): a date before
+/// anything a search finds.
+const EPOCH: NaiveDate = NaiveDate::from_ymd_opt(1970, 1, 1).expect("1970-01-01 is a date");
+
+/// From [`EPOCH`] up to `end_date` (exclusive); `None` when that leaves no day.
+fn before_span(grain: Grain, explicit: bool, end_date: NaiveDate) -> Option<Span> {
+    (end_date > EPOCH).then(|| Span::days(grain, explicit, EPOCH, end_date))
+}
+
+/// A count of days, weeks, months or years before today, as in "3 days ago" or 超过一周.
+#[derive(Debug, Clone, Copy)]
+struct Ago {
+    n: u32,
+    unit: Unit,
+    /// An open-ended past: more than that long ago (一周多以前, over two weeks ago).
+    more: bool,
+}
+
+impl Ago {
+    /// The day that many days, weeks, months or years before `today`.
+    fn day(self, today: NaiveDate) -> Option<NaiveDate> {
+        match self.unit {
+            Unit::Day => today.checked_sub_days(Days::new(self.n.into())),
+            Unit::Week => today.checked_sub_days(Days::new(7 * u64::from(self.n))),
+            Unit::Month => today.checked_sub_months(Months::new(self.n)),
+            Unit::Year => today.checked_sub_months(Months::new(self.n.checked_mul(12)?)),
+            Unit::Hour | Unit::Quarter | Unit::HalfYear => None,
+        }
+    }
+
+    fn grain(self) -> Grain {
+        match self.unit {
+            Unit::Hour => Grain::Hour,
+            Unit::Day => Grain::Day,
+            Unit::Week => Grain::Week,
+            Unit::Month => Grain::Month,
+            Unit::Quarter => Grain::Quarter,
+            Unit::HalfYear => Grain::HalfYear,
+            Unit::Year => Grain::Year,
+        }
+    }
+
+    /// The window: an open-ended past up to the start of that day, or around it: a day either
+    /// side of N days ago, the 7 days centred on N weeks ago, the calendar month of N months ago.
+    /// "Three years ago" names no window: a year is too long to centre on a day.
+    fn span(self, today: NaiveDate) -> Option<Span> {
+        let day = self.day(today)?;
+        if self.more {
+            return before_span(self.grain(), false, day);
+        }
+        let around = |days: u64| {
+            Some(Span::days(
+                self.grain(),
+                false,
+                day.checked_sub_days(Days::new(days))?,
+                day.checked_add_days(Days::new(days + 1))?,
+            ))
+        };
+        match self.unit {
+            Unit::Day => around(1),
+            Unit::Week => around(3),
+            Unit::Month => {
+                let first = month_start(day.year(), day.month())?;
+                Some(Span::days(Grain::Month, false, first, first.checked_add_months(Months::new(1))?))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// 12天前, 两周前, 一个月前, 一周以前, 一个多月前, 两周以上之前, 超过一周, 3 days ago, a month ago,
+/// more than a week ago, over two weeks ago: around that day, or (more than) before it.
+fn ago(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let ago = ago_zh(&mut c).or_else(|| ago_en(&mut c))?;
+    Some((c.pos, ago.span(today)?))
+}
+
+/// 12天前, 三天前, 两周前, 一个月前; open-ended: 一周以前, 三天之前, 十多天前, 一周多以前,
+/// 一个多月前, 两周以上之前, 超过一周, 超过30天以前.
+fn ago_zh(c: &mut Cur<'_>) -> Option<Ago> {
+    const UNITS: &[(&str, Unit)] = &[
+        ("天", Unit::Day),
+        ("周", Unit::Week),
+        ("星期", Unit::Week),
+        ("礼拜", Unit::Week),
+        ("月", Unit::Month),
+        ("年", Unit::Year),
+    ];
+    let mut r = *c;
+    // 第三天前 is an ordinal, not a count.
+    if r.s[..r.pos].ends_with('第') {
+        return None;
+    }
+    let over = r.lit("超过");
+    if over {
+        r.ws0();
+    }
+    let n = r.count_zh().filter(|&n| n > 0)?;
+    // 十多天, 一个多月, 一周多.
+    let mut more = over | r.lit("多");
+    let counter = r.lit("个");
+    more |= counter && r.lit("多");
+    let unit = r.longest(UNITS)?;
+    // 月 counts only after 个 (3月前 is about March), 年 only a small number (2025年前 is a year).
+    if (unit == Unit::Month && !counter) || (unit == Unit::Year && n > 100) {
+        return None;
+    }
+    more |= r.lit("多");
+    more |= r.lit("以上");
+    let tail = r.longest(&[("前", false), ("以前", true), ("之前", true)]);
+    if tail == Some(false) && starts_word_with_qian(&r.s[r.pos - '前'.len_utf8()..]) {
+        return None;
+    }
+    match tail {
+        // 一周以前 is read as "a week or more ago".
+        Some(open) => more |= open,
+        // 超过一周 stands without 前; 一周多 alone is a length of time.
+        None if over => {}
+        None => return None,
+    }
+    *c = r;
+    Some(Ago { n, unit, more })
+}
+
+/// 12 days ago, two weeks ago, a month ago; open-ended: more than a week ago, over two weeks
+/// ago, older than 30 days, more than 3 months old.
+fn ago_en(c: &mut Cur<'_>) -> Option<Ago> {
+    const UNITS: &[(&str, Unit)] = &[
+        ("day", Unit::Day),
+        ("days", Unit::Day),
+        ("week", Unit::Week),
+        ("weeks", Unit::Week),
+        ("month", Unit::Month),
+        ("months", Unit::Month),
+        ("year", Unit::Year),
+        ("years", Unit::Year),
+    ];
+    let mut r = *c;
+    let lead = r.longest(&[("more than", false), ("over", false), ("older than", true)]);
+    if lead.is_some() && !r.ws1() {
+        return None;
+    }
+    let n = r.count_en().or_else(|| r.longest(&[("a", 1), ("an", 1)])).filter(|&n| n > 0)?;
+    r.ws1().then_some(())?;
+    let unit = r.longest(UNITS)?;
+    // "older than 30 days" needs no "ago"; "more than 30 days" alone is a length of time.
+    // "3 months old" alone is an age, not a time.
+    let mut tail = r;
+    let ended = tail.ws1().then(|| tail.longest(&[("ago", false), ("old", true)])).flatten();
+    match (lead, ended) {
+        (_, Some(false)) | (Some(_), Some(true)) => r = tail,
+        (Some(true), None) => {}
+        _ => return None,
+    }
+    *c = r;
+    Some(Ago { n, unit, more: lead.is_some() })
+}
+
+/// before last week, before 2026-11-01, prior to Nov 1, earlier than November, 11月1日之前,
+/// 上周以前, 早于11月1日: from [`EPOCH`] up to the first day of that start, which has begun.
+fn before(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let (end, start) = before_phrase(c, today).filter(|(_, start)| start.first <= today)?;
+    Some((end, before_span(start.grain, start.explicit, start.first)?))
+}
+
+/// "before 2027-01-01", 12月1日之前 asked in November: a deadline to come, which gives no window
+/// (rather than the day, or 1 December of last year).
+fn before_not_begun(c: Cur<'_>, today: NaiveDate) -> Option<usize> {
+    before_phrase(c, today).filter(|(_, start)| start.first > today).map(|(end, _)| end)
+}
+
+/// Reads a "before" phrase: where it ends and the span of its start. A date or month without a
+/// year whose day this year is still to come is read as that day this year, a deadline.
+fn before_phrase(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    const LEADS: &[(&str, ())] =
+        &[("before", ()), ("prior to", ()), ("earlier than", ()), ("older than", ()), ("早于", ())];
+    let lead = c.longest(LEADS).is_some();
+    if lead {
+        c.ws0();
+    }
+    // A weekday before: only of a named week (上周五以前, before last Friday); 周五以前 and
+    // "before Friday" are days to come, read by weekday_no_window.
+    let named_week = |c: Cur<'_>, today: NaiveDate| {
+        let mut r = c;
+        weekdays(&mut r).filter(|w| w.week != WeekOf::Recent)?;
+        weekday(c, today)
+    };
+    let (mut r, mut start) =
+        longest_start(c, today, &[relative_day, calendar_relative, named_week, quarter, half_year, named_start])?;
+    let mut p = c;
+    if let Some(date @ Partial { year: None, .. }) = partial(&mut p, today)
+        && p.pos == r.pos
+        && let Some((this_year, _)) = (Partial { year: Some(today.year()), ..date }).span(today)
+        && this_year > today
+    {
+        start.first = this_year;
+    }
+    if !lead {
+        r.ws0();
+        r.longest(BEFORE_ZH)?;
+        if starts_word_with_qian(&r.s[r.pos - '前'.len_utf8()..]) {
+            return None;
+        }
+    }
+    Some((r.pos, start))
 }

@@ -605,6 +605,161 @@ fn half_years() {
     ]);
 }
 
+/// An open-ended past in Shanghai: from 1970-01-01 through `last`.
+fn until(last: &str) -> String {
+    days("1970-01-01", last)
+}
+
+#[test]
+fn ago_is_around_that_day() {
+    // WED is 2026-11-18: 12 days ago is 6 November, two weeks ago 4 November, a month ago 18 October.
+    check_wed(&[
+        ("12天前的订单", Some(("12天前", days("2026-11-05", "2026-11-07")))),
+        ("三天前", Some(("三天前", days("2026-11-14", "2026-11-16")))),
+        ("一天前", Some(("一天前", days("2026-11-16", "2026-11-18")))),
+        ("两周前的故障", Some(("两周前", days("2026-11-01", "2026-11-07")))),
+        ("两个星期前", Some(("两个星期前", days("2026-11-01", "2026-11-07")))),
+        ("一个礼拜前", Some(("一个礼拜前", days("2026-11-08", "2026-11-14")))),
+        ("一个月前", Some(("一个月前", days("2026-10-01", "2026-10-31")))),
+        ("3个月前", Some(("3个月前", days("2026-08-01", "2026-08-31")))),
+        ("errors 12 days ago", Some(("12 days ago", days("2026-11-05", "2026-11-07")))),
+        ("two weeks ago", Some(("two weeks ago", days("2026-11-01", "2026-11-07")))),
+        ("a week ago", Some(("a week ago", days("2026-11-08", "2026-11-14")))),
+        ("A month ago", Some(("A month ago", days("2026-10-01", "2026-10-31")))),
+        ("1 day ago", Some(("1 day ago", days("2026-11-16", "2026-11-18")))),
+        ("three months ago", Some(("three months ago", days("2026-08-01", "2026-08-31")))),
+        // A year is too long to centre on a day; 3月 is March, not a count; an ordinal is no count.
+        ("三年前", None),
+        ("3 years ago", None),
+        ("3月前", Some(("3月前", until("2026-02-28")))),
+        ("第三天前", None),
+        // "ago" needs a count and a unit before it; 前 starting a word is no "ago".
+        ("days ago", None),
+        ("long ago", None),
+        ("a while ago", None),
+        ("三天前端发布", None),
+        ("12天前和昨天", Some(("12天前", days("2026-11-05", "2026-11-07")))),
+    ]);
+    // A month back from 31 March is 28 February: that month.
+    check(&[(
+        "a month ago",
+        "2026-03-31T04:00:00Z",
+        SH,
+        Some(("a month ago", "2026-02-01 – 2026-02-28 (Asia/Shanghai)")),
+    )]);
+}
+
+#[test]
+fn ago_is_not_within_nor_an_id() {
+    check_wed(&[
+        // 内 and "within" are promises more than windows (like 24小时内发货); past N days are rolling.
+        ("12天内发货", None),
+        ("within 12 days", None),
+        ("过去12天", Some(("过去12天", days("2026-11-07", "2026-11-18")))),
+        ("最近12天内", Some(("最近12天内", days("2026-11-07", "2026-11-18")))),
+        ("errors in the past 12 days", Some(("the past 12 days", days("2026-11-07", "2026-11-18")))),
+        ("订单SO20261001的物流", None),
+        ("INV-2026-0042 两周前", Some(("两周前", days("2026-11-01", "2026-11-07")))),
+        ("订单SO20261001，3天前下的", Some(("3天前", days("2026-11-14", "2026-11-16")))),
+        ("v12 days ago", None),
+        ("v12天前", None),
+        ("2025年前", Some(("2025年前", until("2024-12-31")))),
+    ]);
+}
+
+#[test]
+fn open_ended_past() {
+    check_wed(&[
+        ("more than a week ago", Some(("more than a week ago", until("2026-11-10")))),
+        ("tickets opened over two weeks ago", Some(("over two weeks ago", until("2026-11-03")))),
+        ("older than 30 days", Some(("older than 30 days", until("2026-10-18")))),
+        ("older than a year", Some(("older than a year", until("2025-11-17")))),
+        ("more than 3 months old", Some(("more than 3 months old", until("2026-08-17")))),
+        ("一周以前", Some(("一周以前", until("2026-11-10")))),
+        ("一周多以前", Some(("一周多以前", until("2026-11-10")))),
+        ("超过一周未处理的工单", Some(("超过一周", until("2026-11-10")))),
+        ("超过30天以前", Some(("超过30天以前", until("2026-10-18")))),
+        ("两周以上之前", Some(("两周以上之前", until("2026-11-03")))),
+        ("一个多月前", Some(("一个多月前", until("2026-10-17")))),
+        ("十多天前", Some(("十多天前", until("2026-11-07")))),
+        ("before last week", Some(("before last week", until("2026-11-08")))),
+        ("earlier than November", Some(("earlier than November", until("2026-10-31")))),
+        ("上周以前", Some(("上周以前", until("2026-11-08")))),
+        ("昨天之前", Some(("昨天之前", until("2026-11-16")))),
+        ("上周五以前", Some(("上周五以前", until("2026-11-12")))),
+        ("before last Friday", Some(("before last Friday", until("2026-11-12")))),
+        ("2025年以前", Some(("2025年以前", until("2024-12-31")))),
+        // A length of time or an age is no window; "the day before yesterday" is a day.
+        ("more than 30 days", None),
+        ("3 months old", None),
+        ("一周多", None),
+        ("the day before yesterday", Some(("the day before yesterday", day("2026-11-16")))),
+        ("before", None),
+    ]);
+}
+
+#[test]
+fn before_a_date() {
+    check_wed(&[
+        ("before 2026-11-01", Some(("before 2026-11-01", until("2026-10-31")))),
+        ("orders prior to Nov 1", Some(("prior to Nov 1", until("2026-10-31")))),
+        ("11月1日之前的退款", Some(("11月1日之前", until("2026-10-31")))),
+        ("11月1日以前", Some(("11月1日以前", until("2026-10-31")))),
+        ("2026-11-01之前", Some(("2026-11-01之前", until("2026-10-31")))),
+        ("早于11月1日", Some(("早于11月1日", until("2026-10-31")))),
+        ("11月1日前的订单", Some(("11月1日前", until("2026-10-31")))),
+        ("上周五之前", Some(("上周五之前", until("2026-11-12")))),
+        ("上周五前", Some(("上周五前", until("2026-11-12")))),
+        // 前 starting a word: 前天 and 前年 are days and years of their own.
+        ("昨天前天的订单", Some(("昨天", day("2026-11-17")))),
+        ("上周一前后", Some(("上周", days("2026-11-09", "2026-11-15")))),
+        // A day still to come is a deadline: no window, and not the day (or last year's) either.
+        ("12月1日之前能发货吗", None),
+        ("will it ship before Dec 1", None),
+        ("before 2027-01-01", None),
+        ("周五以前能到吗", None),
+        ("will it arrive before Friday", None),
+        ("本周五之前", None),
+        ("本周五前", None),
+        ("周五之前", None),
+        ("11月30日前发货", None),
+    ]);
+}
+
+#[test]
+fn ago_and_before_in_the_local_calendar() {
+    // 07:00 on 1 December in Shanghai is 23:00 on 30 November in UTC: today is 1 December.
+    let morning = utc("2026-11-30T23:00:00Z");
+    let w = resolve("12天前", morning, tz(SH)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-11-17T16:00:00Z"), utc("2026-11-20T16:00:00Z")));
+    assert_eq!(w.label, "2026-11-18 – 2026-11-20 (Asia/Shanghai)");
+    let w = resolve("more than a week ago", morning, tz(SH)).unwrap();
+    assert_eq!((w.from, w.to), (utc("1969-12-31T16:00:00Z"), utc("2026-11-23T16:00:00Z")));
+    assert_eq!(w.label, "1970-01-01 – 2026-11-23 (Asia/Shanghai)");
+    // Tuesday 1 December: last week started on Monday 23 November.
+    let w = resolve("before last week", morning, tz(SH)).unwrap();
+    assert_eq!(w.to, utc("2026-11-22T16:00:00Z"));
+    let w = resolve("11月1日之前", morning, tz(SH)).unwrap();
+    assert_eq!(w.to, utc("2026-10-31T16:00:00Z"));
+
+    // Berlin leaves summer time on Sunday 2026-10-25, a day of 25 hours.
+    let w = resolve("3 days ago", utc("2026-10-27T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-22T22:00:00Z"), utc("2026-10-25T23:00:00Z")));
+    assert_eq!(w.label, "2026-10-23 – 2026-10-25 (Europe/Berlin)");
+    let w = resolve("一周前", utc("2026-11-01T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-10-21T22:00:00Z"), utc("2026-10-28T23:00:00Z")));
+    assert_eq!(w.to - w.from, chrono::TimeDelta::hours(7 * 24 + 1));
+    let w = resolve("a month ago", utc("2026-11-18T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("2026-09-30T22:00:00Z"), utc("2026-10-31T23:00:00Z")));
+    // Up to local midnight, summer time before the change, winter time after.
+    let w = resolve("more than a week ago", utc("2026-11-01T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!((w.from, w.to), (utc("1969-12-31T23:00:00Z"), utc("2026-10-24T22:00:00Z")));
+    let w = resolve("超过一周", utc("2026-11-02T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!(w.to, utc("2026-10-25T23:00:00Z"));
+    let w = resolve("before 2026-10-26", utc("2026-11-02T09:00:00Z"), tz(BER)).unwrap();
+    assert_eq!(w.to, utc("2026-10-25T23:00:00Z"));
+}
+
 #[test]
 fn parse_tz_names_the_bad_zone() {
     assert_eq!(parse_tz("Asia/Shanghai"), Ok(Tz::Asia__Shanghai));
