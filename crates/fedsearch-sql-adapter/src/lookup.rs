@@ -53,6 +53,17 @@ pub fn variants(label: &str) -> Vec<String> {
             run.clear();
         }
     }
+    // A long CJK name is also written in part (杭州青禾物流 → 青禾物流): every 4+ character
+    // stretch of it; stretches two labels share are dropped as ambiguous in `Lookup::new`.
+    let runs: Vec<Vec<char>> =
+        out.iter().filter(|v| v.chars().all(is_cjk) && v.chars().count() > 4).map(|v| v.chars().collect()).collect();
+    for chars in runs {
+        for len in 4..chars.len() {
+            for start in 0..=chars.len() - len {
+                out.push(chars[start..start + len].iter().collect());
+            }
+        }
+    }
     let latin: String = whole.chars().map(|c| if is_cjk(c) { ' ' } else { c }).collect();
     let latin = latin.split_whitespace().collect::<Vec<_>>().join(" ");
     if latin.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
@@ -90,6 +101,14 @@ impl Lookup {
             .into_iter()
             .flat_map(|(value, label)| variants(&label).into_iter().map(move |v| (v, value.clone())))
             .collect();
+        names.sort();
+        names.dedup();
+        // A name that stands for two values says nothing.
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for (n, _) in &names {
+            *count.entry(n.clone()).or_default() += 1;
+        }
+        names.retain(|(n, _)| count[n] == 1);
         names.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()).then_with(|| a.cmp(b)));
         Lookup { param: param.to_string(), names }
     }
@@ -133,5 +152,15 @@ mod tests {
         assert_eq!(l.link("When will TOM BAKER get it").get("customer_id").map(String::as_str), Some("C1004"));
         assert!(l.link("Li Nan called").is_empty(), "`li na` inside `li nan` is another name");
         assert!(l.link("天气怎么样").is_empty());
+    }
+
+    #[test]
+    fn a_long_chinese_name_links_in_part_unless_the_part_is_shared() {
+        let rows = [("ORG-301", "杭州青禾物流 Qinghe Logistics"), ("ORG-302", "杭州青禾科技 Qinghe Tech")];
+        let l =
+            Lookups { tables: vec![Lookup::new("org_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))] };
+        assert_eq!(l.link("给青禾物流的补偿为什么还是草稿").get("org_id").map(String::as_str), Some("ORG-301"));
+        assert!(l.link("杭州青禾的发票").is_empty(), "杭州青禾 is both");
+        assert_eq!(l.link("qinghe tech invoices").get("org_id").map(String::as_str), Some("ORG-302"));
     }
 }
