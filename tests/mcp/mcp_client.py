@@ -41,8 +41,16 @@ async def main(url, alice, carol):
         return [t.name for t in (await s.list_tools()).tools]
 
     names = await session_call(url, alice, tools)
-    check("tools are listed: search, fetch_document, list_sources",
-          sorted(names) == ["fetch_document", "list_sources", "search"], names)
+    check("tools are listed: search, fetch_document, feedback, list_sources",
+          sorted(names) == ["feedback", "fetch_document", "list_sources", "search"], names)
+
+    async def feedback(s):
+        return await s.call_tool("feedback", {"used": ["kb:KB-101"]})
+
+    fb = await session_call(url, alice, feedback)
+    fb_text = fb.content[0].text if fb.content else ""
+    check("feedback tool answers, as an error where the router stores none",
+          fb.isError and "FAILED_PRECONDITION" in fb_text, fb_text)
 
     question = {"query": "支付超时 处理手册", "token_budget": 800}
 
