@@ -25,5 +25,5 @@ async fn a_real_mcp_client_searches_and_fetches_as_two_different_users() {
         "MCP client checks failed:\n{stdout}\n{stderr}\n{}",
         stack.logs()
     );
-    assert!(stdout.contains("mcp: 15 passed"), "every check ran:\n{stdout}");
+    assert!(stdout.contains("mcp: 16 passed, 0 failed"), "every check ran:\n{stdout}");
 }

@@ -50,7 +50,7 @@ async def main(url, alice, carol):
     fb = await session_call(url, alice, feedback)
     fb_text = fb.content[0].text if fb.content else ""
     check("feedback tool answers, as an error where the router stores none",
-          fb.isError and "FAILED_PRECONDITION" in fb_text, fb_text)
+          fb.is_error and "FAILED_PRECONDITION" in fb_text, fb_text)
 
     question = {"query": "支付超时 处理手册", "token_budget": 800}
 
