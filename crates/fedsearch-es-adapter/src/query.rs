@@ -14,7 +14,8 @@
 //!   not made of the terms alone (so nothing is sent twice);
 //! - the extracted `terms` (with other-language glossary synonyms), joined, `operator: or`:
 //!   a document that matches any one of them can be returned, ranked by how many it matches;
-//! - one exact `term` per entity and `id_fields` field, with a flat boost, so the document that
+//! - an `ids` clause for the entities (the document whose own id the question names), and one
+//!   exact `term` per entity and `id_fields` field, with a flat boost, so the document that
 //!   *is* `SO20261001` ranks first.
 //!
 //! The permission filter sits in `bool.filter` of every query, so a document the user may not
@@ -232,6 +233,10 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
             entities.push(e);
         }
     }
+    // The document whose own id the question names, whatever `id_fields` says.
+    if !entities.is_empty() {
+        should.push(json!({ "ids": { "values": entities, "boost": DEFAULT_ENTITY_BOOST } }));
+    }
     for (field, boost) in source.id_fields.iter().filter_map(|f| parse_boosted(f)) {
         let boost = boost.unwrap_or(DEFAULT_ENTITY_BOOST);
         for e in &entities {
@@ -441,6 +446,7 @@ mod tests {
                     "tie_breaker": 0.3,
                     "operator": "or",
                 } },
+                { "ids": { "values": ["SO20261001"], "boost": DEFAULT_ENTITY_BOOST } },
                 { "term": { "order_no": { "value": "SO20261001", "boost": DEFAULT_ENTITY_BOOST } } },
                 { "term": { "related": { "value": "SO20261001", "boost": 5.0 } } },
             ], "minimum_should_match": 1 } }])
@@ -453,7 +459,8 @@ mod tests {
     fn a_rewrite_that_differs_from_question_and_terms_is_one_more_alternative() {
         let q = SubQuery { text: "refund delay".into(), ..full_query() };
         let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
-        let queries: Vec<&Value> = should(&body).iter().map(|c| &c["multi_match"]["query"]).collect();
+        let queries: Vec<&Value> =
+            should(&body).iter().filter(|c| c.get("multi_match").is_some()).map(|c| &c["multi_match"]["query"]).collect();
         assert_eq!(
             queries,
             [
@@ -501,15 +508,25 @@ mod tests {
         s.id_fields = vec!["order_no".into()];
         let q = SubQuery { entities: vec!["SO20261001".into()], ..query("", Filters::default()) };
         let body = search_body(&s, &q, Duration::from_secs(1)).unwrap();
-        assert_eq!(should(&body), &vec![json!({ "term": { "order_no": { "value": "SO20261001", "boost": 20.0 } } })]);
+        assert_eq!(
+            should(&body),
+            &vec![
+                json!({ "ids": { "values": ["SO20261001"], "boost": 20.0 } }),
+                json!({ "term": { "order_no": { "value": "SO20261001", "boost": 20.0 } } })
+            ]
+        );
         assert!(body.get("sort").is_none());
 
-        // Entities without id fields give nothing to score by: like empty text.
-        let err = search_body(&source(), &q, Duration::from_secs(1)).unwrap_err();
+        // Without id fields an entity still finds the document whose own id it is.
+        let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
+        assert_eq!(should(&body), &vec![json!({ "ids": { "values": ["SO20261001"], "boost": 20.0 } })]);
+        let nothing = SubQuery { entities: vec![], ..q.clone() };
+        let err = search_body(&source(), &nothing, Duration::from_secs(1)).unwrap_err();
         assert!(matches!(err, AdapterError::InvalidArgument(_)), "{err:?}");
 
         let many = SubQuery { entities: (0..40).map(|i| format!("SO{i:08}")).collect(), ..q };
-        assert_eq!(should(&search_body(&s, &many, Duration::from_secs(1)).unwrap()).len(), MAX_ENTITIES);
+        // One `ids` clause for all of them, one `term` per boosted entity.
+        assert_eq!(should(&search_body(&s, &many, Duration::from_secs(1)).unwrap()).len(), MAX_ENTITIES + 1);
     }
 
     #[test]
@@ -676,9 +693,10 @@ mod tests {
         };
         let body = search_body(&s, &q, Duration::from_secs(1)).unwrap();
         let clauses = should(&body);
-        assert_eq!(clauses.len(), 3);
+        assert_eq!(clauses.len(), 4);
         assert_eq!(clauses[1]["multi_match"]["query"], hostile);
-        assert_eq!(clauses[2]["term"]["order_no"]["value"], hostile);
+        assert_eq!(clauses[2]["ids"]["values"][0], hostile);
+        assert_eq!(clauses[3]["term"]["order_no"]["value"], hostile);
     }
 
     #[test]
