@@ -128,6 +128,14 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock) -> Terms {
     for chunk in crate::analysis::cjk_chunks(&residue) {
         push_unique(&mut t.chinese_words, &chunk);
     }
+    // A long chunk is rarely a word (东西签收, 讲理由寄回来): its two-character words are tried too.
+    let long: Vec<String> = t.chinese_words.iter().filter(|c| c.chars().count() > 3).cloned().collect();
+    for chunk in long {
+        let chars: Vec<char> = chunk.chars().collect();
+        for pair in chars.windows(2) {
+            push_unique(&mut t.chinese_words, &pair.iter().collect::<String>());
+        }
+    }
     t.expansions = registry.glossary().expand(query);
     t
 }
