@@ -459,8 +459,11 @@ mod tests {
     fn a_rewrite_that_differs_from_question_and_terms_is_one_more_alternative() {
         let q = SubQuery { text: "refund delay".into(), ..full_query() };
         let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
-        let queries: Vec<&Value> =
-            should(&body).iter().filter(|c| c.get("multi_match").is_some()).map(|c| &c["multi_match"]["query"]).collect();
+        let queries: Vec<&Value> = should(&body)
+            .iter()
+            .filter(|c| c.get("multi_match").is_some())
+            .map(|c| &c["multi_match"]["query"])
+            .collect();
         assert_eq!(
             queries,
             [

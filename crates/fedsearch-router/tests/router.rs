@@ -596,3 +596,31 @@ async fn feedback_is_stored_per_user_and_only_for_sources_they_may_use() {
     let err = client(&plain).await.feedback(authed(report(&["kb:1"]), &carol)).await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
 }
+
+#[tokio::test]
+async fn as_of_and_the_users_zone_decide_what_yesterday_means_and_reach_the_adapter() {
+    let a =
+        ScriptedAdapter::new("a", scripts(vec![("tickets", Script::answer(make_hits("tickets", 1), Duration::ZERO))]));
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(&[("tickets", &ra.url(), "routing: { time_phrases: true }")], "")).await;
+    let mut c = client(&router).await;
+    let t = token("alice", &[]);
+    // 07:00 on 1 December 2026 in Shanghai is still 30 November in UTC: 昨天 is 30 November there.
+    let as_of = prost_types::Timestamp { seconds: 1_796_079_600, nanos: 0 }; // 2026-11-30T23:00:00Z
+    let req = SearchRequest { as_of: Some(as_of), time_zone: "Asia/Shanghai".into(), ..query("昨天的工单") };
+    let resp = c.search(authed(req, &t)).await.unwrap().into_inner();
+    let routed = &resp.routing.unwrap().selected[0];
+    assert!(routed.rewrite.contains("2026-11-30 in Asia/Shanghai"), "{}", routed.rewrite);
+    let seen = record.seen.lock().unwrap().last().cloned().unwrap();
+    let range = seen.filters.unwrap().time_range.unwrap();
+    assert_eq!(range.from.unwrap().seconds, 1_795_968_000, "2026-11-30T00:00+08:00");
+    assert_eq!(range.to.unwrap().seconds + 1, 1_796_054_400, "the end of that local day");
+    assert_eq!((seen.as_of.unwrap().seconds, seen.time_zone.as_str()), (1_796_079_600, "Asia/Shanghai"));
+    assert_eq!(seen.original_text, "昨天的工单");
+    // A zone that does not exist is the caller's mistake, named.
+    let bad = SearchRequest { time_zone: "Mars/Olympus".into(), ..query("昨天的工单") };
+    let err = c.search(authed(bad, &t)).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("time_zone"), "{}", err.message());
+}
