@@ -140,7 +140,10 @@ async fn open_loop_sends_at_the_rate_and_overhead_is_latency_minus_the_slowest_s
     assert!(r.achieved_qps > 70.0 && r.achieved_qps <= 101.0, "{}", r.achieved_qps);
     let (p50, o50) = (r.latency_ms.p50.unwrap(), r.overhead_ms.p50.unwrap());
     assert!(p50 >= 30.0, "no answer can beat the 30 ms source: {p50}");
-    assert!((p50 - 30.0 - o50).abs() < 0.1, "overhead = latency - 30 ms: {p50} vs {o50}");
+    // Both come from histograms of 3 significant digits: on a busy machine (p50 in the
+    // hundreds of ms) a bucket is wider than 0.1 ms.
+    let tolerance = 0.1f64.max(p50 * 2e-3);
+    assert!((p50 - 30.0 - o50).abs() < tolerance, "overhead = latency - 30 ms: {p50} vs {o50}");
     assert!(r.router_reported_slowest_source_ms.p50.unwrap() >= 30.0);
     let row = r.markdown_row();
     assert!(row.starts_with("| open 100 q/s | open | 100 q/s | 100 | 100 | 0 |"), "{row}");
