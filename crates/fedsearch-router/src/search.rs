@@ -147,9 +147,13 @@ pub fn deadline(state: &RouterState, req: &SearchRequest, grpc_timeout: Option<D
         (None, None) => limits.default_timeout,
     };
     d = d.min(limits.max_timeout);
-    // Keep a little of the gRPC deadline for fusing and answering.
-    if grpc_timeout.is_some_and(|g| d + Duration::from_millis(20) > g) {
-        d = d.saturating_sub(Duration::from_millis(20)).max(Duration::from_millis(1));
+    // Keep part of the gRPC deadline for fusing and answering: a tenth of it, between 20 and
+    // 250 ms, so a busy machine still answers before the caller gives up.
+    if let Some(g) = grpc_timeout {
+        let margin = (g / 10).clamp(Duration::from_millis(20), Duration::from_millis(250));
+        if d + margin > g {
+            d = g.saturating_sub(margin).max(Duration::from_millis(1));
+        }
     }
     d
 }
