@@ -67,9 +67,11 @@ stop_php() {
   [ -f "$PID_FILE" ] || return 1
   pid=$(cat "$PID_FILE")
   if running "$pid" && is_ours "$pid"; then
-    kill "$pid" 2>/dev/null || true
+    # The server leads its own process group (setsid): its workers go with it.
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
     for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
-    running "$pid" && kill -9 "$pid" 2>/dev/null || true
+    running "$pid" && kill -9 -- "-$pid" 2>/dev/null || true
+    pkill -9 -g "$pid" 2>/dev/null || true
   fi
   rm -f "$PID_FILE"
 }
@@ -208,13 +210,15 @@ cmd_start() {
   mkdir -p "$SITE/data/tmp"
   # Detached: stdin/stdout/stderr to /dev/null and the log, every other inherited descriptor closed
   # (a caller's pipe or our lock fd must not be held open by the server), own session.
-  # One worker only: with PHP_CLI_SERVER_WORKERS the forked workers survive SIGTERM to the master.
+  # Several workers (PHP_CLI_SERVER_WORKERS, DOKUWIKI_WORKERS, default 4), so the adapter's
+  # concurrent searches are not served one by one; they are forked into the server's own process
+  # group, which stop_php ends as a whole.
   (
     for fd in /proc/$BASHPID/fd/*; do
       fd=${fd##*/}
       [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"
     done
-    exec setsid env -u PHP_CLI_SERVER_WORKERS php -d session.save_path="$SITE/data/tmp" \
+    exec setsid env PHP_CLI_SERVER_WORKERS="${DOKUWIKI_WORKERS:-4}" php -d session.save_path="$SITE/data/tmp" \
       -d display_errors=0 -d log_errors=1 \
       -S "127.0.0.1:$PORT" -t "$SITE" "$HERE/router.php"
   ) </dev/null >>"$LOG_FILE" 2>&1 &
