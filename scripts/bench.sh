@@ -269,7 +269,7 @@ TMP_OUT="$WORK/BENCHMARKS.md"
 {
   echo "# Benchmarks"
   echo
-  echo "Written by \`make bench\` (scripts/bench.sh); re-run it rather than editing this file."
+  echo "Performance sections are written by \`make bench\` (scripts/bench.sh): re-run it rather than editing them. The answer-quality section at the end comes from \`scripts/eval.sh\` runs and is carried over."
   echo
   echo "## Router fan-out overhead"
   echo
@@ -321,6 +321,11 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo "## Fusion"
   echo
   cat "$FUSION_MD"
+  # The answer-quality section is written by hand from `scripts/eval.sh` runs: carry it over.
+  if [ -f "$OUT" ] && grep -q '^## Answer quality' "$OUT"; then
+    echo
+    awk '/^## Answer quality/ { keep = 1 } keep' "$OUT"
+  fi
 } >"$TMP_OUT"
 mv "$TMP_OUT" "$OUT"
 log "wrote $OUT (process logs and JSON reports in $WORK)"
