@@ -130,6 +130,10 @@ pub struct SelectionSection {
     /// relevance)`, relevance in 0..=1. 0 keeps the configured weights.
     #[serde(default = "default_boost")]
     pub weight_boost: f64,
+    /// The weight share of sources without `routing.time_phrases` (reference material) when the
+    /// question has a time phrase (1 = no change).
+    #[serde(default = "default_undated")]
+    pub undated_weight: f64,
     /// A source is selected when its score reaches this (a listed keyword scores 1.5, each
     /// question term found in what the source says about itself its IDF); entities always select.
     #[serde(default = "default_min_score")]
@@ -152,12 +156,16 @@ impl Default for SelectionSection {
         Self {
             mode: SelectionMode::All,
             weight_boost: default_boost(),
+            undated_weight: default_undated(),
             min_score: default_min_score(),
             relative: default_relative(),
         }
     }
 }
 
+fn default_undated() -> f64 {
+    0.5
+}
 fn default_boost() -> f64 {
     0.5
 }
@@ -414,6 +422,9 @@ impl Validate for RouterConfig {
         }
         if !(0.0..=1.0).contains(&self.rerank.coverage_weight) {
             return Err("`rerank.coverage_weight` must be within 0..=1".into());
+        }
+        if !(0.0..=1.0).contains(&self.selection.undated_weight) || self.selection.undated_weight == 0.0 {
+            return Err("`selection.undated_weight` must be within (0, 1]".into());
         }
         if !(0.0..=1.5).contains(&self.selection.weight_boost) {
             return Err("`selection.weight_boost` must be within 0..=1.5".into());

@@ -130,6 +130,12 @@ fn named_first(hits: &mut [fedsearch_proto::types::Hit], entities: &[String]) {
     hits.sort_by_key(|h| !named(h));
 }
 
+/// A question with a time phrase asks about events: sources that hold reference material (no
+/// `time_phrases`) weigh `selection.undated_weight` of their weight then.
+fn undated_factor(selection: &crate::config::SelectionSection, dated_question: bool, dated_source: bool) -> f64 {
+    if dated_question && !dated_source { selection.undated_weight } else { 1.0 }
+}
+
 /// How a source's relevance to the question scales its fusion weight (explicit sources keep
 /// their weight).
 fn relevance_factor(boost: f64, strategy: &str, relevance: f64) -> f64 {
@@ -187,6 +193,9 @@ pub async fn run(
             crate::config::DefaultFusion::Rrf => FusionMethod::Rrf,
         } as i32;
     }
+    let clock = clock(state, user, &req)?;
+    let terms = crate::rewrite::extract(&state.registry, &req.query, clock);
+    let dated_question = terms.window.is_some();
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
@@ -195,17 +204,17 @@ pub async fn run(
             .iter()
             .map(|r| SourceSpec {
                 source: r.source.clone(),
-                weight: state.registry.get(&r.source).map_or(1.0, |s| s.config.weight)
-                    * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
+                weight: state.registry.get(&r.source).map_or(1.0, |s| {
+                    s.config.weight
+                        * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
+                }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
             })
             .collect(),
         snapshots: events.is_some(),
     };
     fedsearch_fusion::Fuser::new(&start).map_err(|e| Status::invalid_argument(e.to_string()))?;
 
-    let clock = clock(state, user, &req)?;
     let per_source_limit = (top_k * 2).clamp(10, 100);
-    let terms = crate::rewrite::extract(&state.registry, &req.query, clock);
     let mut routing = routing;
     let mut dispatches: Vec<Dispatch> = Vec::with_capacity(routing.selected.len());
     for r in routing.selected.iter_mut() {
@@ -334,6 +343,14 @@ mod tests {
 
     fn hit(id: &str) -> Hit {
         Hit { id: id.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn reference_sources_weigh_less_only_when_the_question_has_a_time_phrase() {
+        let selection = crate::config::SelectionSection { undated_weight: 0.5, ..Default::default() };
+        assert_eq!(undated_factor(&selection, true, false), 0.5, "昨天的工单: the wiki weighs half");
+        assert_eq!(undated_factor(&selection, true, true), 1.0, "the tickets keep their weight");
+        assert_eq!(undated_factor(&selection, false, false), 1.0, "no time phrase: nothing changes");
     }
 
     #[test]
