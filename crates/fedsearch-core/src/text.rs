@@ -99,6 +99,36 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// Each hit's share of the question it shows, 0..=1: Σ weight × IDF over the question's tokens
+/// the hit shows / the same over the tokens any hit shows. IDF is over `shown` (the hits), so a
+/// token every hit shows counts little and one no hit shows does not count at all.
+pub fn coverage(question: &[(String, f64)], shown: &[HashSet<String>]) -> Vec<f64> {
+    let n = shown.len() as f64;
+    let idf: Vec<Option<f64>> = question
+        .iter()
+        .map(|(t, _)| {
+            let df = shown.iter().filter(|s| s.contains(t)).count();
+            (df > 0).then(|| (1.0 + n / df as f64).ln())
+        })
+        .collect();
+    let total: f64 = question.iter().zip(&idf).filter_map(|((_, w), i)| i.map(|i| i * w)).sum();
+    shown
+        .iter()
+        .map(|s| {
+            if total <= 0.0 {
+                return 0.0;
+            }
+            let got: f64 = question
+                .iter()
+                .zip(&idf)
+                .filter(|((t, _), _)| s.contains(t))
+                .filter_map(|((_, w), i)| i.map(|i| i * w))
+                .sum();
+            got / total
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +140,16 @@ mod tests {
         assert_eq!(tokens("Refunds 退款 refund"), vec!["refund", "退款"]);
         assert!(tokens("the of and").is_empty());
         assert_eq!(stem("policies"), "policy");
+    }
+
+    #[test]
+    fn coverage_is_the_idf_weighted_share_of_the_question_a_hit_shows() {
+        let set = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<HashSet<String>>();
+        let q = vec![("refund".to_string(), 1.0), ("watch".to_string(), 1.0), ("nowhere".to_string(), 1.0)];
+        let c = coverage(&q, &[set(&["refund", "watch"]), set(&["refund"]), set(&[])]);
+        assert!((c[0] - 1.0).abs() < 1e-12, "every token any hit shows: {c:?}");
+        assert!(c[1] > 0.0 && c[1] < 0.5, "refund is in two hits, watch in one: {c:?}");
+        assert_eq!(c[2], 0.0);
+        assert!(coverage(&q, &[]).is_empty());
     }
 }

@@ -50,29 +50,7 @@ fn shown_tokens(h: &Hit) -> HashSet<String> {
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
 pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
     let shown: Vec<HashSet<String>> = hits.iter().map(shown_tokens).collect();
-    let n = hits.len() as f64;
-    let idf: HashMap<&str, f64> = question
-        .iter()
-        .filter_map(|(t, _)| {
-            let df = shown.iter().filter(|s| s.contains(t)).count();
-            (df > 0).then(|| (t.as_str(), (1.0 + n / df as f64).ln()))
-        })
-        .collect();
-    let total: f64 = question.iter().filter_map(|(t, w)| idf.get(t.as_str()).map(|i| i * w)).sum();
-    shown
-        .iter()
-        .map(|s| {
-            if total <= 0.0 {
-                return 0.0;
-            }
-            let got: f64 = question
-                .iter()
-                .filter(|(t, _)| s.contains(t))
-                .filter_map(|(t, w)| idf.get(t.as_str()).map(|i| i * w))
-                .sum();
-            got / total
-        })
-        .collect()
+    fedsearch_core::text::coverage(question, &shown)
 }
 
 /// Re-orders `hits` by fused score and coverage (see the module docs).

@@ -8,7 +8,7 @@
 //! the templates' own order. Ranks are 1.. in the new order and `score` carries the share, so
 //! fusion can weigh a strong match above a weak one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use fedsearch_adapter_kit::SourceHit;
 use fedsearch_core::text::tokens;
@@ -31,26 +31,7 @@ pub fn by_question(hits: &mut Vec<SourceHit>, question: &str, terms: &[String]) 
         }
     }
     let shown: Vec<HashSet<String>> = hits.iter().map(shown).collect();
-    let n = hits.len() as f64;
-    let idf: HashMap<&str, f64> = wanted
-        .iter()
-        .filter_map(|(t, _)| {
-            let df = shown.iter().filter(|s| s.contains(t)).count();
-            (df > 0).then(|| (t.as_str(), (1.0 + n / df as f64).ln()))
-        })
-        .collect();
-    let total: f64 = wanted.iter().filter_map(|(t, w)| idf.get(t.as_str()).map(|i| i * w)).sum();
-    let scores: Vec<f64> = shown
-        .iter()
-        .map(|s| {
-            let got: f64 = wanted
-                .iter()
-                .filter(|(t, _)| s.contains(t))
-                .filter_map(|(t, w)| idf.get(t.as_str()).map(|i| i * w))
-                .sum();
-            if total > 0.0 { got / total } else { 0.0 }
-        })
-        .collect();
+    let scores = fedsearch_core::text::coverage(&wanted, &shown);
     let mut order: Vec<(f64, usize, SourceHit)> =
         std::mem::take(hits).into_iter().enumerate().map(|(i, h)| (scores[i], i, h)).collect();
     order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
