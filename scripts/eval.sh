@@ -12,7 +12,8 @@
 # holding the read-only SQL URL). The backends must be up and their env loaded:
 #   scripts/backends/all.sh start && eval "$(scripts/backends/all.sh env)"
 # Binaries: target/debug (make build), or BIN=target/release for release ones.
-# Ports (127.0.0.1): EVAL_BASE_PORT (default 50151) to EVAL_BASE_PORT+5.
+# Ports (127.0.0.1): EVAL_BASE_PORT (default 30151) to EVAL_BASE_PORT+5, below the kernel's
+# ephemeral range (32768+), so no outgoing connection takes one while the services start.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT"
@@ -30,7 +31,7 @@ done
 [ -n "$SQL_URL" ] || die "$SQL_URL_VAR is not set: start the backends and load their env (see the header of $0)"
 
 BIN=${BIN:-$FEDSEARCH_ROOT/target/debug}
-base=${EVAL_BASE_PORT:-50151}
+base=${EVAL_BASE_PORT:-30151}
 ROUTER_PORT=$base FUSION_PORT=$((base + 1)) ES_PORT=$((base + 2)) SQLA_PORT=$((base + 3)) WIKIA_PORT=$((base + 4))
 MCP_PORT=$((base + 5))
 for p in $ROUTER_PORT $FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT $MCP_PORT; do port_free "$p"; done
@@ -68,7 +69,7 @@ start sql-adapter "$SQLA_PORT" "$CONFIG_DIR/sql-adapter.yaml" SQL_ADAPTER_DATABA
 start wiki-adapter "$WIKIA_PORT" "$CONFIG_DIR/wiki-adapter.yaml" DOKUWIKI_URL="$DOKUWIKI_URL" DOKUWIKI_SECRETS="$DOKUWIKI_SECRETS"
 start router "$ROUTER_PORT" "$RUN/router.yaml"
 for p in $FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT $ROUTER_PORT; do
-  wait_tcp "$p" 60 || { tail -5 "$RUN"/*.log >&2; die "a service did not listen on 127.0.0.1:$p (logs: $RUN)"; }
+  wait_tcp "$p" 60 || { tail -n 5 "$RUN"/*.log >&2; die "a service did not listen on 127.0.0.1:$p (logs: $RUN)"; }
 done
 log "asking $(grep -c . "$DIR/questions.jsonl") questions of $company"
 env -u FEDSEARCH_TOKEN "$BIN/fedsearch" --router "http://127.0.0.1:$ROUTER_PORT" eval \
