@@ -126,23 +126,30 @@ async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<Quest
         Vec::new()
     };
     // Quality, not speed, is measured: an answer in which a source ran out of time (a busy
-    // machine) is asked again, up to twice; the last answer counts either way.
+    // machine), or a router that could not be reached, is asked again, up to twice; the last
+    // answer counts either way. Any other error ends the run: a question the router refuses is
+    // a broken label set or a broken router, not a score.
     let mut attempt = 0;
     let (response, latency) = loop {
         let started = std::time::Instant::now();
-        let response = client.search(request(q, args, sources.clone())?).await.map_err(|s| {
-            Failure::Other(format!(
-                "question {} ({}): {}: {}",
-                q.id,
-                q.user,
-                fedsearch_core::grpc::code_name(s.code()),
-                s.message()
-            ))
-        })?;
-        let latency = started.elapsed();
-        let response = response.into_inner();
-        let timed_out = response.sources.iter().any(|s| s.state() == fedsearch_proto::types::SourceState::Timeout);
+        let answer = client.search(request(q, args, sources.clone())?).await;
         attempt += 1;
+        let response = match answer {
+            Ok(r) => r.into_inner(),
+            // A router that is briefly unreachable is asked again; any other error is the answer.
+            Err(s) if s.code() == tonic::Code::Unavailable && attempt < 3 => continue,
+            Err(s) => {
+                return Err(Failure::Other(format!(
+                    "question {} ({}): {}: {}",
+                    q.id,
+                    q.user,
+                    fedsearch_core::grpc::code_name(s.code()),
+                    s.message()
+                )));
+            }
+        };
+        let latency = started.elapsed();
+        let timed_out = response.sources.iter().any(|s| s.state() == fedsearch_proto::types::SourceState::Timeout);
         if !timed_out || attempt >= 3 {
             break (response, latency);
         }
