@@ -99,6 +99,24 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// The tokens of `question` with weight 1, then the tokens of each `extra` term that the
+/// question does not have (other-language synonyms, router terms) with `extra_weight`.
+pub fn weighted_tokens(question: &str, extra: &[String], extra_weight: f64) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = tokens(question).into_iter().map(|t| (t, 1.0)).collect();
+    let mut seen: HashSet<String> = out.iter().map(|(t, _)| t.clone()).collect();
+    for t in extra.iter().flat_map(|e| tokens(e)) {
+        if seen.insert(t.clone()) {
+            out.push((t, extra_weight));
+        }
+    }
+    out
+}
+
+/// The tokens of several texts (a hit's title, snippet and metadata values), as one set.
+pub fn token_set<'a>(parts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
+    parts.into_iter().flat_map(tokens).collect()
+}
+
 /// Each hit's share of the question it shows, 0..=1: Σ weight × IDF over the question's tokens
 /// the hit shows / the same over the tokens any hit shows. IDF is over `shown` (the hits), so a
 /// token every hit shows counts little and one no hit shows does not count at all.

@@ -19,32 +19,11 @@ use std::collections::{HashMap, HashSet};
 
 use fedsearch_proto::types::Hit;
 
-use crate::analysis::{self, Glossary};
-
-const EXPANSION_WEIGHT: f64 = 0.6;
-
-/// The question's tokens with their weights.
-pub fn question_tokens(query: &str, glossary: &Glossary) -> Vec<(String, f64)> {
-    let mut out: Vec<(String, f64)> = analysis::tokens(query).into_iter().map(|t| (t, 1.0)).collect();
-    for e in glossary.expand(query) {
-        for t in analysis::tokens(&e) {
-            if !out.iter().any(|(x, _)| *x == t) {
-                out.push((t, EXPANSION_WEIGHT));
-            }
-        }
-    }
-    out
-}
-
 fn shown_tokens(h: &Hit) -> HashSet<String> {
-    let mut text = format!("{} {}", h.title, h.snippet);
     let mut keys: Vec<&String> = h.metadata.keys().collect();
     keys.sort();
-    for k in keys {
-        text.push(' ');
-        text.push_str(&h.metadata[k]);
-    }
-    analysis::tokens(&text).into_iter().collect()
+    let meta = keys.into_iter().map(|k| h.metadata[k].as_str());
+    fedsearch_core::text::token_set([h.title.as_str(), h.snippet.as_str()].into_iter().chain(meta))
 }
 
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
@@ -93,6 +72,11 @@ mod tests {
     use fedsearch_proto::types::VersionInfo;
 
     use super::*;
+    use crate::analysis::{Glossary, question_tokens};
+
+    fn question(q: &str, g: &Glossary) -> Vec<(String, f64)> {
+        question_tokens(q, &g.expand(q))
+    }
 
     fn hit(id: &str, title: &str, score: f64) -> Hit {
         Hit { id: id.into(), title: title.into(), fused_score: score, ..Default::default() }
@@ -101,7 +85,7 @@ mod tests {
     #[test]
     fn a_weak_sources_top_hit_gives_way_to_a_hit_that_shows_the_question() {
         let g = Glossary::new(true, &[]);
-        let q = question_tokens("拒收手续费现在是多少？", &g);
+        let q = question("拒收手续费现在是多少？", &g);
         let mut hits = vec![
             hit("incidents:INC-1", "payment gateway timeout", 0.75),
             hit("kb:KB-3", "拒收与退货费用说明 rejection fee", 0.60),
@@ -117,7 +101,7 @@ mod tests {
     #[test]
     fn coverage_counts_other_language_words_and_ignores_words_no_hit_shows() {
         let g = Glossary::new(true, &[]);
-        let q = question_tokens("refund fee 咖啡", &g);
+        let q = question("refund fee 咖啡", &g);
         let hits = vec![hit("a:1", "退款 手续费", 1.0), hit("a:2", "nothing here", 1.0)];
         let c = coverage(&q, &hits);
         assert!(c[0] > 0.5 && c[1] == 0.0, "{c:?}");

@@ -93,7 +93,9 @@ impl Clock {
     }
 }
 
-pub fn extract(registry: &Registry, query: &str, clock: Clock) -> Terms {
+/// `expansions`: the glossary's terms for the question (`Glossary::expand`), computed once per
+/// search by the caller.
+pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<String>) -> Terms {
     let lowered = query.to_lowercase();
     let mut t = Terms::default();
     for s in registry.all() {
@@ -136,7 +138,7 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock) -> Terms {
             push_unique(&mut t.chinese_words, &pair.iter().collect::<String>());
         }
     }
-    t.expansions = registry.glossary().expand(query);
+    t.expansions = expansions;
     t
 }
 
@@ -233,7 +235,7 @@ mod tests {
     async fn a_sentence_becomes_key_terms_and_a_time_filter_for_search_sources() {
         let r = registry();
         let q = "最近一周线上问题中哪些和支付超时有关，同时附上对应的工单处理状态";
-        let t = extract(&r, q, clock());
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(t.keywords, vec!["线上问题", "支付超时", "工单", "处理"], "超时 is inside 支付超时");
         assert_eq!(t.window.as_ref().unwrap().phrase, "最近一周");
         let inc = for_source(r.get("incidents").unwrap(), q, None, &t);
@@ -255,7 +257,7 @@ mod tests {
     async fn wikis_get_their_own_terms_and_sql_gets_the_original() {
         let r = registry();
         let q = "客户C1001：我昨天买的商品为什么还没发货？如果拒收要收手续费吗？";
-        let t = extract(&r, q, clock());
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(t.entities, vec!["C1001"]);
         let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
         assert!(wiki.text.starts_with("手续费 拒收"), "the wiki's own keywords first: {}", wiki.text);
@@ -276,21 +278,21 @@ mod tests {
             ..Default::default()
         };
         let q = "timeout last week";
-        let t = extract(&r, q, clock());
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
         let inc = for_source(r.get("incidents").unwrap(), q, Some(&explicit), &t);
         assert_eq!(inc.filters.unwrap().time_range.unwrap().from.unwrap().seconds, 5);
         let q = "天气怎么样";
-        let t = extract(&r, q, clock());
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q);
         let q = "？！";
-        let t = extract(&r, q, clock());
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q, "nothing extracted: the text as asked");
     }
 
     #[tokio::test]
     async fn yesterday_is_the_previous_calendar_day_in_the_users_zone_at_seven_in_the_morning() {
         let r = registry();
-        let t = extract(&r, "昨天的线上问题", clock());
+        let t = extract(&r, "昨天的线上问题", clock(), vec![]);
         let inc = for_source(r.get("incidents").unwrap(), "昨天的线上问题", None, &t);
         let range = inc.filters.unwrap().time_range.unwrap();
         let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
@@ -302,7 +304,7 @@ mod tests {
     #[tokio::test]
     async fn english_words_are_kept_without_stop_words() {
         let r = registry();
-        let t = extract(&r, "Why was the order SO20261001 not shipped yet?", clock());
+        let t = extract(&r, "Why was the order SO20261001 not shipped yet?", clock(), vec![]);
         assert_eq!(t.entities, vec!["SO20261001"]);
         assert_eq!(t.keywords, vec!["order"]);
         assert_eq!(t.words, vec!["shipped"]);

@@ -45,10 +45,13 @@ fn routed(source: String, reason: String) -> RoutedSource {
 }
 
 /// Picks the sources for one query.
+/// `question` is [`analysis::question_tokens`] of `query` (computed once per search: result
+/// merging scores by the same tokens).
 pub fn route(
     registry: &Registry,
     user: &Identity,
     query: &str,
+    question: &[(String, f64)],
     filters: Option<&Filters>,
     explicit: &[String],
     selection: &SelectionSection,
@@ -77,9 +80,10 @@ pub fn route(
     }
 
     let doc_types: &[String] = filters.map(|f| f.doc_types.as_slice()).unwrap_or(&[]);
-    let terms = question_terms(registry, query);
     let idf = Idf::over(&permitted);
-    let scored: Vec<Score> = permitted.iter().map(|s| score(s, query, &terms, doc_types, &idf)).collect();
+    // Each question token's worth: its weight × its IDF over the permitted sources' profiles.
+    let terms: Vec<(&str, f64)> = question.iter().map(|(t, w)| (t.as_str(), w * idf.of(t))).collect();
+    let scored: Vec<Score> = permitted.iter().map(|s| score(s, query, &terms, doc_types)).collect();
     let best = scored.iter().map(|s| s.content).fold(0.0, f64::max);
     let bar = selection.min_score.max(selection.relative * best);
     let relevance = |sc: &Score| {
@@ -138,22 +142,6 @@ pub fn route(
     Ok(RoutingDecision { strategy: "scored".into(), selected, not_selected })
 }
 
-/// The question's matching tokens with a weight: 1 for its own, less for glossary expansions
-/// (another language's word for the same concept, or a near synonym).
-pub fn question_terms(registry: &Registry, query: &str) -> Vec<(String, f64)> {
-    let mut out: Vec<(String, f64)> = analysis::tokens(query).into_iter().map(|t| (t, 1.0)).collect();
-    for e in registry.glossary().expand(query) {
-        for t in analysis::tokens(&e) {
-            if !out.iter().any(|(x, _)| *x == t) {
-                out.push((t, EXPANSION_WEIGHT));
-            }
-        }
-    }
-    out
-}
-
-/// Weight of a token that came from a glossary expansion.
-const EXPANSION_WEIGHT: f64 = 0.6;
 /// What each listed keyword scores, and how many count.
 const KEYWORD_SCORE: f64 = 1.5;
 const MAX_KEYWORDS: usize = 2;
@@ -187,7 +175,8 @@ struct Score {
     why: String,
 }
 
-fn score(s: &Source, query: &str, terms: &[(String, f64)], doc_types: &[String], idf: &Idf<'_>) -> Score {
+/// `terms`: the question's tokens with their worth (weight × IDF).
+fn score(s: &Source, query: &str, terms: &[(&str, f64)], doc_types: &[String]) -> Score {
     let mut named = false;
     let mut value = 0.0;
     let mut why = Vec::new();
@@ -207,12 +196,12 @@ fn score(s: &Source, query: &str, terms: &[(String, f64)], doc_types: &[String],
         why.push(format!("keyword {}", keywords.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")));
     }
     let mut about = Vec::new();
-    for (t, w) in terms {
+    for &(t, worth) in terms {
         if s.profile.contains(t) {
-            value += idf.of(t) * w;
-            about.push(t.as_str());
+            value += worth;
+            about.push(t);
         } else if s.negative.contains(t) {
-            value -= NEGATIVE_SHARE * idf.of(t) * w;
+            value -= NEGATIVE_SHARE * worth;
         }
     }
     if !about.is_empty() {

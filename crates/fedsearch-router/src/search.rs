@@ -178,10 +178,22 @@ pub async fn run(
     let deadline = Instant::now() + budget;
     let top_k = if req.top_k == 0 { state.config.limits.default_top_k } else { req.top_k };
 
+    // The glossary expansion and the question's tokens, once: selection, the adapters' terms
+    // and result merging all use them.
+    let expansions = state.registry.glossary().expand(&req.query);
+    let question = crate::analysis::question_tokens(&req.query, &expansions);
     let routing = {
         let _route = tracing::info_span!("router.route").entered();
-        routing::route(&state.registry, user, &req.query, req.filters.as_ref(), &req.sources, &state.config.selection)
-            .map_err(|e| match e {
+        routing::route(
+            &state.registry,
+            user,
+            &req.query,
+            &question,
+            req.filters.as_ref(),
+            &req.sources,
+            &state.config.selection,
+        )
+        .map_err(|e| match e {
             RouteError::UnknownSource(_) => Status::invalid_argument(e.to_string()),
             RouteError::NoSources => Status::permission_denied(e.to_string()),
         })?
@@ -194,7 +206,7 @@ pub async fn run(
         } as i32;
     }
     let clock = clock(state, user, &req)?;
-    let terms = crate::rewrite::extract(&state.registry, &req.query, clock);
+    let terms = crate::rewrite::extract(&state.registry, &req.query, clock, expansions);
     let dated_question = terms.window.is_some();
     let start = FuseStart {
         options: Some(options.clone()),
@@ -293,7 +305,6 @@ pub async fn run(
     }
 
     let (mut fused, by) = session.finish().instrument(fuse_span).await;
-    let question = crate::rerank::question_tokens(&req.query, state.registry.glossary());
     crate::rerank::rerank(&mut fused.hits, &question, state.config.rerank.coverage_weight);
     named_first(&mut fused.hits, &terms.entities);
     fused.hits.truncate(top_k as usize);

@@ -20,6 +20,18 @@ fn registry() -> Registry {
     .unwrap()
 }
 
+/// Routes `q` as the router does: with the question's tokens and their glossary expansions.
+fn decide(
+    r: &Registry,
+    user: &Identity,
+    q: &str,
+    explicit: &[String],
+    selection: &fedsearch_router::config::SelectionSection,
+) -> Result<fedsearch_proto::api::RoutingDecision, routing::RouteError> {
+    let question = fedsearch_router::analysis::question_tokens(q, &r.glossary().expand(q));
+    routing::route(r, user, q, &question, None, explicit, selection)
+}
+
 fn user(name: &str) -> Identity {
     let groups: &[&str] = match name {
         "alice" | "dave" => &["employee", "support"],
@@ -53,7 +65,7 @@ async fn every_permitted_source_is_asked_best_match_first() {
         ("alice", "KB-105 里说 payment gateway 故障期间最多让客户重试几次？", "kb"),
     ];
     for (who, q, best) in table {
-        let d = routing::route(&r, &user(who), q, None, &[], &config().selection).unwrap();
+        let d = decide(&r, &user(who), q, &[], &config().selection).unwrap();
         assert_eq!(d.strategy, "all", "{who}: {q}");
         let permitted: Vec<String> = r.permitted(&user(who)).map(|s| s.name().to_string()).collect();
         let mut got: Vec<String> = names(&d).iter().map(|s| s.to_string()).collect();
@@ -82,25 +94,24 @@ async fn scored_selection_picks_well_matching_sources_and_falls_back_to_all() {
         ("carol", "what is the weather like", "fallback_all", &["kb", "wiki"]),
     ];
     for (who, q, strategy, must) in table {
-        let d = routing::route(&r, &user(who), q, None, &[], &scored()).unwrap();
+        let d = decide(&r, &user(who), q, &[], &scored()).unwrap();
         let got = names(&d);
         assert_eq!(d.strategy, *strategy, "{who}: {q}: {got:?}");
         assert!(must.iter().all(|m| got.contains(m)), "{who}: {q}: {got:?} lacks one of {must:?}");
         let permitted: Vec<String> = r.permitted(&user(who)).map(|s| s.name().to_string()).collect();
         assert!(got.iter().all(|g| permitted.iter().any(|p| p == g)), "{who}: {q}: {got:?}");
     }
-    let d = routing::route(&r, &user("carol"), "SO20261001 为什么还没发货", None, &[], &scored()).unwrap();
+    let d = decide(&r, &user("carol"), "SO20261001 为什么还没发货", &[], &scored()).unwrap();
     assert!(!names(&d).contains(&"orders"), "carol may not use orders");
 }
 
 #[tokio::test]
 async fn explicit_sources_override_the_rules_but_not_the_permissions() {
     let r = registry();
-    let d = routing::route(&r, &user("alice"), "SO20261001", None, &["wiki".into()], &config().selection).unwrap();
+    let d = decide(&r, &user("alice"), "SO20261001", &["wiki".into()], &config().selection).unwrap();
     assert_eq!(d.strategy, "explicit");
     assert_eq!(d.selected.iter().map(|s| s.source.as_str()).collect::<Vec<_>>(), vec!["wiki"]);
-    let err =
-        routing::route(&r, &user("carol"), "SO20261001", None, &["orders".into()], &config().selection).unwrap_err();
+    let err = decide(&r, &user("carol"), "SO20261001", &["orders".into()], &config().selection).unwrap_err();
     assert_eq!(err, routing::RouteError::UnknownSource("orders".into()), "looks exactly like an unknown source");
 }
 

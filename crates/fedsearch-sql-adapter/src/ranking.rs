@@ -11,25 +11,20 @@
 use std::collections::HashSet;
 
 use fedsearch_adapter_kit::SourceHit;
-use fedsearch_core::text::tokens;
+use fedsearch_core::text::{token_set, weighted_tokens};
 
 const TERM_WEIGHT: f64 = 0.6;
 
 fn shown(h: &SourceHit) -> HashSet<String> {
     let mut keys: Vec<&String> = h.metadata.keys().collect();
     keys.sort();
-    let meta: Vec<&str> = keys.iter().map(|k| h.metadata[*k].as_str()).collect();
-    tokens(&format!("{} {} {}", h.title, h.snippet, meta.join(" "))).into_iter().collect()
+    let meta = keys.into_iter().map(|k| h.metadata[k].as_str());
+    token_set([h.title.as_str(), h.snippet.as_str()].into_iter().chain(meta))
 }
 
 /// Re-orders `hits` by how much of the question each shows; sets `rank` and `score`.
 pub fn by_question(hits: &mut Vec<SourceHit>, question: &str, terms: &[String]) {
-    let mut wanted: Vec<(String, f64)> = tokens(question).into_iter().map(|t| (t, 1.0)).collect();
-    for t in terms.iter().flat_map(|t| tokens(t)) {
-        if !wanted.iter().any(|(w, _)| *w == t) {
-            wanted.push((t, TERM_WEIGHT));
-        }
-    }
+    let wanted = weighted_tokens(question, terms, TERM_WEIGHT);
     let shown: Vec<HashSet<String>> = hits.iter().map(shown).collect();
     let scores = fedsearch_core::text::coverage(&wanted, &shown);
     let mut order: Vec<(f64, usize, SourceHit)> =

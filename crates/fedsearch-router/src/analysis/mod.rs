@@ -110,6 +110,16 @@ pub fn cjk_chunks(text: &str) -> Vec<String> {
     out
 }
 
+/// Weight of a token that came from a glossary expansion (another language's word for the same
+/// concept, or a near synonym) rather than from the question itself.
+pub const EXPANSION_WEIGHT: f64 = 0.6;
+
+/// The question's matching tokens with a weight: 1 for its own, [`EXPANSION_WEIGHT`] for the
+/// tokens of its glossary `expansions`. Source selection and result merging both score by these.
+pub fn question_tokens(query: &str, expansions: &[String]) -> Vec<(String, f64)> {
+    fedsearch_core::text::weighted_tokens(query, expansions, EXPANSION_WEIGHT)
+}
+
 /// A lowercased text prepared for many [`Term`] look-ups: its stemmed words, once.
 pub struct Prepared {
     lowered: String,
