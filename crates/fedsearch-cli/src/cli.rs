@@ -83,15 +83,9 @@ pub struct EvalArgs {
     /// the fusion weight that suggests (adoption relative to the mean, within 0.25..=4).
     #[arg(long)]
     pub suggest_weights: bool,
-    /// Fuse with this method instead of the router's default.
-    #[arg(long, value_enum)]
-    pub fusion: Option<Fusion>,
-    /// RRF rank constant.
-    #[arg(long)]
-    pub rrf_k: Option<u32>,
-    /// A per-source fusion weight `source=weight` (repeatable), e.g. to try suggested weights.
-    #[arg(long = "weight", value_parser = parse_weight)]
-    pub weight: Vec<(String, f64)>,
+    /// Fusion options instead of the router's defaults, e.g. to try suggested weights.
+    #[command(flatten)]
+    pub fusion: FusionArgs,
     /// Fail (exit 1) below this mean nDCG@k.
     #[arg(long)]
     pub min_ndcg: Option<f64>,
@@ -140,6 +134,22 @@ pub enum Fusion {
     Weighted,
 }
 
+/// How to fuse, for `search` and `eval` (unset: the router's defaults).
+#[derive(Args, Debug)]
+pub struct FusionArgs {
+    /// The fusion method.
+    #[arg(long, value_enum)]
+    pub fusion: Option<Fusion>,
+
+    /// The RRF rank constant k (default 60 at the router).
+    #[arg(long)]
+    pub rrf_k: Option<u32>,
+
+    /// A per-source weight `source=2.0` (repeatable, >= 0).
+    #[arg(long = "weight", value_parser = parse_weight)]
+    pub weight: Vec<(String, f64)>,
+}
+
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     /// The question.
@@ -183,17 +193,8 @@ pub struct SearchArgs {
     #[arg(long = "eq", value_parser = parse_key_value)]
     pub eq: Vec<(String, String)>,
 
-    /// The fusion method.
-    #[arg(long, value_enum)]
-    pub fusion: Option<Fusion>,
-
-    /// The RRF rank constant k (default 60 at the router).
-    #[arg(long)]
-    pub rrf_k: Option<u32>,
-
-    /// A per-source weight `source=2.0` (repeatable, >= 0).
-    #[arg(long = "weight", value_parser = parse_weight)]
-    pub weight: Vec<(String, f64)>,
+    #[command(flatten)]
+    pub fusion: FusionArgs,
 
     /// The overall search timeout, e.g. 800ms, 3s.
     #[arg(long, value_parser = parse_duration)]

@@ -7,7 +7,22 @@ use fedsearch_proto::{
     types::{Filters, FusionMethod, FusionOptions, TimeRange},
 };
 
-use crate::cli::{Fusion, SearchArgs};
+use crate::cli::{Fusion, FusionArgs, SearchArgs};
+
+impl FusionArgs {
+    /// The request's fusion options; `None` when no flag was given (the router decides).
+    pub fn options(&self) -> Option<FusionOptions> {
+        (self.fusion.is_some() || self.rrf_k.is_some() || !self.weight.is_empty()).then(|| FusionOptions {
+            method: match self.fusion {
+                None => FusionMethod::Unspecified,
+                Some(Fusion::Rrf) => FusionMethod::Rrf,
+                Some(Fusion::Weighted) => FusionMethod::WeightedScore,
+            } as i32,
+            rrf_k: self.rrf_k,
+            weights: self.weight.iter().cloned().collect(),
+        })
+    }
+}
 
 /// Builds the request; `now` anchors `--since`.
 pub fn search_request(args: &SearchArgs, now: SystemTime) -> SearchRequest {
@@ -28,21 +43,12 @@ pub fn search_request(args: &SearchArgs, now: SystemTime) -> SearchRequest {
         || !filters.doc_types.is_empty()
         || !filters.tags.is_empty()
         || !filters.equals.is_empty();
-    let fusion = (args.fusion.is_some() || args.rrf_k.is_some() || !args.weight.is_empty()).then(|| FusionOptions {
-        method: match args.fusion {
-            None => FusionMethod::Unspecified,
-            Some(Fusion::Rrf) => FusionMethod::Rrf,
-            Some(Fusion::Weighted) => FusionMethod::WeightedScore,
-        } as i32,
-        rrf_k: args.rrf_k,
-        weights: args.weight.iter().cloned().collect(),
-    });
     SearchRequest {
         query: args.query.clone(),
         filters: has_filters.then_some(filters),
         top_k: args.top_k.unwrap_or(0),
         sources: args.source.clone(),
-        fusion,
+        fusion: args.fusion.options(),
         timeout: args.timeout.and_then(|t| prost_types::Duration::try_from(t).ok()),
         source_credentials: Default::default(),
         context: args.context_tokens.map(|token_budget| ContextOptions { token_budget }),

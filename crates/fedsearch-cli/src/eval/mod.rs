@@ -96,7 +96,7 @@ fn request(q: &Question, args: &EvalArgs, sources: Vec<String>) -> Result<Reques
         as_of,
         time_zone: q.time_zone.clone().unwrap_or_default(),
         context: (args.context_tokens > 0).then_some(ContextOptions { token_budget: args.context_tokens }),
-        fusion: fusion_options(args),
+        fusion: args.fusion.options(),
         // The router's longest wait (limits.max_timeout caps it): a slow machine should not
         // turn into a quality loss.
         timeout: Some(prost_types::Duration { seconds: 10, nanos: 0 }),
@@ -104,19 +104,6 @@ fn request(q: &Question, args: &EvalArgs, sources: Vec<String>) -> Result<Reques
     });
     req.set_timeout(DEADLINE);
     Ok(req)
-}
-
-fn fusion_options(args: &EvalArgs) -> Option<fedsearch_proto::types::FusionOptions> {
-    use fedsearch_proto::types::{FusionMethod, FusionOptions};
-    (args.fusion.is_some() || args.rrf_k.is_some() || !args.weight.is_empty()).then(|| FusionOptions {
-        method: match args.fusion {
-            None => FusionMethod::Unspecified,
-            Some(crate::cli::Fusion::Rrf) => FusionMethod::Rrf,
-            Some(crate::cli::Fusion::Weighted) => FusionMethod::WeightedScore,
-        } as i32,
-        rrf_k: args.rrf_k,
-        weights: args.weight.iter().cloned().collect(),
-    })
 }
 
 async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<QuestionResult, Failure> {
