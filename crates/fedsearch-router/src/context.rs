@@ -4,11 +4,11 @@
 //!   exceeds the budget. An item that does not fit whole is tried once more with a shorter
 //!   snippet; if even its title and citation do not fit, packing stops.
 //! - Every item keeps its citation: source, title, date, url and `full_text_ref`.
-//! - Versions of one document (same title once years, edition words and markers such as
-//!   "superseded"/"已废止" are removed) are grouped: the newest is current, the others are marked
-//!   `superseded_by` and placed after every current item, so an agent does not mix an old
-//!   policy with the new one. A hit whose title itself says it is superseded is marked even
-//!   when the newer version was not found.
+//! - Versions: a hit fusion marked superseded (`Hit.version`) is placed after every current
+//!   item with its `superseded_by`, so an agent does not mix an old policy with the new one.
+//!   Hits fusion said nothing about are grouped the way fusion groups them (same source, same
+//!   `fedsearch_fusion::versions::title_family`): the newest is current. A hit whose title itself
+//!   says it is superseded is marked even when the newer version was not found.
 //! - Items with the same normalised snippet are kept once.
 
 use std::collections::{HashMap, HashSet};
@@ -24,51 +24,6 @@ pub fn count_tokens(text: &str) -> usize {
 }
 
 const SUPERSEDED_MARKERS: &[&str] = &["superseded", "obsolete", "deprecated", "已废止", "已作废", "旧版", "废止"];
-const EDITION_WORDS: &[&str] = &[
-    "superseded",
-    "obsolete",
-    "deprecated",
-    "current",
-    "edition",
-    "version",
-    "已废止",
-    "已作废",
-    "旧版",
-    "废止",
-    "现行",
-    "版",
-    "新版",
-];
-
-/// The title with years, edition words and punctuation removed: equal keys = versions of one
-/// document. Returns `None` for titles too short to group safely.
-pub fn version_family(title: &str) -> Option<String> {
-    let mut t = title.to_lowercase();
-    for w in EDITION_WORDS {
-        t = t.replace(w, " ");
-    }
-    let mut key = String::new();
-    let mut digits = String::new();
-    for c in t.chars().chain(std::iter::once(' ')) {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        // Drop 4-digit years and version numbers; keep other numbers (order numbers...).
-        if !digits.is_empty() {
-            let is_year = digits.len() == 4 && (digits.starts_with("19") || digits.starts_with("20"));
-            if !is_year && digits.len() > 2 {
-                key.push_str(&digits);
-            }
-            digits.clear();
-        }
-        if c.is_alphanumeric() {
-            key.push(c);
-        }
-    }
-    (key.chars().count() >= 4).then_some(key)
-}
-
 fn says_superseded(title: &str) -> bool {
     let t = title.to_lowercase();
     SUPERSEDED_MARKERS.iter().any(|m| t.contains(m))
@@ -259,6 +214,11 @@ mod tests {
                 "Backordered items ship when stock arrives.",
             ),
         ]
+    }
+
+    /// The family key the fallback grouping uses (fusion's, within one source).
+    fn version_family(title: &str) -> Option<String> {
+        fedsearch_fusion::versions::title_family(title).map(|f| f.key)
     }
 
     #[test]
