@@ -18,9 +18,11 @@ const STOP_WORDS: &[&str] = &[
     "because", "while", "since", "until", "happen", "happened", "going", "gets", "got",
 ];
 
-/// Whether `c` is a CJK ideograph (or kana/hangul), which has no spaces between words.
+/// Whether `c` is a CJK ideograph (including the supplementary planes' extensions) or
+/// kana/hangul, which have no spaces between words.
 pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
 /// Light English stemming: plural and past/progressive endings, enough to meet other forms.

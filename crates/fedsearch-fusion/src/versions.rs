@@ -47,6 +47,7 @@ use std::{
     collections::HashMap,
 };
 
+use fedsearch_core::text::is_cjk;
 use fedsearch_proto::types::{SourceHit, VersionInfo};
 use prost_types::Timestamp;
 use unicode_normalization::UnicodeNormalization;
@@ -517,10 +518,6 @@ enum Tok {
     Word(String),
     /// One CJK character.
     Cjk(char),
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0x20000..=0x2FA1F)
 }
 
 fn tokenize(title: &str) -> Vec<Tok> {

@@ -60,10 +60,7 @@ const CJK_SPLITTERS: &str = "\
     可以 需要 应该 是否 我们 你们 的 了 吗 呢 吧 啊 是 和 与 或 我 你";
 
 /// Whether `c` is a CJK ideograph, kana or hangul (DokuWiki splits these per character).
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
-}
+pub use fedsearch_core::text::is_cjk;
 
 fn is_noncharacter(c: char) -> bool {
     let u = c as u32;
