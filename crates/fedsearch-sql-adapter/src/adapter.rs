@@ -50,7 +50,7 @@ pub struct SqlAdapter {
     default_timeout: Duration,
     lookup_configs: Vec<LookupConfig>,
     /// When the lookups were loaded (`None`: never), and what they hold.
-    lookups: tokio::sync::Mutex<(Option<Instant>, Arc<Lookups>)>,
+    lookups: tokio::sync::RwLock<(Option<Instant>, Arc<Lookups>)>,
 }
 
 impl SqlAdapter {
@@ -71,7 +71,7 @@ impl SqlAdapter {
             source: config.source.clone(),
             default_timeout: config.server.default_timeout,
             lookup_configs: config.lookups.clone(),
-            lookups: tokio::sync::Mutex::new((None, Arc::new(Lookups::default()))),
+            lookups: tokio::sync::RwLock::new((None, Arc::new(Lookups::default()))),
         })
     }
 
@@ -81,9 +81,18 @@ impl SqlAdapter {
         if self.lookup_configs.is_empty() {
             return Arc::default();
         }
-        let mut guard = self.lookups.lock().await;
         let refresh = self.lookup_configs.iter().map(|l| l.refresh).min().unwrap_or_default();
-        if guard.0.is_some_and(|at| at.elapsed() < refresh) {
+        let fresh = |state: &(Option<Instant>, Arc<Lookups>)| state.0.is_some_and(|at| at.elapsed() < refresh);
+        // Searches share the loaded tables; only a reload takes the lock alone (once: others wait
+        // for it and then find the tables fresh).
+        {
+            let state = self.lookups.read().await;
+            if fresh(&state) {
+                return state.1.clone();
+            }
+        }
+        let mut guard = self.lookups.write().await;
+        if fresh(&guard) {
             return guard.1.clone();
         }
         let mut tables = Vec::new();
