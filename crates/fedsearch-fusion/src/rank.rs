@@ -28,11 +28,14 @@
 //! - **RRF** (reciprocal rank fusion, the default): `value = w_s / (k + p)`, `k = 60` unless
 //!   `options.rrf_k` says otherwise (`k >= 1`). Scores of the sources are ignored. A hit at
 //!   position 1 with weight 1 contributes `1/61 ≈ 0.016393`.
-//! - **Weighted score**: `value = w_s × n`, where `n` is the hit's score min-max normalised within
-//!   its source over the hits that have arrived: `n = (score − min) / (max − min)`, so the
-//!   source's best hit gets 1 and its worst 0. Non-finite scores count as missing; a hit without
-//!   a score in a source whose other hits have scores gets `n = 0`. When a source has fewer than
-//!   two distinct scores (no scores at all, one hit, or all equal) min-max means nothing and
+//! - **Weighted score**: `value = w_s × n`, where `n` is the hit's score normalised within its
+//!   source over the hits that have arrived: `n = (score − floor) / (max − floor)`, the floor
+//!   being 0 when no score of the source is negative (shares of the question, BM25 scores: a
+//!   score is measured from zero, so a source's weakest hit keeps what it earned instead of 0),
+//!   else the lowest score (min-max). The source's best hit gets 1. Non-finite scores count as
+//!   missing; a hit without a score in a source whose other hits have scores gets `n = 0`. When
+//!   a source has fewer than two distinct scores (no scores at all, one hit, or all equal) the
+//!   scores cannot order its hits and
 //!   `n = 1 / p` instead, which keeps the source's own order (1, 0.5, 0.333, ...).
 //!
 //! # 4. Duplicate groups
@@ -128,7 +131,7 @@ pub const DEFAULT_RRF_K: u32 = 60;
 pub enum Method {
     /// Reciprocal rank fusion with rank constant `k`.
     Rrf { k: u32 },
-    /// Min-max-normalised source scores times the source weight.
+    /// Source scores normalised by the source's best (min-max when a score is negative) times the source weight.
     WeightedScore,
 }
 
@@ -462,8 +465,8 @@ fn score_all(method: Method, sources: &[SourceList]) -> Vec<Scored> {
                 Method::Rrf { k } => (w / (f64::from(k) + f64::from(pos)), None),
                 Method::WeightedScore => {
                     let n = match range {
-                        Some((min, max)) => {
-                            finite_score(&source.entries[ent as usize].hit).map_or(0.0, |s| (s - min) / (max - min))
+                        Some((floor, max)) => {
+                            finite_score(&source.entries[ent as usize].hit).map_or(0.0, |s| (s - floor) / (max - floor))
                         }
                         None => 1.0 / f64::from(pos),
                     };
@@ -480,7 +483,9 @@ fn finite_score(hit: &SourceHit) -> Option<f64> {
     hit.score.filter(|s| s.is_finite())
 }
 
-/// `(min, max)` of a source's finite scores, `None` when there are fewer than two distinct ones.
+/// `(floor, max)` of a source's finite scores: the floor is 0 when no score is negative (scores
+/// are measured from zero: a share of the question, a BM25 score), else the lowest score. `None`
+/// when there are fewer than two distinct scores.
 fn score_range(source: &SourceList) -> Option<(f64, f64)> {
     let mut range: Option<(f64, f64)> = None;
     for s in source.entries.iter().filter_map(|e| finite_score(&e.hit)) {
@@ -489,7 +494,7 @@ fn score_range(source: &SourceList) -> Option<(f64, f64)> {
             Some((min, max)) => (min.min(s), max.max(s)),
         });
     }
-    range.filter(|(min, max)| max > min)
+    range.filter(|(min, max)| max > min).map(|(min, max)| (if min >= 0.0 { 0.0 } else { min }, max))
 }
 
 /// Union-find over the keys (see the module doc, section 4); returns each hit's root and the

@@ -176,7 +176,7 @@ fn weight_zero_still_dedupes_but_contributes_nothing_and_sorts_last() {
 }
 
 #[test]
-fn weighted_score_normalises_min_max_per_source() {
+fn weighted_score_normalises_by_the_best_score_per_source() {
     let list = fuse(
         &start(FusionMethod::WeightedScore, &[("a", 1.0), ("b", 0.5)]),
         vec![
@@ -195,16 +195,16 @@ fn weighted_score_normalises_min_max_per_source() {
     );
     let score = |id| by_id(&list, id).fused_score;
     assert!(close(score("a:A1"), 1.0));
-    assert!(close(score("a:A2"), 0.5));
-    assert!(close(score("a:A3"), 0.0));
+    assert!(close(score("a:A2"), 0.6));
+    assert!(close(score("a:A3"), 0.2), "the weakest hit keeps what it scored, not 0");
     assert!(close(score("a:A4"), 0.0), "a hit without a score in a scored source normalises to 0");
     assert!(close(score("b:B1"), 0.5));
     assert!(close(score("b:B2"), 0.25));
     let a2 = by_id(&list, "a:A2").explanation.clone().unwrap();
     assert_eq!(a2.method, "weighted_score");
     assert_eq!(a2.contributions[0].raw_score, Some(6.0));
-    assert_eq!(a2.contributions[0].normalised_score, Some(0.5));
-    assert_eq!(a2.summary, "weighted_score: a#2 w1.0 × 0.500 → 0.50000");
+    assert_eq!(a2.contributions[0].normalised_score, Some(0.6));
+    assert_eq!(a2.summary, "weighted_score: a#2 w1.0 × 0.600 → 0.60000");
     // No scores at all: 1/position too.
     let list = fuse(
         &start(FusionMethod::WeightedScore, &[("c", 1.0)]),
@@ -212,6 +212,13 @@ fn weighted_score_normalises_min_max_per_source() {
     );
     let scores: Vec<f64> = list.hits.iter().map(|h| h.fused_score).collect();
     assert!(close(scores[0], 1.0) && close(scores[1], 0.5) && close(scores[2], 1.0 / 3.0), "{scores:?}");
+    // A negative score: min-max over the source.
+    let list = fuse(
+        &start(FusionMethod::WeightedScore, &[("d", 1.0)]),
+        vec![("d", vec![with_score(hit("1", 1), 2.0), with_score(hit("2", 2), 0.0), with_score(hit("3", 3), -2.0)])],
+    );
+    let scores: Vec<f64> = list.hits.iter().map(|h| h.fused_score).collect();
+    assert!(close(scores[0], 1.0) && close(scores[1], 0.5) && close(scores[2], 0.0), "{scores:?}");
 }
 
 #[test]
