@@ -19,6 +19,7 @@
 #   MARIADB_RO_URL=mysql://fedsearch_ro:PASS@127.0.0.1:53306/shop       (SELECT only)
 #   MARIADB_ADMIN_URL=mysql://fedsearch_admin:PASS@127.0.0.1:53306/shop (all on shop.*; setup/tests)
 #   NIMBUS_MARIADB_RO_URL / NIMBUS_MARIADB_ADMIN_URL: the same for the `nimbus` database
+#   ORCA_MARIADB_RO_URL / ORCA_MARIADB_ADMIN_URL: the same for the `orca` database (data/orca/sql)
 # TLS is not configured on the server; sqlx's default ssl-mode=preferred falls back to plain TCP.
 #
 # Settings (environment): MARIADB_PORT (53306), MARIADB_RO_PASSWORD, MARIADB_ADMIN_PASSWORD
@@ -28,6 +29,7 @@
 MARIADB_PORT=${MARIADB_PORT:-53306}
 MDB_DB=shop
 MDB_NIMBUS_DB=nimbus                      # the held-out company's billing database (data/nimbus/sql)
+MDB_ORCA_DB=orca                          # the second tuning company's freight database (data/orca/sql)
 MDB_ADMIN_USER=fedsearch_admin
 MDB_RO_USER=fedsearch_ro
 MARIADB_ADMIN_PASSWORD=${MARIADB_ADMIN_PASSWORD:-fedsearch_admin_pw}
@@ -43,6 +45,7 @@ MDB_SEEDED=$MDB_DIR/seeded                # marker: the shop data was loaded int
 MDB_ENV=$FEDSEARCH_RUN_DIR/mariadb.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
 NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
+ORCA_SQL_DIR=$FEDSEARCH_ROOT/data/orca/sql
 
 for pw in "$MARIADB_ADMIN_PASSWORD" "$MARIADB_RO_PASSWORD"; do
   [[ $pw =~ ^[A-Za-z0-9_]+$ ]] || die "MARIADB_*_PASSWORD may only hold [A-Za-z0-9_] (it goes into URLs unescaped)"
@@ -121,6 +124,10 @@ GRANT SELECT ON \`$MDB_DB\`.* TO '$MDB_RO_USER'@'127.0.0.1';
 CREATE DATABASE IF NOT EXISTS $MDB_NIMBUS_DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
 GRANT ALL PRIVILEGES ON \`$MDB_NIMBUS_DB\`.* TO '$MDB_ADMIN_USER'@'127.0.0.1';
 GRANT SELECT ON \`$MDB_NIMBUS_DB\`.* TO '$MDB_RO_USER'@'127.0.0.1';
+-- And on the second tuning company's database.
+CREATE DATABASE IF NOT EXISTS $MDB_ORCA_DB CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+GRANT ALL PRIVILEGES ON \`$MDB_ORCA_DB\`.* TO '$MDB_ADMIN_USER'@'127.0.0.1';
+GRANT SELECT ON \`$MDB_ORCA_DB\`.* TO '$MDB_RO_USER'@'127.0.0.1';
 FLUSH PRIVILEGES;
 EOF
 }
@@ -137,6 +144,8 @@ MARIADB_ADMIN_URL=$(admin_url)
 MARIADB_SOCKET=$MDB_SOCK
 NIMBUS_MARIADB_RO_URL=$(ro_url "$MDB_NIMBUS_DB")
 NIMBUS_MARIADB_ADMIN_URL=$(admin_url "$MDB_NIMBUS_DB")
+ORCA_MARIADB_RO_URL=$(ro_url "$MDB_ORCA_DB")
+ORCA_MARIADB_ADMIN_URL=$(admin_url "$MDB_ORCA_DB")
 EOF
 }
 
@@ -146,6 +155,9 @@ cmd_seed() {
   bash "$SQL_DIR/render.sh" | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding failed"
   { echo "USE $MDB_NIMBUS_DB;"; bash "$NIMBUS_SQL_DIR/render.sh"; } \
     | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding $MDB_NIMBUS_DB failed"
+  { echo "USE $MDB_ORCA_DB;"; bash "$ORCA_SQL_DIR/render.sh"; } \
+    | sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" || die "seeding $MDB_ORCA_DB failed"
+  log "seeded database $MDB_ORCA_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e "SELECT count(*) FROM $MDB_ORCA_DB.shipments") shipments)"
   touch "$MDB_SEEDED"
   log "seeded database $MDB_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e 'SELECT count(*) FROM orders') orders) and $MDB_NIMBUS_DB ($(sql_tcp "$MDB_ADMIN_USER" "$MARIADB_ADMIN_PASSWORD" -e "SELECT count(*) FROM $MDB_NIMBUS_DB.invoices") invoices)"
 }

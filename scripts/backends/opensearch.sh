@@ -15,7 +15,8 @@
 #   seed      delete + recreate the `tickets`, `incidents`, `kb` indices and bulk-load
 #             data/sample/search/*.json (relative times rendered to UTC at load time), then the
 #             held-out company's `nimbus-issues`, `nimbus-status`, `nimbus-docs` from
-#             data/nimbus/search/*.json (absolute times).
+#             data/nimbus/search/*.json (absolute times), and the second tuning company's
+#             `orca-cases`, `orca-advisories`, `orca-guides` from data/orca/search/*.json.
 #   status    print state, url, health and doc counts; exit 0 running+healthy, 1 unhealthy, 3 stopped.
 #   url       print OPENSEARCH_URL of the running node.
 #
@@ -225,6 +226,7 @@ cmd_seed() {
   [ -n "$url" ] || url=$(cmd_url)
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/sample/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/nimbus/search"
+  python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/orca/search"
 }
 
 cmd_status() {
@@ -237,7 +239,7 @@ cmd_status() {
   if [ -n "$url" ] && h=$(health "$url" 5 1s); then
     echo "opensearch: running pid=$pid url=$url rss_kb=$(ps -o rss= -p "$pid" | tr -d ' ')"
     echo "health: $h"
-    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
+    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
     echo
     return 0
   fi

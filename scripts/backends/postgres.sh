@@ -17,6 +17,7 @@
 #   PG_RO_URL=postgres://fedsearch_ro:PASS@127.0.0.1:55432/shop     (SELECT only)
 #   PG_ADMIN_URL=postgres://fedsearch_admin:PASS@127.0.0.1:55432/shop (owner; setup and tests only)
 #   NIMBUS_PG_RO_URL / NIMBUS_PG_ADMIN_URL: the same for the `nimbus` database
+#   ORCA_PG_RO_URL / ORCA_PG_ADMIN_URL: the same for the `orca` database (data/orca/sql)
 # TLS is off on the server (plain TCP on loopback); sqlx's default sslmode=prefer falls back to it.
 #
 # Settings (environment): PG_PORT (55432), PG_BIN (newest /usr/lib/postgresql/*/bin), PG_OS_USER,
@@ -27,6 +28,7 @@ PG_PORT=${PG_PORT:-55432}
 PG_OS_USER=${PG_OS_USER:-postgres}
 PG_DB=shop
 PG_NIMBUS_DB=nimbus
+PG_ORCA_DB=orca                         # second tuning company (data/orca)
 PG_ADMIN_USER=fedsearch_admin
 PG_RO_USER=fedsearch_ro
 PG_ADMIN_PASSWORD=${PG_ADMIN_PASSWORD:-fedsearch_admin_pw}
@@ -43,6 +45,7 @@ PG_SEEDED=$PG_DIR/seeded                # marker: the shop data was loaded into 
 PG_ENV=$FEDSEARCH_RUN_DIR/postgres.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
 NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
+ORCA_SQL_DIR=$FEDSEARCH_ROOT/data/orca/sql
 
 export PGCLIENTENCODING=UTF8 PGCONNECT_TIMEOUT=5
 
@@ -131,6 +134,7 @@ local   all       postgres                          trust
 host    all       $PG_ADMIN_USER    127.0.0.1/32   scram-sha-256
 host    $PG_DB      $PG_RO_USER       127.0.0.1/32   scram-sha-256
 host    $PG_NIMBUS_DB    $PG_RO_USER       127.0.0.1/32   scram-sha-256
+host    $PG_ORCA_DB      $PG_RO_USER       127.0.0.1/32   scram-sha-256
 EOF
 }
 
@@ -143,7 +147,7 @@ ALTER ROLE $PG_ADMIN_USER LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATIO
 ALTER ROLE $PG_RO_USER    LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD :'ro_pw';
 EOF
   local db
-  for db in "$PG_DB" "$PG_NIMBUS_DB"; do   # the sample shop, then the held-out company
+  for db in "$PG_DB" "$PG_NIMBUS_DB" "$PG_ORCA_DB"; do   # the sample shop, the held-out company, the second tuning company
   psql_super postgres <<EOF
 SELECT 'CREATE DATABASE $db OWNER $PG_ADMIN_USER ENCODING ''UTF8'' TEMPLATE template0'
   WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '$db') \gexec
@@ -174,6 +178,8 @@ PG_ADMIN_URL=$(admin_url)
 PG_SOCKET_DIR=$PG_DIR
 NIMBUS_PG_RO_URL=$(ro_url "$PG_NIMBUS_DB")
 NIMBUS_PG_ADMIN_URL=$(admin_url "$PG_NIMBUS_DB")
+ORCA_PG_RO_URL=$(ro_url "$PG_ORCA_DB")
+ORCA_PG_ADMIN_URL=$(admin_url "$PG_ORCA_DB")
 EOF
 }
 
@@ -189,6 +195,11 @@ cmd_seed() {
     || die "seeding $PG_NIMBUS_DB failed"
   "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_NIMBUS_DB")" \
     -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER" >/dev/null
+  bash "$ORCA_SQL_DIR/render.sh" | PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_ORCA_DB")" >/dev/null \
+    || die "seeding $PG_ORCA_DB failed"
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_ORCA_DB")" \
+    -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER" >/dev/null
+  log "seeded database $PG_ORCA_DB ($("$PG_BIN/psql" -X -At "$(admin_url "$PG_ORCA_DB")" -c 'SELECT count(*) FROM shipments') shipments)"
   touch "$PG_SEEDED"
   log "seeded database $PG_DB ($("$PG_BIN/psql" -X -At "$(admin_url)" -c 'SELECT count(*) FROM orders') orders) and $PG_NIMBUS_DB ($("$PG_BIN/psql" -X -At "$(admin_url "$PG_NIMBUS_DB")" -c 'SELECT count(*) FROM invoices') invoices)"
 }

@@ -16,6 +16,7 @@
 #   SQLITE_ADMIN_URL=sqlite:///abs/path/shop.sqlite     (setup and tests)
 #   SQLITE_PATH=/abs/path/shop.sqlite
 #   NIMBUS_SQLITE_URL=sqlite:///abs/path/nimbus.sqlite?mode=ro (and NIMBUS_SQLITE_ADMIN_URL, _PATH)
+#   ORCA_SQLITE_URL=sqlite:///abs/path/orca.sqlite?mode=ro     (and ORCA_SQLITE_ADMIN_URL, _PATH; data/orca/sql)
 # The file stays in rollback-journal mode (journal_mode=DELETE), never WAL: a WAL database needs
 # its -shm file to be writable, which breaks read-only opens.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -25,6 +26,8 @@ SQLITE_ENV=$FEDSEARCH_RUN_DIR/sqlite.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
 NIMBUS_SQLITE_PATH=$FEDSEARCH_RUN_DIR/nimbus.sqlite
 NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
+ORCA_SQLITE_PATH=$FEDSEARCH_RUN_DIR/orca.sqlite   # second tuning company (data/orca)
+ORCA_SQL_DIR=$FEDSEARCH_ROOT/data/orca/sql
 
 need_cli() { command -v sqlite3 >/dev/null || die "sqlite3 CLI not found; run: $0 install"; }
 ro_uri() { echo "file:$SQLITE_PATH?mode=ro"; }   # the same open, as the sqlite3 CLI spells it
@@ -44,6 +47,9 @@ SQLITE_ADMIN_URL=sqlite://$SQLITE_PATH
 NIMBUS_SQLITE_PATH=$NIMBUS_SQLITE_PATH
 NIMBUS_SQLITE_URL=sqlite://$NIMBUS_SQLITE_PATH?mode=ro
 NIMBUS_SQLITE_ADMIN_URL=sqlite://$NIMBUS_SQLITE_PATH
+ORCA_SQLITE_PATH=$ORCA_SQLITE_PATH
+ORCA_SQLITE_URL=sqlite://$ORCA_SQLITE_PATH?mode=ro
+ORCA_SQLITE_ADMIN_URL=sqlite://$ORCA_SQLITE_PATH
 EOF
 }
 
@@ -56,15 +62,20 @@ cmd_seed() {
   { echo "PRAGMA journal_mode = DELETE;"; bash "$NIMBUS_SQL_DIR/render.sh"; } \
     | sqlite3 -bail "$NIMBUS_SQLITE_PATH" >/dev/null || die "seeding $NIMBUS_SQLITE_PATH failed"
   log "seeded $NIMBUS_SQLITE_PATH ($(sqlite3 "file:$NIMBUS_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM invoices') invoices)"
+  { echo "PRAGMA journal_mode = DELETE;"; bash "$ORCA_SQL_DIR/render.sh"; } \
+    | sqlite3 -bail "$ORCA_SQLITE_PATH" >/dev/null || die "seeding $ORCA_SQLITE_PATH failed"
+  log "seeded $ORCA_SQLITE_PATH ($(sqlite3 "file:$ORCA_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM shipments') shipments)"
 }
 
 cmd_start() {
   need_cli
   if [ -s "$SQLITE_PATH" ] && sqlite3 "$(ro_uri)" 'SELECT 1 FROM orders LIMIT 1' >/dev/null 2>&1 \
-    && sqlite3 "file:$NIMBUS_SQLITE_PATH?mode=ro" 'SELECT 1 FROM invoices LIMIT 1' >/dev/null 2>&1; then
-    log "reusing $SQLITE_PATH and $NIMBUS_SQLITE_PATH"
+    && sqlite3 "file:$NIMBUS_SQLITE_PATH?mode=ro" 'SELECT 1 FROM invoices LIMIT 1' >/dev/null 2>&1 \
+    && sqlite3 "file:$ORCA_SQLITE_PATH?mode=ro" 'SELECT 1 FROM shipments LIMIT 1' >/dev/null 2>&1; then
+    log "reusing $SQLITE_PATH, $NIMBUS_SQLITE_PATH and $ORCA_SQLITE_PATH"
   else
-    rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal"
+    rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" \
+      "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal"
     cmd_seed
   fi
   write_env
@@ -74,8 +85,9 @@ cmd_start() {
 cmd_stop() {
   case "${1:-}" in
     --keep-data) log "kept $SQLITE_PATH" ;;
-    "") rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" "$SQLITE_ENV"
-        log "removed $SQLITE_PATH and $NIMBUS_SQLITE_PATH" ;;
+    "") rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" "$SQLITE_ENV" \
+          "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal"
+        log "removed $SQLITE_PATH, $NIMBUS_SQLITE_PATH and $ORCA_SQLITE_PATH" ;;
     *) die "usage: $0 stop [--keep-data]" ;;
   esac
 }
