@@ -60,7 +60,20 @@ fn done(id: &str, state: SourceState, code: &str, message: String, hits: u32, st
     }
 }
 
+/// Sub-queries one stream may run at once; more are answered RESOURCE_EXHAUSTED.
+pub const MAX_SUBQUERIES_PER_STREAM: usize = 64;
+
 fn check(query: &mut SubQuery) -> Result<(), AdapterError> {
+    let texts = [("text", &query.text), ("original_text", &query.original_text), ("template", &query.template)];
+    let lists = query.terms.iter().map(|t| ("terms", t)).chain(query.entities.iter().map(|e| ("entities", e)));
+    let params = query.params.iter().flat_map(|(k, v)| [("params", k), ("params", v)]);
+    for (field, value) in texts.into_iter().chain(lists).chain(params) {
+        if let Some(c) = fedsearch_core::text::first_forbidden_char(value) {
+            return Err(AdapterError::InvalidArgument(format!(
+                "{field} must not contain control characters or noncharacters (found {c})"
+            )));
+        }
+    }
     if query.limit == 0 {
         query.limit = DEFAULT_LIMIT;
     }
@@ -80,9 +93,16 @@ async fn run_one<A: Adapter>(
     mut query: SubQuery,
     out: mpsc::Sender<Result<ResultFrame, Status>>,
     default_timeout: Duration,
+    stream_deadline: Option<tokio::time::Instant>,
 ) -> ResultFrame {
     let started = Instant::now();
     let id = query.id.clone();
+    // The stream's relative budget (grpc-timeout), measured on this host's clock, wins over an
+    // absolute deadline written by another host (clock skew would shrink or stretch it).
+    if let Some(until) = stream_deadline {
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + left));
+    }
     if let Err(e) = check(&mut query) {
         return done(&id, e.state(), code_name(e.code()), e.to_string(), 0, started);
     }
@@ -134,6 +154,8 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
     type SearchStream = ResultStream;
 
     async fn search(&self, request: Request<Streaming<SearchFrame>>) -> Result<Response<Self::SearchStream>, Status> {
+        let stream_deadline =
+            fedsearch_core::grpc::grpc_timeout(request.metadata()).map(|t| tokio::time::Instant::now() + t);
         let mut inbound = request.into_inner();
         let (out_tx, out_rx) = mpsc::channel::<Result<ResultFrame, Status>>(64);
         let adapter = self.adapter.clone();
@@ -157,6 +179,15 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                                 ))).await;
                                 break;
                             }
+                            if running.len() >= MAX_SUBQUERIES_PER_STREAM {
+                                let refused = done(&q.id, SourceState::Error, "RESOURCE_EXHAUSTED", format!(
+                                    "at most {MAX_SUBQUERIES_PER_STREAM} sub-queries run at once on one stream"
+                                ), 0, Instant::now());
+                                if out_tx.send(Ok(refused)).await.is_err() {
+                                    break;
+                                }
+                                continue;
+                            }
                             let span = tracing::info_span!(
                                 "adapter.subquery",
                                 otel.name = %format!("adapter.subquery {}", q.source),
@@ -165,7 +196,8 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                             );
                             let id = q.id.clone();
                             let handle = tasks.spawn(
-                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout).instrument(span),
+                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline)
+                                    .instrument(span),
                             );
                             ids.insert(handle.id(), id.clone());
                             running.insert(id, handle);

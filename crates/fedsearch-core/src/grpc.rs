@@ -95,8 +95,11 @@ pub async fn serve(
         tracing::info!("not serving any more; draining in-flight calls");
         let _ = stop_tx.send(());
     };
-    let server =
-        tonic::transport::Server::builder().layer(trace_layer()).add_routes(routes).serve_with_incoming_shutdown(
+    let server = limited_server()
+        .layer(trace_layer())
+        .layer(tower::util::MapResponseLayer::new(caller_statuses))
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(
             // Without TCP_NODELAY small gRPC frames wait on Nagle + delayed ACK (~40 ms a call).
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             signal,
@@ -109,6 +112,66 @@ pub async fn serve(
         }
     }
     Ok(())
+}
+
+/// HTTP/2 limits every fedsearch server sets, so one client cannot hold unbounded streams,
+/// headers or frames: streams per connection, header list size, frame size, and resets.
+pub const MAX_CONCURRENT_STREAMS: u32 = 256;
+pub const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
+
+fn limited_server() -> tonic::transport::Server {
+    tonic::transport::Server::builder()
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+        .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
+        .max_frame_size(16 * 1024)
+        .http2_max_pending_accept_reset_streams(Some(64))
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+}
+
+/// The longest `grpc-message` a server sends; longer ones (which may echo a caller's input) are
+/// cut at a character boundary.
+pub const MAX_STATUS_MESSAGE_BYTES: usize = 512;
+
+/// Fixes the status of calls that failed before reaching a handler, in the response headers
+/// (trailers-only responses): a request tonic could not decode (malformed protobuf, invalid
+/// UTF-8) is the caller's fault — INVALID_ARGUMENT, not INTERNAL — and no message is longer than
+/// [`MAX_STATUS_MESSAGE_BYTES`].
+pub fn caller_statuses<B>(mut response: http::Response<B>) -> http::Response<B> {
+    let headers = response.headers_mut();
+    let decode_failed = headers.get("grpc-status").is_some_and(|s| s == "13")
+        && headers.get("grpc-message").and_then(|m| m.to_str().ok()).is_some_and(|m| {
+            let m = m.replace("%20", " ");
+            m.starts_with("failed to decode Protobuf message")
+        });
+    if decode_failed {
+        headers.insert("grpc-status", http::HeaderValue::from_static("3"));
+        headers.insert("grpc-message", http::HeaderValue::from_static("the request is not a valid protobuf message"));
+    }
+    if let Some(long) = headers.get("grpc-message").filter(|m| m.len() > MAX_STATUS_MESSAGE_BYTES) {
+        let text = percent_encoding::percent_decode(long.as_bytes()).decode_utf8_lossy().into_owned();
+        if let Ok(v) = http::HeaderValue::from_str(&encode_cut(&text, MAX_STATUS_MESSAGE_BYTES)) {
+            headers.insert("grpc-message", v);
+        }
+    }
+    response
+}
+
+/// `text` percent-encoded as gRPC does, cut at a character boundary so the encoding stays
+/// within `max` bytes, with `…` appended when cut.
+fn encode_cut(text: &str, max: usize) -> String {
+    const SET: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b' ').add(b'"').add(b'%');
+    let mut out = String::new();
+    for c in text.chars() {
+        let mut buf = [0u8; 4];
+        let piece = percent_encoding::utf8_percent_encode(c.encode_utf8(&mut buf), SET).to_string();
+        if out.len() + piece.len() > max {
+            out.push_str("%E2%80%A6");
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
 }
 
 async fn set_all(reporter: &HealthReporter, names: &[&'static str], status: ServingStatus) {
@@ -190,5 +253,48 @@ mod tests {
         assert_eq!(grpc_timeout(&md), Some(Duration::from_secs(3)));
         md.insert("grpc-timeout", "x".parse().unwrap());
         assert_eq!(grpc_timeout(&md), None);
+    }
+
+    fn trailers_only(status: &str, message: &str) -> http::Response<()> {
+        let mut r = http::Response::new(());
+        r.headers_mut().insert("grpc-status", status.parse().unwrap());
+        r.headers_mut().insert("grpc-message", message.parse().unwrap());
+        r
+    }
+
+    #[test]
+    fn undecodable_requests_are_the_callers_fault() {
+        let r = caller_statuses(trailers_only("13", "failed%20to%20decode%20Protobuf%20message:%20invalid%20wire%20type"));
+        assert_eq!(r.headers()["grpc-status"], "3");
+        let r = caller_statuses(trailers_only("13", "internal%20adapter%20error"));
+        assert_eq!(r.headers()["grpc-status"], "13", "other internal errors stay internal");
+    }
+
+    #[test]
+    fn long_messages_are_cut_without_breaking_an_escape() {
+        let long = "%E5%8F%91".repeat(200);
+        let r = caller_statuses(trailers_only("3", &long));
+        let m = r.headers()["grpc-message"].to_str().unwrap();
+        assert!(m.len() <= MAX_STATUS_MESSAGE_BYTES + 9, "{}", m.len());
+        let decoded: Vec<u8> = percent_decode(m);
+        assert!(String::from_utf8(decoded).is_ok(), "every escape is whole: {m}");
+        let short = caller_statuses(trailers_only("3", "query%20is%20empty"));
+        assert_eq!(short.headers()["grpc-message"], "query%20is%20empty");
+    }
+
+    fn percent_decode(s: &str) -> Vec<u8> {
+        let b = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' {
+                out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        out
     }
 }

@@ -18,6 +18,19 @@ const STOP_WORDS: &[&str] = &[
     "because", "while", "since", "until", "happen", "happened", "going", "gets", "got",
 ];
 
+/// A character no backend should receive: control characters other than tab and line breaks,
+/// and Unicode noncharacters (U+FFFE, U+FFFF, U+FDD0–U+FDEF, ...). XML 1.0 (the wiki's XML-RPC)
+/// forbids them, and they carry no meaning in a question.
+pub fn is_forbidden_char(c: char) -> bool {
+    let n = c as u32;
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || (0xFDD0..=0xFDEF).contains(&n) || n & 0xFFFE == 0xFFFE
+}
+
+/// The first forbidden character of `text` ([`is_forbidden_char`]), as `U+XXXX`.
+pub fn first_forbidden_char(text: &str) -> Option<String> {
+    text.chars().find(|&c| is_forbidden_char(c)).map(|c| format!("U+{:04X}", c as u32))
+}
+
 /// Whether `c` is a CJK ideograph (including the supplementary planes' extensions) or
 /// kana/hangul, which have no spaces between words.
 pub fn is_cjk(c: char) -> bool {
@@ -152,6 +165,18 @@ pub fn coverage(question: &[(String, f64)], shown: &[HashSet<String>]) -> Vec<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn controls_and_noncharacters_are_forbidden_and_ordinary_text_is_not() {
+        for bad in ['\u{0}', '\u{7}', '\u{1b}', '\u{fffe}', '\u{ffff}', '\u{fdd0}', '\u{1fffe}', '\u{10ffff}'] {
+            assert!(is_forbidden_char(bad), "{:X}", bad as u32);
+        }
+        for good in ['a', '\t', '\n', '\r', '发', '\u{fffd}', '\u{20000}', '€'] {
+            assert!(!is_forbidden_char(good), "{:X}", good as u32);
+        }
+        assert_eq!(first_forbidden_char("退款\u{ffff}政策").as_deref(), Some("U+FFFF"));
+        assert_eq!(first_forbidden_char("refund policy 退款"), None);
+    }
 
     #[test]
     fn tokens_are_stemmed_words_and_cjk_bigrams() {

@@ -290,21 +290,39 @@ fn default_max_in_flight() -> usize {
     1024
 }
 
-/// Suspends a source after repeated failures (SearXNG-style), so a dead backend costs nothing.
+/// Suspends a source after repeated source-caused failures, so a dead backend costs nothing
+/// (see [`crate::breaker`] for what counts and who can trip it).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CircuitBreakerConfig {
-    /// Consecutive failures (error, unavailable, timeout) that open the circuit. 0 disables it.
+    /// Consecutive source-caused failures that open the circuit. 0 disables it.
     #[serde(default = "default_failures")]
     pub failure_threshold: u32,
     /// How long an open circuit skips the source before one probe is let through.
     #[serde(default = "default_open_for", with = "duration")]
     pub open_for: Duration,
+    /// Each failed probe doubles the open period, up to this.
+    #[serde(default = "default_max_open_for", with = "duration")]
+    pub max_open_for: Duration,
+    /// Failures an input may have caused open the circuit only when this many different users
+    /// had them in a row (an unreachable adapter opens it whoever asked). 1 = any user.
+    #[serde(default = "default_min_distinct_users")]
+    pub min_distinct_users: u32,
+    /// How often an open source's adapter is asked for its gRPC health; SERVING lets the probe
+    /// through at once. 0s disables the health probe.
+    #[serde(default = "default_health_interval", with = "duration")]
+    pub health_interval: Duration,
 }
 
 impl Default for CircuitBreakerConfig {
     fn default() -> Self {
-        Self { failure_threshold: default_failures(), open_for: default_open_for() }
+        Self {
+            failure_threshold: default_failures(),
+            open_for: default_open_for(),
+            max_open_for: default_max_open_for(),
+            min_distinct_users: default_min_distinct_users(),
+            health_interval: default_health_interval(),
+        }
     }
 }
 
@@ -313,6 +331,15 @@ fn default_failures() -> u32 {
 }
 fn default_open_for() -> Duration {
     Duration::from_secs(30)
+}
+fn default_max_open_for() -> Duration {
+    Duration::from_secs(300)
+}
+fn default_min_distinct_users() -> u32 {
+    2
+}
+fn default_health_interval() -> Duration {
+    Duration::from_secs(1)
 }
 
 /// One source in the registry.

@@ -15,7 +15,7 @@ use tracing::Instrument;
 use fedsearch_core::grpc::code_name;
 
 use crate::{
-    breaker::Admission,
+    breaker::{Admission, Blame, Outcome},
     registry::{Registry, Source},
 };
 
@@ -42,6 +42,8 @@ pub struct Dispatch {
     pub entities: Vec<String>,
     /// The moment relative time refers to, and the user's time zone.
     pub as_of: Option<prost_types::Timestamp>,
+    /// Whether the caller gave `as_of` (else it is "now", which the answer cache ignores).
+    pub explicit_as_of: bool,
     pub time_zone: String,
 }
 
@@ -78,7 +80,6 @@ pub fn start(
                 let span = tracing::Span::current();
                 span.record("state", status.state().label());
                 span.record("hits", status.hit_count);
-                record_outcome(source, status.state());
                 let _ = events.send(SourceEvent::Done(status)).await;
             }
             .instrument(span),
@@ -87,13 +88,26 @@ pub fn start(
     tasks
 }
 
-fn record_outcome(source: &Source, state: SourceState) {
-    match state {
-        SourceState::Ok => source.breaker.record_success(),
-        SourceState::Error | SourceState::Unavailable | SourceState::Timeout => source.breaker.record_failure(),
-        _ => {}
+/// What a sub-query's status says about the source's health. `full_budget`: the source had
+/// its whole configured timeout (a timeout under a caller's shorter deadline says nothing).
+pub(crate) fn outcome(s: &SourceStatus, full_budget: bool) -> Outcome {
+    match s.state() {
+        SourceState::Ok => Outcome::Success,
+        SourceState::Timeout if full_budget => Outcome::Failure(Blame::Unclear),
+        // The adapter itself could not be reached: nothing in the request caused that.
+        SourceState::Unavailable if s.message == UNREACHABLE => Outcome::Failure(Blame::Source),
+        SourceState::Unavailable => Outcome::Failure(Blame::Unclear),
+        SourceState::Error => match s.code.as_str() {
+            "INVALID_ARGUMENT" | "FAILED_PRECONDITION" | "NOT_FOUND" | "RESOURCE_EXHAUSTED" | "CANCELLED"
+            | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "OUT_OF_RANGE" => Outcome::Neutral,
+            _ => Outcome::Failure(Blame::Unclear),
+        },
+        _ => Outcome::Neutral,
     }
 }
+
+/// The message of a transport failure to reach the adapter (see [`status_from_rpc_error`]).
+const UNREACHABLE: &str = "adapter unreachable";
 
 fn status(
     source: &str,
@@ -122,11 +136,12 @@ async fn run_source(
 ) -> SourceStatus {
     let started = Instant::now();
     let name = source.name().to_string();
+    let explicit_as_of = d.explicit_as_of;
     let sub_query = sub_query(source, user, d);
     // Answers for the same user and the same sub-query are reused for `cache_ttl`. A request
     // carrying a delegated credential is never cached: the credential may change what it sees.
     let cache_key = match (&source.cache, &sub_query.user) {
-        (Some(_), Some(u)) if u.delegated_credential.is_none() => Some(crate::cache::key(&sub_query)),
+        (Some(_), Some(u)) if u.delegated_credential.is_none() => Some(crate::cache::key(&sub_query, explicit_as_of)),
         _ => None,
     };
     if let (Some(cache), Some(key)) = (&source.cache, &cache_key)
@@ -137,22 +152,27 @@ async fn run_source(
         let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
         return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
     }
-    if let Admission::Open(retry_in) = source.breaker.admit() {
-        return status(
-            &name,
-            SourceState::CircuitOpen,
-            "UNAVAILABLE",
-            format!("suspended after repeated failures; next try in {} s", retry_in.as_secs().max(1)),
-            0,
-            started,
-        );
-    }
+    let permit = match source.breaker.admit() {
+        Admission::Allowed(permit) => permit,
+        Admission::Open(retry_in) => {
+            return status(
+                &name,
+                SourceState::CircuitOpen,
+                "UNAVAILABLE",
+                format!("suspended after repeated failures; next try in {} s", retry_in.as_secs().max(1)),
+                0,
+                started,
+            );
+        }
+    };
+    let subject = user.subject.clone();
     let until = deadline.min(started + source.config.timeout);
     let budget = until.saturating_duration_since(started);
+    let full_budget = budget >= source.config.timeout;
     let mut hits = 0u32;
     let mut kept = cache_key.as_ref().map(|_| Vec::new());
     let work = stream_source(source, sub_query, budget, events, &mut hits, kept.as_mut());
-    match tokio::time::timeout_at(until, work).await {
+    let status = match tokio::time::timeout_at(until, work).await {
         Ok(s) => {
             if let (Some(cache), Some(key), Some(kept), SourceState::Ok) = (&source.cache, cache_key, kept, s.state()) {
                 cache.insert(key, crate::cache::Cached::new(kept)).await;
@@ -167,7 +187,9 @@ async fn run_source(
             hits,
             started,
         ),
-    }
+    };
+    permit.record(outcome(&status, full_budget), &subject);
+    status
 }
 
 /// The sub-query one source receives: the rewritten text, the verified user (with the
@@ -259,8 +281,13 @@ pub(crate) async fn drain<T>(stream: &mut tonic::Streaming<T>) {
 fn status_from_rpc_error(source: &str, e: &tonic::Status, hits: u32, started: Instant) -> SourceStatus {
     use tonic::Code;
     let (state, code, message) = match e.code() {
-        Code::Unavailable => (SourceState::Unavailable, "UNAVAILABLE", "adapter unreachable".to_string()),
+        Code::Unavailable => (SourceState::Unavailable, "UNAVAILABLE", UNREACHABLE.to_string()),
         Code::DeadlineExceeded => {
+            (SourceState::Timeout, "DEADLINE_EXCEEDED", "adapter did not answer in time".to_string())
+        }
+        // tonic's client-side timeout ends the call as CANCELLED "Timeout expired": the adapter
+        // was hung (e.g. stopped), not cancelled.
+        Code::Cancelled if e.message().contains("Timeout expired") => {
             (SourceState::Timeout, "DEADLINE_EXCEEDED", "adapter did not answer in time".to_string())
         }
         Code::Cancelled => (SourceState::Error, "CANCELLED", "adapter stream was cancelled".to_string()),

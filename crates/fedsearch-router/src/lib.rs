@@ -15,6 +15,7 @@ pub mod documents;
 pub mod fanout;
 pub mod feedback;
 pub mod fuse;
+pub mod health;
 pub mod mcp;
 pub mod registry;
 pub mod rerank;
@@ -40,6 +41,7 @@ pub async fn serve(
     let grace = config.server.shutdown_grace;
     let mcp_addr = mcp::listen_addr(&config);
     let state = RouterState::new(config)?;
+    health::spawn(state.registry.clone(), state.config.circuit_breaker.health_interval);
     let shutdown = shutdown.shared();
     if let Some(addr) = mcp_addr {
         let listener = fedsearch_core::grpc::bind(addr).await?;

@@ -30,6 +30,8 @@ pub struct Source {
     pub patterns: Vec<Regex>,
     pub client: AdapterClient,
     pub breaker: CircuitBreaker,
+    /// The adapter's gRPC health service, asked while the circuit is open ([`crate::health`]).
+    pub health: tonic_health::pb::health_client::HealthClient<Channel>,
     /// Answers reused for `cache_ttl` (see [`crate::cache`]); `None` when caching is off.
     pub cache: Option<crate::cache::AnswerCache>,
     /// What the source says about itself, as matching tokens (with glossary expansions): its
@@ -109,8 +111,9 @@ impl Registry {
                 target: c.target.clone().unwrap_or_else(|| c.name.clone()),
                 keywords: c.routing.keywords.iter().map(|k| k.to_lowercase()).collect(),
                 patterns,
-                client: SourceAdapterClient::with_interceptor(channel, TraceInjector),
-                breaker: CircuitBreaker::new(breaker.failure_threshold, breaker.open_for),
+                client: SourceAdapterClient::with_interceptor(channel.clone(), TraceInjector),
+                breaker: CircuitBreaker::new(breaker),
+                health: tonic_health::pb::health_client::HealthClient::new(channel),
                 cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000)),
                 config: c.clone(),
             });

@@ -34,8 +34,10 @@ pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> 
             limits.max_query_chars
         )));
     }
-    if req.query.chars().any(|c| c == '\0') {
-        return Err(Status::invalid_argument("query must not contain NUL characters"));
+    if let Some(c) = fedsearch_core::text::first_forbidden_char(&req.query) {
+        return Err(Status::invalid_argument(format!(
+            "query must not contain control characters or noncharacters (found {c})"
+        )));
     }
     if req.top_k > limits.max_top_k {
         return Err(Status::invalid_argument(format!(
@@ -247,6 +249,7 @@ pub async fn run(
             terms: terms.for_adapter(source.config.split_words()),
             entities: terms.entities.clone(),
             as_of: Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 }),
+            explicit_as_of: req.as_of.is_some(),
             time_zone: clock.zone.name().to_string(),
         });
     }

@@ -330,12 +330,73 @@ async fn bad_requests_are_invalid_argument_naming_the_field() {
         ),
         ("rrf_k", SearchRequest { fusion: Some(FusionOptions { rrf_k: Some(0), ..Default::default() }), ..query("q") }),
         ("timeout", SearchRequest { timeout: Some(prost_types::Duration { seconds: -1, nanos: 0 }), ..query("q") }),
+        ("query", query("退款\u{ffff}政策")),
+        ("query", query("refund\u{7}policy")),
     ];
     for (needle, req) in cases {
         let err = c.search(authed(req, &t)).await.expect_err(needle);
         assert_eq!(err.code(), Code::InvalidArgument, "{needle}: {err:?}");
         assert!(err.message().contains(needle.split(' ').next().unwrap()), "{needle}: {}", err.message());
     }
+}
+
+/// Sends raw bytes as a gRPC message, as a hostile or broken client would.
+#[derive(Clone, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+    fn encoder(&mut self) -> Self::Encoder {
+        RawCodec
+    }
+    fn decoder(&mut self) -> Self::Decoder {
+        RawCodec
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn encode(&mut self, item: Vec<u8>, dst: &mut tonic::codec::EncodeBuf<'_>) -> Result<(), Status> {
+        use bytes::BufMut;
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = Status;
+    fn decode(&mut self, src: &mut tonic::codec::DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
+        use bytes::Buf;
+        Ok(Some(src.copy_to_bytes(src.remaining()).to_vec()))
+    }
+}
+
+#[tokio::test]
+async fn undecodable_requests_and_huge_echoes_are_the_callers_fault() {
+    let ra = start_adapter(ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))])))
+        .await;
+    let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "")).await;
+    let channel = tonic::transport::Endpoint::from_shared(router.url()).unwrap().connect().await.unwrap();
+    let t = token("alice", &[]);
+    // An invalid wire type, and field 1 (query) holding invalid UTF-8.
+    for body in [vec![0xff, 0xff, 0xff], vec![0x0a, 0x02, 0xc3, 0x28]] {
+        let mut grpc = tonic::client::Grpc::new(channel.clone());
+        grpc.ready().await.unwrap();
+        let path = http::uri::PathAndQuery::from_static("/fedsearch.v1.FederatedSearch/Search");
+        let err = grpc.unary(authed(body.clone(), &t), path, RawCodec).await.expect_err("refused");
+        assert_eq!(err.code(), Code::InvalidArgument, "{body:?}: {err:?}");
+    }
+    // A 10 kB source name is not echoed whole.
+    let mut c = client(&router).await;
+    let req = SearchRequest { sources: vec!["n".repeat(10_000)], ..query("q") };
+    let err = c.search(authed(req, &t)).await.expect_err("unknown source");
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().len() <= 600, "{} bytes", err.message().len());
 }
 
 #[tokio::test]
@@ -432,19 +493,16 @@ async fn without_the_fusion_service_the_router_fuses_in_process_and_says_so() {
     assert_eq!(resp.hits[0].id, "s:doc-1");
 }
 
-#[tokio::test]
-async fn a_repeatedly_failing_source_is_suspended_by_its_circuit_breaker() {
-    let a = ScriptedAdapter::new(
+fn failing(name: &str, error: AdapterError) -> ScriptedAdapter {
+    ScriptedAdapter::new(
         "a",
-        scripts(vec![(
-            "flaky",
-            Script {
-                hits: vec![],
-                latency: Duration::ZERO,
-                behaviour: Behaviour::Fail(AdapterError::Unavailable("down".into())),
-            },
-        )]),
-    );
+        scripts(vec![(name, Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Fail(error) })]),
+    )
+}
+
+#[tokio::test]
+async fn a_source_failing_for_several_users_is_suspended_by_its_circuit_breaker() {
+    let a = failing("flaky", AdapterError::Unavailable("down".into()));
     let record = a.record.clone();
     let ra = start_adapter(a).await;
     let router = start_router(&router_yaml(
@@ -453,15 +511,103 @@ async fn a_repeatedly_failing_source_is_suspended_by_its_circuit_breaker() {
     ))
     .await;
     let mut c = client(&router).await;
-    let t = token("alice", &[]);
-    for _ in 0..2 {
-        let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+    for user in ["alice", "bob"] {
+        let resp = c.search(authed(query("q"), &token(user, &[]))).await.unwrap().into_inner();
         assert_eq!(resp.sources[0].state(), SourceState::Unavailable);
     }
-    let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+    let resp = c.search(authed(query("q"), &token("carol", &[]))).await.unwrap().into_inner();
     assert_eq!(resp.sources[0].state(), SourceState::CircuitOpen);
     assert!(resp.sources[0].message.contains("next try"), "{}", resp.sources[0].message);
     assert_eq!(record.started.load(Ordering::SeqCst), 2, "an open circuit does not call the source");
+}
+
+#[tokio::test]
+async fn one_user_cannot_switch_a_source_off_for_the_others() {
+    // Every answer of this source fails, as if mallory's input broke it: her failures alone
+    // never open the circuit, nor do her tiny timeouts or invalid arguments.
+    let a = failing("wiki", AdapterError::Internal("the wiki answered a fault".into()));
+    let ra = start_adapter(a).await;
+    let good = ScriptedAdapter::new("b", scripts(vec![("kb", Script::answer(make_hits("kb", 2), Duration::ZERO))]));
+    let rb = start_adapter(good).await;
+    let router = start_router(&router_yaml(
+        &[("wiki", &ra.url(), ""), ("kb", &rb.url(), "")],
+        "circuit_breaker: { failure_threshold: 3, open_for: 60s }",
+    ))
+    .await;
+    let mut c = client(&router).await;
+    let mallory = token("mallory", &[]);
+    for _ in 0..10 {
+        let resp = c.search(authed(query("a query that breaks the wiki"), &mallory)).await.unwrap().into_inner();
+        assert_eq!(state_of(&resp, "wiki"), SourceState::Error, "{:?}", resp.sources);
+        let mut tiny = query("q");
+        tiny.timeout = Some(prost_types::Duration { seconds: 0, nanos: 1 });
+        c.search(authed(tiny, &mallory)).await.unwrap();
+    }
+    let resp = c.search(authed(query("q"), &mallory)).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "wiki"), SourceState::Error, "still asked, not suspended: {:?}", resp.sources);
+    assert_eq!(state_of(&resp, "kb"), SourceState::Ok);
+    // A second user failing on it too makes it the source's fault.
+    let resp = c.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "wiki"), SourceState::Error);
+    let resp = c.search(authed(query("q"), &token("bob", &[]))).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "wiki"), SourceState::CircuitOpen, "{:?}", resp.sources);
+}
+
+#[tokio::test]
+async fn tiny_client_deadlines_never_open_the_circuit() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![("slow", Script::answer(make_hits("slow", 2), Duration::from_millis(200)))]),
+    );
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(
+        &[("slow", &ra.url(), "")],
+        "circuit_breaker: { failure_threshold: 2, open_for: 60s, min_distinct_users: 1 }",
+    ))
+    .await;
+    let mut c = client(&router).await;
+    for user in ["mallory", "trudy", "mallory", "trudy", "mallory"] {
+        let mut tiny = query("q");
+        tiny.timeout = Some(prost_types::Duration { seconds: 0, nanos: 1 });
+        let resp = c.search(authed(tiny, &token(user, &[]))).await.unwrap().into_inner();
+        assert_eq!(state_of(&resp, "slow"), SourceState::Timeout);
+    }
+    let resp = c.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "slow"), SourceState::Ok, "{:?}", resp.sources);
+}
+
+#[tokio::test]
+async fn a_source_that_comes_back_is_used_again_after_its_health_check_not_after_the_open_period() {
+    // The adapter's port is closed: unreachable opens the circuit for 10 minutes.
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let router = start_router(&router_yaml(
+        &[("back", &format!("http://{addr}"), "")],
+        "circuit_breaker: { failure_threshold: 2, open_for: 600s, health_interval: 50ms }",
+    ))
+    .await;
+    let mut c = client(&router).await;
+    let t = token("alice", &[]);
+    for _ in 0..2 {
+        let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+        assert_eq!(state_of(&resp, "back"), SourceState::Unavailable);
+    }
+    let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+    assert_eq!(state_of(&resp, "back"), SourceState::CircuitOpen);
+    let a = ScriptedAdapter::new("a", scripts(vec![("back", Script::answer(make_hits("back", 2), Duration::ZERO))]));
+    let _adapter = start_adapter_on(a, addr).await;
+    let mut state = SourceState::CircuitOpen;
+    for _ in 0..600 {
+        let resp = c.search(authed(query("q"), &t)).await.unwrap().into_inner();
+        state = state_of(&resp, "back");
+        if state == SourceState::Ok {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(state, SourceState::Ok, "used again long before the 600 s open period ends");
 }
 
 #[tokio::test]

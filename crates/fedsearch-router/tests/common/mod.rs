@@ -35,7 +35,12 @@ impl Drop for Running {
 }
 
 pub async fn start_adapter<A: Adapter>(adapter: A) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    start_adapter_on(adapter, "127.0.0.1:0".parse().unwrap()).await
+}
+
+/// Starts `adapter` on `addr` (port 0: any free port).
+pub async fn start_adapter_on<A: Adapter>(adapter: A, addr: SocketAddr) -> Running {
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
     let config = ServerConfig {
