@@ -51,6 +51,9 @@ scripts/backends/all.sh stop
 log "running the demo once and checking its output"
 DEMO_PREBUILT=1 tests/demo_check.sh || status=1
 
+log "Python client (clients/python, with LangChain and LlamaIndex from PyPI) against its own live stack"
+scripts/python-client-test.sh || status=1
+
 log "validating docker-compose.yml, the Dockerfiles and the Kubernetes manifests (statically: no engine here)"
 scripts/validate-deploy.sh || status=1
 
