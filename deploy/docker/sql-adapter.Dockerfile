@@ -31,7 +31,8 @@ RUN find crates -name '*.rs' -exec touch {} + \
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=builder /out/sql-adapter /usr/local/bin/sql-adapter
 COPY deploy/config/sql-adapter.yaml /etc/fedsearch/sql-adapter.yaml
-# Example configs listen on loopback; in a container listen on every interface.
+# Example configs listen on loopback; in a container listen on every interface (the router's MCP
+# endpoint too; it still accepts only the Host names in mcp.allowed_hosts, by default localhost).
 ENV FEDSEARCH_SERVER__LISTEN=0.0.0.0:50062
 # The config path is an argument, not FEDSEARCH_CONFIG: fedsearch-core reads every FEDSEARCH_*
 # variable as a config key, and `config` is not one.
