@@ -18,6 +18,10 @@
 //!   exact `term` per entity and `id_fields` field, with a flat boost, so the document that
 //!   *is* `SO20261001` ranks first.
 //!
+//! Within a bounded time window (both ends, at most a year: "last week", 昨天, "October") the
+//! words are a `bool.should` instead of a `must`: every document of the window may answer
+//! ("what happened last week?"), those showing the words first, then the newest.
+//!
 //! The permission filter sits in `bool.filter` of every query, so a document the user may not
 //! see never leaves the cluster. Only DSL that both Elasticsearch 8/9 and OpenSearch 2/3 accept
 //! is used: `bool`, `multi_match`, `term(s)`, `range`, `ids`, `match_all`, `highlight`,
@@ -266,15 +270,20 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
     }
     filter.extend(structured);
 
-    let must = if scoring.is_empty() {
-        json!({ "match_all": {} })
+    let windowed = is_bounded_window(&filters);
+    let query_clause = if scoring.is_empty() {
+        json!({ "bool": { "must": [{ "match_all": {} }], "filter": filter } })
+    } else if windowed {
+        // A bounded time window is itself the question's subject ("what happened last week"):
+        // every document in it may answer, ranked by the words first.
+        json!({ "bool": { "should": [{ "bool": { "should": scoring, "minimum_should_match": 1 } }], "filter": filter } })
     } else {
-        json!({ "bool": { "should": scoring, "minimum_should_match": 1 } })
+        json!({ "bool": { "must": [{ "bool": { "should": scoring, "minimum_should_match": 1 } }], "filter": filter } })
     };
 
     let chars = source.snippet_chars;
     let mut body = json!({
-        "query": { "bool": { "must": [must], "filter": filter } },
+        "query": query_clause,
         "size": query.limit,
         "timeout": es_duration(es_timeout),
         "track_total_hits": false,
@@ -290,11 +299,28 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
             } },
         },
     });
+    let newest = json!({ &source.fields.timestamp: { "order": "desc", "unmapped_type": "date" } });
     if scoring.is_empty() {
         // Without text every hit scores the same: newest first is the useful order.
-        body["sort"] = json!([{ &source.fields.timestamp: { "order": "desc", "unmapped_type": "date" } }, "_doc"]);
+        body["sort"] = json!([newest, "_doc"]);
+    } else if windowed {
+        // Documents of the window that show none of the words tie at 0: newest first among them.
+        body["sort"] = json!(["_score", newest, "_doc"]);
     }
     Ok(body)
+}
+
+/// The longest time window that still counts as the question's subject (see [`search_body`]).
+const MAX_WINDOW_SECONDS: i64 = 366 * 24 * 3600;
+
+/// A time range with both ends, at most [`MAX_WINDOW_SECONDS`] long: "yesterday", "last
+/// week", "October". An open-ended past ("more than a week ago") is a constraint, not a subject.
+fn is_bounded_window(filters: &Filters) -> bool {
+    let Some(range) = &filters.time_range else { return false };
+    match (&range.from, &range.to) {
+        (Some(from), Some(to)) => to.seconds >= from.seconds && to.seconds - from.seconds <= MAX_WINDOW_SECONDS,
+        _ => false,
+    }
 }
 
 /// The Fetch query: the one document `id`, with the same permission filter as a search.
@@ -638,6 +664,37 @@ mod tests {
         assert_eq!(filter[4], json!({ "term": { "tags": "checkout" } }));
         assert_eq!(filter[5], json!({ "term": { "priority": "P1" } }));
         assert_eq!(filter[6], json!({ "term": { "status": "open" } }));
+    }
+
+    #[test]
+    fn in_a_bounded_time_window_the_words_rank_but_are_not_required() {
+        let window = |from: i64, to: i64| Filters {
+            time_range: Some(TimeRange {
+                from: Some(Timestamp { seconds: from, nanos: 0 }),
+                to: Some(Timestamp { seconds: to, nanos: 0 }),
+            }),
+            ..Default::default()
+        };
+        // Last week: every ticket of the week may answer "what was opened last week?".
+        let body = build("what was opened", window(1_790_000_000, 1_790_000_000 + 7 * 86_400)).unwrap();
+        let q = &body["query"]["bool"];
+        assert!(q.get("must").is_none(), "{q}");
+        assert_eq!(q["should"][0]["bool"]["minimum_should_match"], 1);
+        assert_eq!(q["filter"][1]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
+        assert_eq!(body["sort"][0], "_score");
+        assert_eq!(body["sort"][1]["updated_at"]["order"], "desc", "ties at score 0: newest first");
+        // Two years, or an open-ended past, constrain the answer but are not its subject.
+        for filters in [
+            window(1_700_000_000, 1_700_000_000 + 2 * 366 * 86_400),
+            Filters {
+                time_range: Some(TimeRange { from: None, to: Some(Timestamp { seconds: 1_790_000_000, nanos: 0 }) }),
+                ..Default::default()
+            },
+        ] {
+            let body = build("what was opened", filters).unwrap();
+            assert_eq!(body["query"]["bool"]["must"][0]["bool"]["minimum_should_match"], 1);
+            assert!(body.get("sort").is_none());
+        }
     }
 
     #[test]
