@@ -249,8 +249,9 @@ async fn stream_source(
             Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(done)) })) => {
                 // Half-close, then read the stream to its end: dropping an unfinished stream
                 // makes h2 reset it, and a long-lived connection is closed after 1024 resets.
+                // Off the answer's path: the status is known now.
                 drop(tx);
-                drain(&mut stream).await;
+                tokio::spawn(async move { drain(&mut stream).await });
                 let state = SourceState::try_from(done.state).unwrap_or(SourceState::Error);
                 return status(&name, state, &done.code, done.message, *hits, started);
             }

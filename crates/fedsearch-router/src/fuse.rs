@@ -13,7 +13,10 @@ use fedsearch_proto::{
     },
     types::{SourceHit, SourceState},
 };
-use tokio::sync::mpsc;
+use tokio::{sync::mpsc, time::Instant};
+
+/// Inputs buffered for the fusion service before the session gives up on it.
+const FORWARD_BUFFER: usize = 256;
 use tonic::{service::interceptor::InterceptedService, transport::Channel};
 
 use fedsearch_core::propagation::TraceInjector;
@@ -43,8 +46,9 @@ pub struct FusionSession {
 }
 
 impl FusionSession {
-    /// Opens a session; `client` is `None` when no fusion service is configured.
-    pub async fn open(client: Option<&FusionRpc>, start: FuseStart, timeout: Duration) -> Self {
+    /// Opens a session; `client` is `None` when no fusion service is configured. Opening waits
+    /// at most `timeout`, and never past `until`.
+    pub async fn open(client: Option<&FusionRpc>, start: FuseStart, timeout: Duration, until: Instant) -> Self {
         let mut session = Self {
             start: start.clone(),
             remote: None,
@@ -57,10 +61,11 @@ impl FusionSession {
             session.fallback_reason = Some("no fusion service configured".into());
             return session;
         };
-        let (tx, rx) = mpsc::channel(64);
+        let (tx, rx) = mpsc::channel(FORWARD_BUFFER);
         let _ = tx.try_send(FuseInput { input: Some(fuse_input::Input::Start(start)) });
         let mut client = client.clone();
-        match tokio::time::timeout(timeout, client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx))).await {
+        let until = until.min(Instant::now() + timeout);
+        match tokio::time::timeout_at(until, client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx))).await {
             Ok(Ok(resp)) => session.remote = Some(Remote { tx, outputs: resp.into_inner() }),
             Ok(Err(e)) => {
                 session.fail(format!("fusion service unavailable ({})", fedsearch_core::grpc::code_name(e.code())))
@@ -78,27 +83,26 @@ impl FusionSession {
         self.remote = None;
     }
 
+    /// Forwards without waiting: a fusion service that stops reading (stalled, not dead) fills
+    /// the buffer, and the session fuses in-process instead of holding the search.
+    fn forward(&mut self, input: fuse_input::Input) {
+        let Some(remote) = &self.remote else { return };
+        match remote.tx.try_send(FuseInput { input: Some(input) }) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => self.fail("fusion service is not keeping up".into()),
+            Err(mpsc::error::TrySendError::Closed(_)) => self.fail("fusion service stream closed".into()),
+        }
+    }
+
     pub async fn add_batch(&mut self, source: &str, hits: Vec<SourceHit>) {
-        if let Some(remote) = &self.remote {
-            let msg = FuseInput {
-                input: Some(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() })),
-            };
-            if remote.tx.send(msg).await.is_err() {
-                self.fail("fusion service stream closed".into());
-            }
+        if self.remote.is_some() {
+            self.forward(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() }));
         }
         self.record.push((source.to_string(), hits));
     }
 
     pub async fn end_source(&mut self, source: &str, state: SourceState) {
-        if let Some(remote) = &self.remote {
-            let msg = FuseInput {
-                input: Some(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 })),
-            };
-            if remote.tx.send(msg).await.is_err() {
-                self.fail("fusion service stream closed".into());
-            }
-        }
+        self.forward(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 }));
         self.ended.push((source.to_string(), state));
     }
 
@@ -130,8 +134,9 @@ impl FusionSession {
         Ok(fuser)
     }
 
-    /// Closes the session and returns the fused list.
-    pub async fn finish(mut self) -> (FusedList, FusedBy) {
+    /// Closes the session and returns the fused list, waiting for the service at most the
+    /// configured timeout and never past `until` (then fusing in-process).
+    pub async fn finish(mut self, until: Instant) -> (FusedList, FusedBy) {
         if let Some(remote) = self.remote.take() {
             let Remote { tx, mut outputs } = remote;
             drop(tx);
@@ -139,8 +144,7 @@ impl FusionSession {
                 loop {
                     match outputs.message().await {
                         Ok(Some(FuseOutput { output: Some(fuse_output::Output::Result(list)) })) => {
-                            crate::fanout::drain(&mut outputs).await;
-                            return Ok(list);
+                            return Ok((list, outputs));
                         }
                         Ok(Some(_)) => continue,
                         Ok(None) => return Err("fusion service ended without a result".to_string()),
@@ -153,8 +157,13 @@ impl FusionSession {
                     }
                 }
             };
-            match tokio::time::timeout(self.timeout, wait).await {
-                Ok(Ok(list)) => return (list, FusedBy::Service),
+            let until = until.min(Instant::now() + self.timeout);
+            match tokio::time::timeout_at(until, wait).await {
+                Ok(Ok((list, mut outputs))) => {
+                    // The trailers are read off the answer's path (see `fanout::drain`).
+                    tokio::spawn(async move { crate::fanout::drain(&mut outputs).await });
+                    return (list, FusedBy::Service);
+                }
                 Ok(Err(reason)) => self.fail(reason),
                 Err(_) => self.fail("fusion service did not answer in time".into()),
             }

@@ -4,8 +4,10 @@
 //! minimum-should-match and wikis that AND their terms want its key terms instead. The
 //! router extracts, once per query:
 //! - entities: every match of any source's routing patterns (order numbers, ticket ids);
-//! - keywords: every routing keyword of any source found in the text, longest first (a
-//!   keyword inside a longer matched one is dropped: 超时 inside 支付超时);
+//! - keywords: every routing keyword of any source the text mentions, matched as source
+//!   selection matches them ([`crate::analysis::mentions`]: Chinese by substring, Latin by the
+//!   stems of whole words, so `fee` is not in "coffee" and `policy` is in "policies"), longest
+//!   first (a keyword inside a longer matched one is dropped: 超时 inside 支付超时);
 //! - words: Latin words of 3+ letters that are not stop words;
 //! - Chinese content words ([`crate::analysis::cjk_chunks`]) besides the keywords, for sources
 //!   that search each term on its own (`routing.split_words`, e.g. DokuWiki);
@@ -97,6 +99,7 @@ impl Clock {
 /// search by the caller.
 pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<String>) -> Terms {
     let lowered = query.to_lowercase();
+    let prepared = crate::analysis::Prepared::new(query);
     let mut t = Terms::default();
     for s in registry.all() {
         for p in &s.patterns {
@@ -108,7 +111,7 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<S
     let mut found = Vec::new();
     for s in registry.all() {
         for k in &s.keywords {
-            if lowered.contains(k.as_str()) && !found.contains(k) {
+            if !found.contains(k) && crate::analysis::Term::new(k).found_in(&prepared) {
                 found.push(k.clone());
             }
         }
@@ -162,9 +165,10 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
         RewriteMode::Original => (query.to_string(), "original text".to_string()),
         RewriteMode::Terms => (all_terms().join(" "), "key terms".to_string()),
         RewriteMode::OwnTerms => {
-            let lowered = query.to_lowercase();
-            let own: Vec<String> =
-                longest_only(source.keywords.iter().filter(|k| lowered.contains(k.as_str())).cloned().collect());
+            let prepared = crate::analysis::Prepared::new(query);
+            let own: Vec<String> = longest_only(
+                source.keywords.iter().filter(|k| crate::analysis::Term::new(k).found_in(&prepared)).cloned().collect(),
+            );
             if own.is_empty() {
                 (all_terms().join(" "), "key terms".to_string())
             } else {
@@ -203,7 +207,7 @@ mod tests {
 - { name: orders, adapter: "http://127.0.0.1:1", description: d, routing: { patterns: ['SO\d{8}', 'C\d{4}'], keywords: [发货, 买的, order] } }
 - { name: incidents, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [线上问题, 超时, timeout] } }
 - { name: tickets, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [工单, 支付超时] } }
-- { name: wiki, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: own_terms, keywords: [手续费, 拒收, 处理] } }
+- { name: wiki, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: own_terms, keywords: [手续费, 拒收, 处理, fee] } }
 "#;
         let sources: Vec<SourceConfig> = serde_yaml_ng(yaml);
         Registry::new(&sources, &CircuitBreakerConfig::default(), crate::analysis::Glossary::default()).unwrap()
@@ -299,6 +303,16 @@ mod tests {
         assert_eq!(range.from.unwrap().seconds, at("2026-11-30T00:00:00+08:00"), "not 24 hours before 07:00");
         assert_eq!(range.to.unwrap().seconds + 1, at("2026-12-01T00:00:00+08:00"));
         assert!(inc.how.contains("2026-11-30 in Asia/Shanghai"), "{}", inc.how);
+    }
+
+    #[tokio::test]
+    async fn keywords_are_whole_words_as_in_source_selection() {
+        let r = registry();
+        let t = extract(&r, "Which orders mention a coffee timeout?", clock(), vec![]);
+        assert_eq!(t.keywords, vec!["timeout", "order"], "`order` in orders; no `fee` in coffee");
+        assert!(t.words.contains(&"coffee".to_string()), "{:?}", t.words);
+        let t = extract(&r, "reorder", clock(), vec![]);
+        assert!(t.keywords.is_empty(), "{:?}", t.keywords);
     }
 
     #[tokio::test]

@@ -144,26 +144,33 @@ fn relevance_factor(boost: f64, strategy: &str, relevance: f64) -> f64 {
     if strategy == "explicit" { 1.0 } else { 1.0 - boost / 2.0 + boost * relevance.clamp(0.0, 1.0) }
 }
 
-/// The overall deadline: min(request timeout, gRPC deadline, configured maximum).
-pub fn deadline(state: &RouterState, req: &SearchRequest, grpc_timeout: Option<Duration>) -> Duration {
-    let limits = &state.config.limits;
+/// One search's time, all from the same budget: min(request timeout, gRPC deadline,
+/// configured maximum), measured from when the router took the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// When the answer must be sent: the whole budget, less a little for the answer to travel
+    /// back when the caller set a gRPC deadline.
+    pub answer: Duration,
+    /// When sources stop being waited for: the answer time less the reserve for fusing and
+    /// packing (a tenth, 20–250 ms), so a busy machine still answers in time.
+    pub sources: Duration,
+}
+
+pub fn budget(limits: &crate::config::Limits, req: &SearchRequest, grpc_timeout: Option<Duration>) -> Budget {
     let asked = req.timeout.as_ref().and_then(|t| Duration::try_from(*t).ok());
-    let mut d = match (asked, grpc_timeout) {
+    let total = match (asked, grpc_timeout) {
         (Some(a), Some(g)) => a.min(g),
         (Some(a), None) => a,
         (None, Some(g)) => g,
         (None, None) => limits.default_timeout,
-    };
-    d = d.min(limits.max_timeout);
-    // Keep part of the gRPC deadline for fusing and answering: a tenth of it, between 20 and
-    // 250 ms, so a busy machine still answers before the caller gives up.
-    if let Some(g) = grpc_timeout {
-        let margin = (g / 10).clamp(Duration::from_millis(20), Duration::from_millis(250));
-        if d + margin > g {
-            d = g.saturating_sub(margin).max(Duration::from_millis(1));
-        }
     }
-    d
+    .min(limits.max_timeout);
+    let answer = match grpc_timeout {
+        Some(g) => total.min(g.saturating_sub((g / 20).clamp(Duration::from_millis(2), Duration::from_millis(50)))),
+        None => total,
+    };
+    let reserve = (answer / 10).clamp(Duration::from_millis(20), Duration::from_millis(250));
+    Budget { answer, sources: answer.saturating_sub(reserve).max(Duration::from_millis(1)) }
 }
 
 /// Runs one search. `events` receives routing, per-source statuses and snapshots as they
@@ -176,8 +183,10 @@ pub async fn run(
     events: Option<mpsc::Sender<SearchEvent>>,
 ) -> Result<SearchResponse, Status> {
     validate(state, &req)?;
-    let budget = deadline(state, &req, grpc_timeout);
-    let deadline = Instant::now() + budget;
+    let taken = Instant::now();
+    let budget = budget(&state.config.limits, &req, grpc_timeout);
+    let deadline = taken + budget.sources;
+    let answer_by = taken + budget.answer;
     let top_k = if req.top_k == 0 { state.config.limits.default_top_k } else { req.top_k };
 
     // The glossary expansion and the question's tokens, once: selection, the adapters' terms
@@ -253,7 +262,7 @@ pub async fn run(
             time_zone: clock.zone.name().to_string(),
         });
     }
-    emit(&events, search_event::Event::Routing(routing.clone())).await;
+    emit(&events, search_event::Event::Routing(routing.clone()), deadline).await;
 
     let (tx, mut rx) = mpsc::channel::<SourceEvent>(256);
     let expected = dispatches.len();
@@ -262,11 +271,10 @@ pub async fn run(
     // Owned here: if the caller goes away, this future is dropped and so are the sub-queries.
     let mut tasks = fanout::start(&state.registry, user, dispatches, deadline, tx);
     let fuse_span = tracing::info_span!("router.fuse");
-    let mut session = FusionSession::open(state.fusion.as_ref(), start, state.config.fusion.timeout)
-        .instrument(fuse_span.clone())
-        .await;
+    let fusion_timeout = state.config.fusion.timeout;
+    let mut session =
+        FusionSession::open(state.fusion.as_ref(), start, fusion_timeout, deadline).instrument(fuse_span.clone()).await;
     let mut statuses: HashMap<String, SourceStatus> = HashMap::new();
-    let grace = deadline + Duration::from_millis(50);
     while statuses.len() < expected {
         tokio::select! {
             ev = rx.recv() => match ev {
@@ -274,20 +282,21 @@ pub async fn run(
                 Some(SourceEvent::Done(status)) => {
                     let st = status.state();
                     session.end_source(&status.source, st).instrument(fuse_span.clone()).await;
-                    emit(&events, search_event::Event::SourceStatus(status.clone())).await;
+                    emit(&events, search_event::Event::SourceStatus(status.clone()), deadline).await;
                     statuses.insert(status.source.clone(), status);
                     if events.is_some() {
                         let snap = session.try_snapshot().or_else(|| session.local_snapshot());
                         if let Some(s) = snap {
                             let mut hits = s.hits;
                             hits.truncate(top_k as usize);
-                            emit(&events, search_event::Event::Snapshot(FusedSnapshot { hits, sources_done: s.sources_done })).await;
+                            let snapshot = FusedSnapshot { hits, sources_done: s.sources_done };
+                            emit(&events, search_event::Event::Snapshot(snapshot), deadline).await;
                         }
                     }
                 }
                 None => break,
             },
-            _ = tokio::time::sleep_until(grace) => break,
+            _ = tokio::time::sleep_until(deadline) => break,
         }
     }
     tasks.abort_all();
@@ -297,17 +306,20 @@ pub async fn run(
                 source: r.source.clone(),
                 state: SourceState::Timeout as i32,
                 hit_count: 0,
-                latency_ms: budget.as_millis() as u64,
+                latency_ms: budget.sources.as_millis() as u64,
                 message: "no answer before the search deadline".into(),
                 code: "DEADLINE_EXCEEDED".into(),
             };
             session.end_source(&r.source, SourceState::Timeout).await;
-            emit(&events, search_event::Event::SourceStatus(status.clone())).await;
+            emit(&events, search_event::Event::SourceStatus(status.clone()), answer_by).await;
             statuses.insert(r.source.clone(), status);
         }
     }
 
-    let (mut fused, by) = session.finish().instrument(fuse_span).await;
+    // The fusion service may use half of what is left of the reserve; the other half is for
+    // fusing in-process should it not answer, re-ranking and packing.
+    let fusion_by = deadline.max(Instant::now()) + answer_by.saturating_duration_since(deadline) / 2;
+    let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
     crate::rerank::rerank(&mut fused.hits, &question, state.config.rerank.coverage_weight);
     named_first(&mut fused.hits, &terms.entities);
     fused.hits.truncate(top_k as usize);
@@ -343,9 +355,11 @@ pub async fn run(
     })
 }
 
-async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::Event) {
+/// Sends a SearchStream event, waiting for a slow reader at most until `until`: a caller that
+/// does not read never holds the search past its deadline.
+async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::Event, until: Instant) {
     if let Some(tx) = events {
-        let _ = tx.send(SearchEvent { event: Some(event) }).await;
+        let _ = tokio::time::timeout_at(until, tx.send(SearchEvent { event: Some(event) })).await;
     }
 }
 
@@ -357,6 +371,25 @@ mod tests {
 
     fn hit(id: &str) -> Hit {
         Hit { id: id.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn fusing_and_answering_come_out_of_the_callers_budget() {
+        let limits = crate::config::Limits::default();
+        let ms = Duration::from_millis;
+        for grpc in [ms(50), ms(400), ms(2_000), ms(60_000)] {
+            let b = budget(&limits, &SearchRequest::default(), Some(grpc));
+            assert!(b.answer < grpc, "{grpc:?}: the answer leaves before the caller gives up");
+            assert!(b.sources < b.answer, "{grpc:?}: fusing has its own share");
+            assert!(b.answer <= limits.max_timeout);
+        }
+        let b = budget(&limits, &SearchRequest::default(), Some(ms(400)));
+        assert_eq!((b.answer, b.sources), (ms(380), ms(342)));
+        let asked = SearchRequest { timeout: Some(prost_types::Duration { seconds: 1, nanos: 0 }), ..Default::default() };
+        let b = budget(&limits, &asked, None);
+        assert_eq!((b.answer, b.sources), (ms(1_000), ms(900)), "a request timeout is the whole budget");
+        let tiny = SearchRequest { timeout: Some(prost_types::Duration { seconds: 0, nanos: 1 }), ..Default::default() };
+        assert_eq!(budget(&limits, &tiny, None).sources, ms(1));
     }
 
     #[test]

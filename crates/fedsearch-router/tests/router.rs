@@ -771,3 +771,52 @@ async fn as_of_and_the_users_zone_decide_what_yesterday_means_and_reach_the_adap
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("time_zone"), "{}", err.message());
 }
+
+/// A fusion service that takes the stream and then stops: it never reads an input nor answers,
+/// like a stopped (SIGSTOP) process whose kernel still accepts.
+struct StalledFusion;
+
+#[tonic::async_trait]
+impl fedsearch_proto::fusion::fusion_server::Fusion for StalledFusion {
+    type FuseStream = Pin<Box<dyn futures::Stream<Item = Result<fedsearch_proto::fusion::FuseOutput, Status>> + Send>>;
+
+    async fn fuse(
+        &self,
+        request: Request<Streaming<fedsearch_proto::fusion::FuseInput>>,
+    ) -> Result<Response<Self::FuseStream>, Status> {
+        let inbound = request.into_inner();
+        Ok(Response::new(Box::pin(futures::stream::unfold(inbound, |inbound| async move {
+            std::future::pending::<()>().await;
+            Some((Ok(Default::default()), inbound))
+        }))))
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_fusion_service_cannot_hold_a_search_past_its_deadline() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fusion_addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(fedsearch_proto::fusion::fusion_server::FusionServer::new(StalledFusion))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let many: Vec<_> =
+        (0..40).map(|i| (format!("s{i}"), Script::answer(make_hits(&format!("s{i}"), 5), Duration::ZERO))).collect();
+    let a = ScriptedAdapter::new("a", many.into_iter().collect());
+    let ra = start_adapter(a).await;
+    let url = ra.url();
+    let names: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
+    let sources: Vec<(&str, &str, &str)> = names.iter().map(|n| (n.as_str(), url.as_str(), "")).collect();
+    let router = start_router(&router_yaml(
+        &sources,
+        &format!("fusion: {{ endpoint: \"http://{fusion_addr}\", timeout: 60s }}"),
+    ))
+    .await;
+    let mut req = authed(SearchRequest { top_k: 50, ..query("q") }, &token("alice", &[]));
+    req.set_timeout(Duration::from_secs(3));
+    let resp = client(&router).await.search(req).await.expect("a partial answer, not DEADLINE_EXCEEDED").into_inner();
+    let fusion = resp.fusion.unwrap();
+    assert!(fusion.in_process_fallback, "{fusion:?}");
+    assert_eq!(resp.hits.len(), 50);
+}
