@@ -39,6 +39,7 @@ t0=$SECONDS
 # ---- stopping what we started ----------------------------------------------------------------
 svc_pids=()
 own_backends=0
+backends() { FEDSEARCH_RUN_DIR=$STACK "$ROOT/scripts/backends/all.sh" "$1" sqlite opensearch dokuwiki; }
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -46,7 +47,7 @@ cleanup() {
   for p in "${svc_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${svc_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ "$own_backends" = 1 ]; then
-    FEDSEARCH_RUN_DIR=$STACK "$ROOT/scripts/backends/all.sh" stop sqlite opensearch dokuwiki >/dev/null 2>&1 || true
+    backends stop >/dev/null 2>&1 || true
     if [ "$rc" -eq 0 ]; then rm -rf "$STACK"; else
       find "$STACK" -mindepth 1 -maxdepth 1 ! -name logs ! -name '*.log' -exec rm -rf {} + 2>/dev/null || true
       log "failed (exit $rc); logs kept in $STACK"
@@ -88,15 +89,19 @@ else
   done
   # Leftovers of a run that was killed hard: the backend scripts stop only their own instances.
   if [ -d "$STACK" ]; then
-    FEDSEARCH_RUN_DIR=$STACK "$ROOT/scripts/backends/all.sh" stop sqlite opensearch dokuwiki >/dev/null 2>&1 || true
+    backends stop >/dev/null 2>&1 || true
     rm -rf "$STACK"
   fi
   mkdir -p "$STACK/logs"
   own_backends=1
   log "starting SQLite, OpenSearch and DokuWiki under $STACK (OpenSearch :$OPENSEARCH_PORT, DokuWiki :$DOKUWIKI_PORT)"
-  FEDSEARCH_RUN_DIR=$STACK "$ROOT/scripts/backends/all.sh" start sqlite opensearch dokuwiki \
-    || die "the backends did not start (logs: $STACK/start-*.log)"
-  eval "$(FEDSEARCH_RUN_DIR=$STACK "$ROOT/scripts/backends/all.sh" env)"
+  # One more try when a backend fails to come up (a node starved on a busy 2-core machine).
+  if ! backends start; then
+    log "a backend did not start; stopping them and trying once more"
+    backends stop >/dev/null 2>&1 || true
+    backends start || die "the backends did not start (logs: $STACK/start-*.log)"
+  fi
+  eval "$(backends env)"
 
   # The deploy configs with this run's ports and backend URLs.
   sed "s#http://127.0.0.1:9201#$OPENSEARCH_URL#" deploy/config/es-adapter.yaml >"$STACK/es-adapter.yaml"
