@@ -187,3 +187,10 @@ def test_error_info_in_status_details_becomes_the_reason():
     assert "TOKEN_EXPIRED" in str(err)
     plain = error_from_status(grpc.StatusCode.UNAUTHENTICATED, "token expired", [("other", "x")])
     assert plain.reason is None and plain.details == []
+
+
+def test_a_stream_with_a_bad_token_raises_unauthenticated_when_iterated(router):
+    with Client(router, "not-a-jwt") as c:
+        events = c.search_stream(ORDER_QUESTION)
+        with pytest.raises(UnauthenticatedError):
+            next(iter(events))

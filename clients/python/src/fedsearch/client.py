@@ -37,7 +37,11 @@ def state_name(state: int) -> str:
 
 def timestamp(value: datetime | str) -> timestamp_pb2.Timestamp:
     """An aware datetime or an ISO-8601 string (`Z` allowed; naive means UTC) as a Timestamp."""
-    when = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if isinstance(value, str):
+        # Python 3.10's fromisoformat does not take a trailing Z.
+        when = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    else:
+        when = value
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     ts = timestamp_pb2.Timestamp()
