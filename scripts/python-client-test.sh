@@ -44,6 +44,7 @@ cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   local p
+  [ -z "${pip_pid:-}" ] || kill "$pip_pid" 2>/dev/null || true
   for p in "${svc_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${svc_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ "$own_backends" = 1 ]; then
@@ -63,9 +64,12 @@ trap 'exit 143' TERM
 install_venv() {
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check --upgrade pip >/dev/null
-  # A fresh build every time: the stubs come from the proto files as they are now.
+  # A fresh build every time: the stubs come from the proto files as they are now. pip builds
+  # in the source tree; its build/ and egg-info are removed so no stale stub outlives a proto.
+  rm -rf "$PY_DIR/build" "$PY_DIR/src/fedsearch.egg-info"
   "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$PY_DIR"
   "$VENV/bin/pip" install -q --disable-pip-version-check "$PY_DIR[langchain,llamaindex,test]"
+  rm -rf "$PY_DIR/build" "$PY_DIR/src/fedsearch.egg-info"
 }
 mkdir -p "$RUN"
 log "installing clients/python[langchain,llamaindex,test] into $VENV"
