@@ -137,6 +137,7 @@ else
     wait_tcp "${f[1]}" 60 || { tail -n 15 "$STACK/logs/${f[0]}.log" >&2; die "${f[0]} did not listen on 127.0.0.1:${f[1]}"; }
   done
   ROUTER=127.0.0.1:$ROUTER_PORT
+  export FEDSEARCH_TEST_FEEDBACK_FILE=$STACK/feedback.jsonl
   log "stack up in $((SECONDS - t0)) s: router $ROUTER (MCP :$MCP_PORT), logs in $STACK/logs"
 fi
 if [ -z "${SECRET:-}" ]; then

@@ -3,7 +3,10 @@ feedback, the token provider, and errors as exceptions."""
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import grpc
 import pytest
@@ -100,6 +103,12 @@ def test_feedback_records_used_and_rejected_ids(client_for):
             pytest.skip(f"feedback is off on this router: {e}")
         raise
     assert recorded == len(ids[:1]) + len(ids[1:2])
+    stored = os.environ.get("FEDSEARCH_TEST_FEEDBACK_FILE")
+    if stored:  # the stack this suite started: the router's feedback file
+        records = [json.loads(line) for line in Path(stored).read_text().splitlines()]
+        mine = [rec for rec in records if rec["trace_id"] == r.trace_id]
+        assert len(mine) == 1
+        assert (mine[0]["user"], mine[0]["used"], mine[0]["rejected"]) == ("alice", ids[:1], ids[1:2])
 
 
 def test_feedback_naming_a_source_the_user_may_not_use_is_invalid(client_for):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -94,3 +95,9 @@ def test_the_federated_tool_with_named_sources(client_for):
     assert [s["source"] for s in content["sources"]] == ["wiki"]
     with pytest.raises(ValidationError):
         tools["search"].invoke({"query": "x", "sources": ["orders"]})  # not offered to carol
+
+
+def test_the_retriever_works_async(client_for):
+    retriever = FedsearchRetriever(client=client_for("bob"), sources=["orders"])
+    docs = asyncio.run(retriever.ainvoke("SO20261007"))
+    assert docs and {d.metadata["source"] for d in docs} == {"orders"}
