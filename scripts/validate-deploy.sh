@@ -79,9 +79,9 @@ go_tool() {
     if is_version "$cand"; then printf -v "$var" '%s' "$cand"; return 0; fi
   done
   [ -e "$gobin/$name" ] && gobin=$TOOLS/bin
-  log "building $name $version into $gobin (go install $pkg@$version, once)"
+  log "building $name $version into $gobin (go install $pkg@$version, once)" 2>&3
   mkdir -p "$gobin"
-  GOBIN=$gobin GOFLAGS=-mod=mod go install "$pkg@$version" || return 1
+  GOBIN=$gobin go install "$pkg@$version" || return 1
   is_version "$gobin/$name" || { echo "go install did not produce $name $version in $gobin"; return 1; }
   printf -v "$var" '%s' "$gobin/$name"
 }
@@ -93,7 +93,7 @@ k8s_schemas() {
   for v in $KUBE_VERSIONS; do [ -f "$SCHEMAS/v$v-local-strict/.complete" ] || missing=1; done
   [ "$missing" = 0 ] && return 0
   if [ ! -f "$pkg/.complete" ]; then
-    log "installing the Kubernetes JSON schemas (pip: kubernetes-validate==$K8S_VALIDATE_VERSION, once)"
+    log "installing the Kubernetes JSON schemas (pip: kubernetes-validate==$K8S_VALIDATE_VERSION, once)" 2>&3
     rm -rf "$pkg"
     python3 -m pip install -q --disable-pip-version-check --no-deps --target "$pkg" \
       "kubernetes-validate==$K8S_VALIDATE_VERSION" >/dev/null || return 1
@@ -118,6 +118,7 @@ PY
 }
 
 tools_ok=1 HELM='' KUBECONFORM=''
+exec 3>&2   # the install steps' progress lines reach the terminal; their errors become the check's reason
 if go_tool HELM helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION" >"$tmp/tools.log" 2>&1 \
   && go_tool KUBECONFORM kubeconform github.com/yannh/kubeconform/cmd/kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" >>"$tmp/tools.log" 2>&1 \
   && k8s_schemas >>"$tmp/tools.log" 2>&1; then
