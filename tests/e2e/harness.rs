@@ -144,6 +144,8 @@ pub struct StackOptions {
     pub otlp_endpoint: Option<String>,
     /// SQL database URL for the sql-adapter (default: the SQLite file, read-only).
     pub sql_url: Option<String>,
+    /// More keys of the router's `mcp:` section (YAML lines indented by two spaces).
+    pub mcp_extra: Option<&'static str>,
 }
 
 impl Stack {
@@ -203,6 +205,14 @@ impl Stack {
             .replace("127.0.0.1:50062", &format!("127.0.0.1:{sql_port}"))
             .replace("127.0.0.1:50063", &format!("127.0.0.1:{wiki_port}"))
             .replace("127.0.0.1:50071", &format!("127.0.0.1:{mcp_port}"));
+        let router_cfg = match opts.mcp_extra {
+            Some(extra) => {
+                let listen = format!("  listen: 127.0.0.1:{mcp_port}\n");
+                assert!(router_cfg.contains(&listen), "the router config has an mcp section");
+                router_cfg.replace(&listen, &format!("{listen}{extra}"))
+            }
+            None => router_cfg,
+        };
         let router_cfg_path = logs.path().join("router.yaml");
         std::fs::write(&router_cfg_path, router_cfg).unwrap();
         procs.push(Proc::spawn(

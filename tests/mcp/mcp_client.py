@@ -99,8 +99,56 @@ async def main(url, alice, carol):
             headers["Authorization"] = f"Bearer {token}"
         async with create_mcp_http_client(headers=headers) as http:
             r = await http.post(url, json=initialize)
-        check(f"a {label} token gets HTTP 401 with WWW-Authenticate: Bearer",
-              r.status_code == 401 and r.headers.get("www-authenticate") == "Bearer", (r.status_code, r.text[:200]))
+        challenge = r.headers.get("www-authenticate", "")
+        metadata = 'resource_metadata="https://search.example.com/.well-known/oauth-protected-resource/mcp"'
+        want_error = token is not None
+        check(f"a {label} token gets HTTP 401 with a Bearer challenge naming the resource metadata",
+              r.status_code == 401 and challenge.startswith("Bearer ") and metadata in challenge
+              and ('error="invalid_token"' in challenge) == want_error, (r.status_code, challenge))
+
+    base = url.rsplit("/mcp", 1)[0]
+    async with create_mcp_http_client() as http:
+        doc = await http.get(base + "/.well-known/oauth-protected-resource/mcp")
+    check("the protected-resource metadata names the authorization server (RFC 9728)",
+          doc.status_code == 200 and doc.json().get("authorization_servers") == ["https://login.example.com"]
+          and doc.json().get("resource") == "https://search.example.com/mcp", (doc.status_code, doc.text[:200]))
+
+    async def raw_initialize(token, host=None):
+        headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
+        if host:
+            headers["Host"] = host
+        async with create_mcp_http_client(headers=headers) as http:
+            return await http.post(url, json=initialize)
+
+    async def delete(token, session_id):
+        headers = {"Authorization": f"Bearer {token}", "Mcp-Session-Id": session_id}
+        async with create_mcp_http_client(headers=headers) as http:
+            return await http.delete(url)
+
+    ok_host = await raw_initialize(alice, "search.example.com")
+    check("a Host from mcp.allowed_hosts is served", ok_host.status_code == 200, (ok_host.status_code, ok_host.text[:200]))
+    if ok_host.status_code == 200:
+        gone = await delete(alice, ok_host.headers.get("mcp-session-id", ""))
+        check("DELETE of a session answers 204", gone.status_code == 204, gone.status_code)
+    else:
+        check("DELETE of a session answers 204", False, "no session to delete")
+    evil = await raw_initialize(alice, "evil.example.com")
+    check("any other Host is refused (403)", evil.status_code == 403, evil.status_code)
+
+    opened = [await raw_initialize(carol) for _ in range(3)]
+    check("carol opens three sessions", all(r.status_code == 200 for r in opened), [r.status_code for r in opened])
+    fourth = await raw_initialize(carol)
+    check("her fourth gets 429 with Retry-After (max_sessions_per_user: 3)",
+          fourth.status_code == 429 and "retry-after" in fourth.headers, (fourth.status_code, fourth.text[:200]))
+    other = await raw_initialize(alice)
+    check("another user still opens a session", other.status_code == 200, other.status_code)
+    for r in opened + [other]:
+        if "mcp-session-id" in r.headers:
+            await delete(carol if r is not other else alice, r.headers["mcp-session-id"])
+    again = await raw_initialize(carol)
+    check("closing her sessions lets carol open one again", again.status_code == 200, again.status_code)
+    if "mcp-session-id" in again.headers:
+        await delete(carol, again.headers["mcp-session-id"])
 
     passed = sum(results)
     print(f"mcp: {passed} passed, {len(results) - passed} failed")

@@ -264,7 +264,8 @@ mod tests {
 
     #[test]
     fn undecodable_requests_are_the_callers_fault() {
-        let r = caller_statuses(trailers_only("13", "failed%20to%20decode%20Protobuf%20message:%20invalid%20wire%20type"));
+        let r =
+            caller_statuses(trailers_only("13", "failed%20to%20decode%20Protobuf%20message:%20invalid%20wire%20type"));
         assert_eq!(r.headers()["grpc-status"], "3");
         let r = caller_statuses(trailers_only("13", "internal%20adapter%20error"));
         assert_eq!(r.headers()["grpc-status"], "13", "other internal errors stay internal");

@@ -181,6 +181,56 @@ fn default_relative() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct McpSection {
     pub listen: SocketAddr,
+    /// `Host` header values (host or host:port) MCP requests may carry — the names clients and
+    /// ingresses use to reach the router. Others get 403 (DNS-rebinding protection). `["*"]`
+    /// accepts any host (only behind an ingress that checks it).
+    #[serde(default = "default_mcp_hosts")]
+    pub allowed_hosts: Vec<String>,
+    /// Browser `Origin`s accepted (e.g. `https://app.example.com:443`); empty: no Origin check.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Every request stands alone (no `Mcp-Session-Id`): any router replica can serve any
+    /// request, and nothing is held between requests.
+    #[serde(default)]
+    pub stateless: bool,
+    /// Sessions held at once; a new one beyond this gets 503 with Retry-After.
+    #[serde(default = "default_max_sessions")]
+    pub max_sessions: usize,
+    /// Sessions one user (token subject) may hold at once.
+    #[serde(default = "default_max_sessions_per_user")]
+    pub max_sessions_per_user: usize,
+    /// A session unused this long is closed.
+    #[serde(default = "default_session_idle", with = "duration")]
+    pub session_idle_timeout: Duration,
+    /// OAuth 2.0 protected-resource metadata (RFC 9728) served at
+    /// `/.well-known/oauth-protected-resource` and named in every 401's `WWW-Authenticate`,
+    /// so MCP clients know where to get a token. Unset: a bare `Bearer` challenge.
+    #[serde(default)]
+    pub protected_resource: Option<ProtectedResource>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectedResource {
+    /// This MCP endpoint's public URL, e.g. `https://search.example.com/mcp`.
+    pub resource: String,
+    /// Issuer URLs of the authorization servers whose tokens the router accepts.
+    pub authorization_servers: Vec<String>,
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
+}
+
+fn default_mcp_hosts() -> Vec<String> {
+    ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec()
+}
+fn default_max_sessions() -> usize {
+    1000
+}
+fn default_max_sessions_per_user() -> usize {
+    16
+}
+fn default_session_idle() -> Duration {
+    Duration::from_secs(300)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -253,9 +303,49 @@ pub struct Limits {
     pub default_top_k: u32,
     #[serde(default = "default_max_top_k")]
     pub max_top_k: u32,
-    /// Searches served at once; more get RESOURCE_EXHAUSTED.
+    /// Calls served at once at most; more get RESOURCE_EXHAUSTED (see [`crate::admission`]).
     #[serde(default = "default_max_in_flight")]
     pub max_in_flight: usize,
+    /// Adapt the in-flight limit to load: late answers lower it, answers on time raise it back
+    /// up to `max_in_flight`. `false`: the limit is `max_in_flight`.
+    #[serde(default = "default_true")]
+    pub adaptive: bool,
+    /// The adaptive limit never goes below this.
+    #[serde(default = "default_min_in_flight")]
+    pub min_in_flight: usize,
+    /// Per-user (token subject) limits, alike for gRPC and MCP.
+    #[serde(default)]
+    pub per_user: PerUserLimits,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerUserLimits {
+    /// Calls of one user in flight at once.
+    #[serde(default = "default_user_in_flight")]
+    pub max_in_flight: usize,
+    /// Calls per second one user may make on average (token bucket); 0 = no rate limit.
+    #[serde(default)]
+    pub rate_per_second: u32,
+    /// Calls one user may make at once above the rate (the bucket's size); 0 = the rate.
+    #[serde(default)]
+    pub burst: u32,
+}
+
+impl Default for PerUserLimits {
+    fn default() -> Self {
+        Self { max_in_flight: default_user_in_flight(), rate_per_second: 0, burst: 0 }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_min_in_flight() -> usize {
+    8
+}
+fn default_user_in_flight() -> usize {
+    32
 }
 
 impl Default for Limits {
@@ -267,6 +357,9 @@ impl Default for Limits {
             default_top_k: default_top_k(),
             max_top_k: default_max_top_k(),
             max_in_flight: default_max_in_flight(),
+            adaptive: true,
+            min_in_flight: default_min_in_flight(),
+            per_user: PerUserLimits::default(),
         }
     }
 }

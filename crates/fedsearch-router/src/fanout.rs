@@ -98,8 +98,14 @@ pub(crate) fn outcome(s: &SourceStatus, full_budget: bool) -> Outcome {
         SourceState::Unavailable if s.message == UNREACHABLE => Outcome::Failure(Blame::Source),
         SourceState::Unavailable => Outcome::Failure(Blame::Unclear),
         SourceState::Error => match s.code.as_str() {
-            "INVALID_ARGUMENT" | "FAILED_PRECONDITION" | "NOT_FOUND" | "RESOURCE_EXHAUSTED" | "CANCELLED"
-            | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "OUT_OF_RANGE" => Outcome::Neutral,
+            "INVALID_ARGUMENT"
+            | "FAILED_PRECONDITION"
+            | "NOT_FOUND"
+            | "RESOURCE_EXHAUSTED"
+            | "CANCELLED"
+            | "UNAUTHENTICATED"
+            | "PERMISSION_DENIED"
+            | "OUT_OF_RANGE" => Outcome::Neutral,
             _ => Outcome::Failure(Blame::Unclear),
         },
         _ => Outcome::Neutral,

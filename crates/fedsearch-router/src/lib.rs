@@ -6,6 +6,7 @@
 //! [`fuse::FusionSession`] (the fusion service, or in-process as the fallback) → one response
 //! with hits, per-source statuses, the routing decision and the trace id.
 
+pub mod admission;
 pub mod analysis;
 pub mod breaker;
 pub mod cache;

@@ -355,6 +355,22 @@ pub async fn run(
     })
 }
 
+/// Runs one search and tells admission whether its answer was on time.
+pub async fn run_admitted(
+    state: &RouterState,
+    user: &Identity,
+    ticket: crate::admission::Ticket,
+    req: SearchRequest,
+    timeout: Option<Duration>,
+    events: Option<mpsc::Sender<SearchEvent>>,
+) -> Result<SearchResponse, Status> {
+    let started = std::time::Instant::now();
+    let budget = budget(&state.config.limits, &req, timeout);
+    let result = run(state, user, req, timeout, events).await;
+    ticket.finish(started.elapsed() > budget.answer);
+    result
+}
+
 /// Sends a SearchStream event, waiting for a slow reader at most until `until`: a caller that
 /// does not read never holds the search past its deadline.
 async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::Event, until: Instant) {
@@ -385,10 +401,12 @@ mod tests {
         }
         let b = budget(&limits, &SearchRequest::default(), Some(ms(400)));
         assert_eq!((b.answer, b.sources), (ms(380), ms(342)));
-        let asked = SearchRequest { timeout: Some(prost_types::Duration { seconds: 1, nanos: 0 }), ..Default::default() };
+        let asked =
+            SearchRequest { timeout: Some(prost_types::Duration { seconds: 1, nanos: 0 }), ..Default::default() };
         let b = budget(&limits, &asked, None);
         assert_eq!((b.answer, b.sources), (ms(1_000), ms(900)), "a request timeout is the whole budget");
-        let tiny = SearchRequest { timeout: Some(prost_types::Duration { seconds: 0, nanos: 1 }), ..Default::default() };
+        let tiny =
+            SearchRequest { timeout: Some(prost_types::Duration { seconds: 0, nanos: 1 }), ..Default::default() };
         assert_eq!(budget(&limits, &tiny, None).sources, ms(1));
     }
 

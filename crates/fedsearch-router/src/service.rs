@@ -11,12 +11,12 @@ use fedsearch_proto::api::{
     search_event,
 };
 use futures::Stream;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
-use crate::{documents, search, sources, state::RouterState};
+use crate::{admission::Ticket, documents, search, sources, state::RouterState};
 
 pub struct FederatedSearchService {
     state: RouterState,
@@ -31,18 +31,13 @@ impl FederatedSearchService {
         FederatedSearchServer::new(self)
     }
 
-    fn authenticate<T>(&self, request: &Request<T>) -> Result<Identity, Status> {
+    /// Verifies the bearer token, then admits the call ([`crate::admission`]): every method
+    /// goes through both.
+    fn admit<T>(&self, request: &Request<T>) -> Result<(Identity, Ticket), Status> {
         let identity = self.state.verifier.verify_metadata(request.metadata())?;
         tracing::Span::current().record("user", identity.subject.as_str());
-        Ok(identity)
-    }
-
-    fn admit(&self) -> Result<OwnedSemaphorePermit, Status> {
-        self.state
-            .in_flight
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| Status::resource_exhausted("too many searches in flight; retry shortly"))
+        let ticket = self.state.admission.admit(&identity.subject)?;
+        Ok((identity, ticket))
     }
 }
 
@@ -60,12 +55,11 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<SearchEvent, Status>> + Send
 #[tonic::async_trait]
 impl FederatedSearch for FederatedSearchService {
     async fn search(&self, request: Request<SearchRequest>) -> Result<Response<SearchResponse>, Status> {
-        let user = self.authenticate(&request)?;
-        let _permit = self.admit()?;
+        let (user, ticket) = self.admit(&request)?;
         let timeout = fedsearch_core::grpc::grpc_timeout(request.metadata());
         let req = request.into_inner();
         let span = search_span(&user, req.query.chars().count());
-        let response = search::run(&self.state, &user, req, timeout, None).instrument(span).await?;
+        let response = search::run_admitted(&self.state, &user, ticket, req, timeout, None).instrument(span).await?;
         Ok(Response::new(response))
     }
 
@@ -75,8 +69,7 @@ impl FederatedSearch for FederatedSearchService {
         &self,
         request: Request<SearchRequest>,
     ) -> Result<Response<Self::SearchStreamStream>, Status> {
-        let user = self.authenticate(&request)?;
-        let permit = self.admit()?;
+        let (user, ticket) = self.admit(&request)?;
         let timeout = fedsearch_core::grpc::grpc_timeout(request.metadata());
         let req = request.into_inner();
         search::validate(&self.state, &req)?;
@@ -86,7 +79,6 @@ impl FederatedSearch for FederatedSearchService {
         let span = search_span(&user, req.query.chars().count());
         tokio::spawn(
             async move {
-                let _permit = permit;
                 let forward_tx = out_tx.clone();
                 let forward = async move {
                     while let Some(ev) = ev_rx.recv().await {
@@ -95,7 +87,7 @@ impl FederatedSearch for FederatedSearchService {
                         }
                     }
                 };
-                let work = search::run(&state, &user, req, timeout, Some(ev_tx));
+                let work = search::run_admitted(&state, &user, ticket, req, timeout, Some(ev_tx));
                 tokio::select! {
                     // The caller hung up: dropping `work` cancels every sub-query.
                     _ = out_tx.closed() => {}
@@ -111,7 +103,7 @@ impl FederatedSearch for FederatedSearchService {
     }
 
     async fn get_document(&self, request: Request<GetDocumentRequest>) -> Result<Response<Document>, Status> {
-        let user = self.authenticate(&request)?;
+        let (user, _ticket) = self.admit(&request)?;
         Ok(Response::new(documents::get(&self.state, &user, request.into_inner()).await?))
     }
 
@@ -119,12 +111,12 @@ impl FederatedSearch for FederatedSearchService {
         &self,
         request: Request<ListSourcesRequest>,
     ) -> Result<Response<ListSourcesResponse>, Status> {
-        let user = self.authenticate(&request)?;
+        let (user, _ticket) = self.admit(&request)?;
         Ok(Response::new(ListSourcesResponse { sources: sources::list(&self.state.registry, &user) }))
     }
 
     async fn feedback(&self, request: Request<FeedbackRequest>) -> Result<Response<FeedbackResponse>, Status> {
-        let user = self.authenticate(&request)?;
+        let (user, _ticket) = self.admit(&request)?;
         Ok(Response::new(self.state.feedback.record(&self.state.registry, &user, request.get_ref()).await?))
     }
 }

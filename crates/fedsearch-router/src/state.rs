@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use fedsearch_core::{JwtVerifier, propagation::TraceInjector};
 use fedsearch_proto::fusion::fusion_client::FusionClient;
-use tokio::sync::Semaphore;
 
 use crate::{config::RouterConfig, fuse::FusionRpc, registry::Registry};
 
@@ -14,7 +13,7 @@ pub struct RouterState {
     pub verifier: JwtVerifier,
     pub registry: Registry,
     pub fusion: Option<FusionRpc>,
-    pub in_flight: Arc<Semaphore>,
+    pub admission: crate::admission::Admission,
     pub feedback: crate::feedback::FeedbackStore,
 }
 
@@ -33,8 +32,8 @@ impl RouterState {
             )),
             None => None,
         };
-        let in_flight = Arc::new(Semaphore::new(config.limits.max_in_flight));
+        let admission = crate::admission::Admission::new(&config.limits);
         let feedback = crate::feedback::FeedbackStore::new(config.feedback.path.clone());
-        Ok(Self { config: Arc::new(config), verifier, registry, fusion, in_flight, feedback })
+        Ok(Self { config: Arc::new(config), verifier, registry, fusion, admission, feedback })
     }
 }

@@ -16,7 +16,10 @@ use fedsearch_proto::{
         result_frame,
         source_adapter_server::{SourceAdapter, SourceAdapterServer},
     },
-    api::{GetDocumentRequest, ListSourcesRequest, SearchRequest, search_event},
+    api::{
+        GetDocumentRequest, ListSourcesRequest, SearchRequest, federated_search_client::FederatedSearchClient,
+        search_event,
+    },
     types::{Filters, FusionOptions, Secret, SourceState, TimeRange},
 };
 use tonic::{Code, Request, Response, Status, Streaming};
@@ -378,8 +381,11 @@ impl tonic::codec::Decoder for RawCodec {
 
 #[tokio::test]
 async fn undecodable_requests_and_huge_echoes_are_the_callers_fault() {
-    let ra = start_adapter(ScriptedAdapter::new("a", scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))])))
-        .await;
+    let ra = start_adapter(ScriptedAdapter::new(
+        "a",
+        scripts(vec![("s", Script::answer(make_hits("s", 1), Duration::ZERO))]),
+    ))
+    .await;
     let router = start_router(&router_yaml(&[("s", &ra.url(), "")], "")).await;
     let channel = tonic::transport::Endpoint::from_shared(router.url()).unwrap().connect().await.unwrap();
     let t = token("alice", &[]);
@@ -819,4 +825,46 @@ async fn a_stalled_fusion_service_cannot_hold_a_search_past_its_deadline() {
     let fusion = resp.fusion.unwrap();
     assert!(fusion.in_process_fallback, "{fusion:?}");
     assert_eq!(resp.hits.len(), 50);
+}
+
+#[tokio::test]
+async fn one_users_flood_is_refused_early_and_others_are_still_served() {
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("slow", Script { hits: vec![], latency: Duration::ZERO, behaviour: Behaviour::Hang }),
+            ("kb", Script::answer(make_hits("kb", 2), Duration::ZERO)),
+        ]),
+    );
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(
+        &[("slow", &ra.url(), "timeout: 30s"), ("kb", &ra.url(), "")],
+        "limits: { per_user: { max_in_flight: 2 } }",
+    ))
+    .await;
+    let mallory = token("mallory", &[]);
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let (router_url, t) = (router.url(), mallory.clone());
+            tokio::spawn(async move {
+                let mut c = FederatedSearchClient::connect(router_url).await.unwrap();
+                let mut q = SearchRequest { sources: vec!["slow".into()], ..query("q") };
+                q.timeout = Some(prost_types::Duration { seconds: 20, nanos: 0 });
+                c.search(authed(q, &t)).await
+            })
+        })
+        .collect();
+    assert!(eventually(|| record.started.load(Ordering::SeqCst) == 2).await, "both of mallory's searches run");
+    let mut c = client(&router).await;
+    let err = c.search(authed(query("q"), &mallory)).await.expect_err("a third is over her cap");
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    assert!(err.metadata().get("retry-after-ms").is_some());
+    let err = c.list_sources(authed(ListSourcesRequest::default(), &mallory)).await.expect_err("every method counts");
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    let resp = c.search(authed(SearchRequest { sources: vec!["kb".into()], ..query("q") }, &token("alice", &[])));
+    assert_eq!(state_of(&resp.await.expect("alice is served").into_inner(), "kb"), SourceState::Ok);
+    for h in held {
+        h.abort();
+    }
 }

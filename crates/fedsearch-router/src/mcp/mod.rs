@@ -8,12 +8,7 @@
 
 use std::{borrow::Cow, future::Future, net::SocketAddr, sync::Arc};
 
-use axum::{
-    extract::{Request, State},
-    http::{StatusCode, header},
-    middleware::{self, Next},
-    response::{IntoResponse, Response},
-};
+use axum::{http::header, middleware};
 use fedsearch_core::Identity;
 use fedsearch_proto::{
     api::{ContextOptions, GetDocumentRequest, SearchRequest},
@@ -34,7 +29,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use crate::{documents, search, sources, state::RouterState};
+use crate::{admission::Ticket, documents, search, sources, state::RouterState};
+
+mod edge;
 
 /// Default token budget of the `search` tool's packed context.
 pub const DEFAULT_TOKEN_BUDGET: u32 = 1500;
@@ -198,7 +195,7 @@ impl McpHandler {
         self.state.verifier.verify_header(header).map_err(|e| McpError::invalid_request(e.to_string(), None))
     }
 
-    async fn search(&self, user: &Identity, args: SearchArgs) -> CallToolResponse {
+    async fn search(&self, user: &Identity, ticket: Ticket, args: SearchArgs) -> CallToolResponse {
         let filters = match args.filters {
             None => None,
             Some(f) => {
@@ -220,7 +217,7 @@ impl McpHandler {
             context: Some(ContextOptions { token_budget: args.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET) }),
             ..Default::default()
         };
-        match search::run(&self.state, user, req, None, None).await {
+        match search::run_admitted(&self.state, user, ticket, req, None, None).await {
             Err(status) => {
                 tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(status.code()), status.message()))
             }
@@ -285,13 +282,18 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let user = self.identity(&context)?;
+        // The same admission as every gRPC call: one user's flood of tool calls is theirs alone.
+        let ticket = match self.state.admission.admit(&user.subject) {
+            Ok(ticket) => ticket,
+            Err(s) => return Ok(tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(s.code()), s.message()))),
+        };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let name: Cow<'static, str> = request.name;
         let span = tracing::info_span!("mcp.tool", tool = %name, user = %user.subject);
         async move {
             match name.as_ref() {
                 "search" => match serde_json::from_value::<SearchArgs>(args) {
-                    Ok(a) => Ok(self.search(&user, a).await),
+                    Ok(a) => Ok(self.search(&user, ticket, a).await),
                     Err(e) => Ok(tool_error(format!("invalid arguments: {e}"))),
                 },
                 "fetch_document" => match serde_json::from_value::<FetchArgs>(args) {
@@ -354,37 +356,31 @@ impl ServerHandler for McpHandler {
     }
 }
 
-async fn require_token(State(state): State<RouterState>, request: Request, next: Next) -> Response {
-    let ok = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(|h| state.verifier.verify_header(h));
-    match ok {
-        Some(Ok(_)) => next.run(request).await,
-        Some(Err(e)) => unauthorized(&e.to_string()),
-        None => unauthorized("missing authorization header: send `Authorization: Bearer <token>`"),
-    }
-}
-
-fn unauthorized(message: &str) -> Response {
-    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], message.to_string()).into_response()
-}
-
 /// Serves MCP at `http://<listen>/mcp` until `shutdown` resolves.
 pub async fn serve(
     state: RouterState,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let config = state.config.mcp.clone().ok_or_else(|| anyhow::anyhow!("no mcp section"))?;
     let handler = McpHandler { state: state.clone() };
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let app =
-        axum::Router::new().nest_service("/mcp", service).layer(middleware::from_fn_with_state(state, require_token));
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = edge::keep_alive(&config);
+    let sessions = Arc::new(sessions);
+    let mut http = StreamableHttpServerConfig::default();
+    http.allowed_hosts =
+        if config.allowed_hosts.iter().any(|h| h == "*") { Vec::new() } else { config.allowed_hosts.clone() };
+    http.allowed_origins = config.allowed_origins.clone();
+    http.legacy_session_mode = !config.stateless;
+    http.json_response = config.stateless;
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), http);
+    let edge = Arc::new(edge::Edge::new(state, config, sessions));
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(edge.clone(), edge::guard))
+        .route("/.well-known/oauth-protected-resource", axum::routing::get(edge::protected_resource))
+        .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(edge::protected_resource))
+        .with_state(edge);
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await.map_err(|e| anyhow::anyhow!("mcp server: {e}"))
 }
 
