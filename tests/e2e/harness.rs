@@ -59,6 +59,8 @@ pub struct Proc {
     pub port: u16,
     child: Child,
     log: PathBuf,
+    args: Vec<String>,
+    env: HashMap<String, String>,
 }
 
 impl Proc {
@@ -69,8 +71,14 @@ impl Proc {
             .and_then(|p| p.parse().ok())
             .expect("FEDSEARCH_SERVER__LISTEN with a port");
         let log = logs.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(bin(name))
+        let child = Self::launch(name, args, env, &log);
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Proc { name: name.into(), port, child, log, args, env: env.clone() }
+    }
+
+    fn launch(name: &str, args: &[&str], env: &HashMap<String, String>, log: &Path) -> Child {
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        Command::new(bin(name))
             .args(args)
             .envs(env)
             .env("OTEL_BSP_SCHEDULE_DELAY", "100")
@@ -79,8 +87,26 @@ impl Proc {
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        Proc { name: name.into(), port, child, log }
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"))
+    }
+
+    /// Sends `signal` (e.g. `KILL`, `STOP`, `CONT`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let ok = Command::new("kill").arg(format!("-{signal}")).arg(self.child.id().to_string()).status();
+        assert!(ok.is_ok_and(|s| s.success()), "kill -{signal} {}", self.name);
+    }
+
+    /// kill -9, and waits for the exit.
+    pub fn kill9(&mut self) {
+        self.signal("KILL");
+        let _ = self.child.wait();
+    }
+
+    /// Starts the process again with the same arguments, environment and port.
+    pub async fn restart(&mut self) {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        self.child = Self::launch(&self.name, &args, &self.env, &self.log);
+        self.wait_healthy().await;
     }
 
     pub fn url(&self) -> String {
@@ -146,6 +172,10 @@ pub struct StackOptions {
     pub sql_url: Option<String>,
     /// More keys of the router's `mcp:` section (YAML lines indented by two spaces).
     pub mcp_extra: Option<&'static str>,
+    /// The wiki-adapter's DokuWiki (default: DOKUWIKI_URL).
+    pub wiki_url: Option<String>,
+    /// More environment for the router (`FEDSEARCH_<SECTION>__<KEY>` overrides).
+    pub router_env: Vec<(&'static str, String)>,
 }
 
 impl Stack {
@@ -168,7 +198,7 @@ impl Stack {
         let listen = |port: u16| ("FEDSEARCH_SERVER__LISTEN", format!("127.0.0.1:{port}"));
 
         let opensearch = need_env("OPENSEARCH_URL");
-        let wiki_url = need_env("DOKUWIKI_URL");
+        let wiki_url = opts.wiki_url.clone().unwrap_or_else(|| need_env("DOKUWIKI_URL"));
         let wiki_secrets = need_env("DOKUWIKI_SECRETS");
         let sql_url = opts.sql_url.clone().unwrap_or_else(|| need_env("SQLITE_URL"));
         let es_cfg = std::fs::read_to_string(cfg("es-adapter")).unwrap().replace("http://127.0.0.1:9201", &opensearch);
@@ -218,7 +248,12 @@ impl Stack {
         procs.push(Proc::spawn(
             "router",
             &["--config", router_cfg_path.to_str().unwrap()],
-            &with(&[listen(router_port), ("FEDSEARCH_AUTH__HS256_SECRET", SECRET.to_string())]),
+            &with(
+                &[listen(router_port), ("FEDSEARCH_AUTH__HS256_SECRET", SECRET.to_string())]
+                    .into_iter()
+                    .chain(opts.router_env.iter().cloned())
+                    .collect::<Vec<_>>(),
+            ),
             logs.path(),
         ));
         for p in procs.iter_mut() {
@@ -234,6 +269,11 @@ impl Stack {
 
     pub async fn client(&self) -> FederatedSearchClient<Channel> {
         FederatedSearchClient::connect(self.router_url.clone()).await.unwrap()
+    }
+
+    /// The process named `name`.
+    pub fn proc(&mut self, name: &str) -> &mut Proc {
+        self.procs.iter_mut().find(|p| p.name == name).unwrap_or_else(|| panic!("no process {name}"))
     }
 
     pub fn logs(&self) -> String {
