@@ -111,7 +111,7 @@ fn object(v: Value) -> Arc<JsonObject> {
 }
 
 fn tools() -> Vec<Tool> {
-    let mut search_schema = sources::search_parameters_schema();
+    let mut search_schema = sources::search_parameters_schema(&sources::ALL_FILTERS);
     search_schema["properties"]["sources"] = json!({
         "type": "array", "items": {"type": "string"},
         "description": "Optional: only these sources (names from list_sources). Leave empty to let fedsearch choose."});
