@@ -124,6 +124,13 @@ async fn list_sources_tool_specs_are_valid_json_schema() {
         assert_eq!(spec["type"], "function");
         assert_eq!(spec["function"]["name"], format!("search_{}", s.name));
         assert!(spec["function"]["description"].as_str().unwrap().contains(&s.description));
+        let offered: Vec<String> = spec["function"]["parameters"]["properties"]["filters"]["properties"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut supported = s.supported_filters.clone();
+        supported.sort();
+        assert_eq!(offered, supported, "{}: only the filters the source supports", s.name);
     }
     // Checked against the JSON Schema meta-schema by the `jsonschema` package (installed with
     // the MCP SDK in the test venv), not by our own code.
