@@ -49,18 +49,83 @@ pub struct Terms {
     pub chinese_words: Vec<String>,
     /// The time phrase and its calendar window in the user's zone.
     pub window: Option<fedsearch_timeexpr::Window>,
+    /// The glossary concepts the question mentions, with their other terms.
+    pub concepts: Vec<crate::analysis::Concept>,
 }
+
+/// At most this many synonyms travel with one term (`term|syn|syn`).
+const MAX_SYNONYMS: usize = 6;
 
 impl Terms {
     /// Entities, keywords, words (and, with `split_words`, the Chinese content words) and
     /// glossary expansions, in that order, each once: what adapters receive as OR terms.
+    ///
+    /// With `split_words` (sources that search each term on its own and rank by how many terms
+    /// a document matches, e.g. wikis), a question term the glossary knows carries its synonyms
+    /// as one concept, `overdue|逾期|欠款|"past due"` (the other script first, phrases quoted):
+    /// an English question's terms then each find a Chinese page, instead of every translation
+    /// being a term of its own that matches alone.
     pub fn for_adapter(&self, split_words: bool) -> Vec<String> {
-        let chinese: &[String] = if split_words { &self.chinese_words } else { &[] };
         let mut v = self.entities.clone();
-        for t in self.keywords.iter().chain(&self.words).chain(chinese).chain(&self.expansions) {
+        if !split_words {
+            for t in self.keywords.iter().chain(&self.words).chain(&self.expansions) {
+                push_unique(&mut v, t);
+            }
+            return v;
+        }
+        let mut own: Vec<String> = Vec::new();
+        for t in self.keywords.iter().chain(&self.words).chain(&self.chinese_words) {
+            push_unique(&mut own, t);
+        }
+        let (synonyms, orphans) = self.synonyms_of(&own);
+        for (t, syn) in own.iter().zip(synonyms) {
+            if syn.is_empty() {
+                push_unique(&mut v, t);
+            } else {
+                push_unique(&mut v, &std::iter::once(t.clone()).chain(syn).collect::<Vec<_>>().join("|"));
+            }
+        }
+        for t in &orphans {
             push_unique(&mut v, t);
         }
         v
+    }
+
+    /// Each term's synonyms from the concepts: a concept goes to the term that is one of its
+    /// found terms, else to the first term containing one (or contained in one). Returns the
+    /// synonyms per term, and the terms of concepts that reach no term (sent as terms of their own).
+    fn synonyms_of(&self, own: &[String]) -> (Vec<Vec<String>>, Vec<String>) {
+        use crate::analysis::{Prepared, Term};
+        let mut out: Vec<Vec<String>> = vec![Vec::new(); own.len()];
+        let prepared: Vec<Prepared> = own.iter().map(|t| Prepared::new(t)).collect();
+        let mut placed = vec![false; self.concepts.len()];
+        let mut orphans: Vec<String> = Vec::new();
+        let same = |t: usize, f: &str| Term::new(f).found_in(&prepared[t]) && Term::new(&own[t]).found_in(&Prepared::new(f));
+        let near = |t: usize, f: &str| Term::new(f).found_in(&prepared[t]) || Term::new(&own[t]).found_in(&Prepared::new(f));
+        for pass in [&same as &dyn Fn(usize, &str) -> bool, &near] {
+            for (c, concept) in self.concepts.iter().enumerate() {
+                if placed[c] {
+                    continue;
+                }
+                if let Some(t) = (0..own.len()).find(|&t| concept.found.iter().any(|f| pass(t, f))) {
+                    placed[c] = true;
+                    let script = |s: &str| s.chars().any(crate::analysis::is_cjk);
+                    let mut syn: Vec<&String> = concept.others.iter().collect();
+                    // The other script first: the translation is what the term cannot find itself.
+                    syn.sort_by_key(|s| script(s) == script(&own[t]));
+                    for s in syn {
+                        let s = if s.contains(' ') { format!("\"{s}\"") } else { s.clone() };
+                        if out[t].len() < MAX_SYNONYMS && !out[t].contains(&s) && s != own[t] {
+                            out[t].push(s);
+                        }
+                    }
+                }
+            }
+        }
+        orphans.extend(
+            self.concepts.iter().zip(&placed).filter(|(_, p)| !**p).flat_map(|(c, _)| c.others.iter().cloned()),
+        );
+        (out, orphans)
     }
 }
 
@@ -142,6 +207,7 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<S
         }
     }
     t.expansions = expansions;
+    t.concepts = registry.glossary().concepts(query);
     t
 }
 
@@ -313,6 +379,28 @@ mod tests {
         assert!(t.words.contains(&"coffee".to_string()), "{:?}", t.words);
         let t = extract(&r, "reorder", clock(), vec![]);
         assert!(t.keywords.is_empty(), "{:?}", t.keywords);
+    }
+
+    #[tokio::test]
+    async fn a_wiki_gets_each_term_with_its_translations_as_one_concept() {
+        let r = Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let q = "After how many days overdue do we stop taking new bookings?";
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let wiki = t.for_adapter(true);
+        let overdue = wiki.iter().find(|w| w.starts_with("overdue|")).unwrap();
+        assert!(overdue.starts_with("overdue|逾期"), "the other script first: {overdue}");
+        assert!(overdue.contains("|\"past due\""), "phrases quoted: {overdue}");
+        assert!(overdue.split('|').count() <= 1 + MAX_SYNONYMS);
+        assert!(!wiki.contains(&"逾期".to_string()), "not a term of its own: {wiki:?}");
+        // Other sources get the translations as terms of their own.
+        let search = t.for_adapter(false);
+        assert!(search.contains(&"overdue".to_string()) && search.contains(&"逾期".to_string()), "{search:?}");
+        // A Chinese question: the concept goes to the word that is the glossary's term.
+        let q = "东西签收以后几天之内可以退吗？";
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let wiki = t.for_adapter(true);
+        assert!(wiki.contains(&"东西签收".to_string()), "{wiki:?}");
+        assert!(wiki.iter().any(|w| w.starts_with("签收|")), "{wiki:?}");
     }
 
     #[tokio::test]

@@ -77,7 +77,7 @@ impl Default for SearchConfig {
 }
 
 fn default_max_searches() -> usize {
-    6
+    9
 }
 fn default_text_max_words() -> usize {
     3
@@ -399,7 +399,7 @@ sources:
         let c = cfg.sources[1].confluence.as_ref().unwrap();
         assert_eq!((c.flavor, c.page_size, c.content_types.len()), (ConfluenceFlavor::DataCenter, 25, 2));
         let s = &cfg.sources[0];
-        assert_eq!((s.search.max_searches, s.search.text_max_words), (6, 3));
+        assert_eq!((s.search.max_searches, s.search.text_max_words), (9, 3));
         assert!(s.versions.enabled && s.versions.patterns.is_none());
         assert_eq!(s.versions.lookups, 8);
     }

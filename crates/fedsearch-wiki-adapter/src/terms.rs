@@ -268,8 +268,9 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
 mod tests {
     use super::*;
 
+    /// Six searches: room for the budget rules to show.
     fn cfg() -> SearchConfig {
-        SearchConfig::default()
+        SearchConfig { max_searches: 6, ..SearchConfig::default() }
     }
 
     fn queries(p: &Plan) -> Vec<&str> {

@@ -164,6 +164,15 @@ pub fn mentions(text: &str, term: &str) -> bool {
     Term::new(term).found_in(&Prepared::new(text))
 }
 
+/// One glossary concept a text mentions (see [`Glossary::concepts`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Concept {
+    /// Its terms the text contains.
+    pub found: Vec<String>,
+    /// Its other terms (other languages, synonyms).
+    pub others: Vec<String>,
+}
+
 /// Concepts and their terms in several languages.
 #[derive(Debug, Clone, Default)]
 pub struct Glossary {
@@ -205,6 +214,23 @@ impl Glossary {
             }
         }
         ordered
+    }
+
+    /// For each concept the text mentions: its terms the text contains, and its other terms —
+    /// the same as [`Glossary::expand`], kept per concept so a term's synonyms can travel with it.
+    pub fn concepts(&self, text: &str) -> Vec<Concept> {
+        let p = Prepared::new(text);
+        let mut out = Vec::new();
+        for g in &self.groups {
+            let (found, others): (Vec<&Term>, Vec<&Term>) = g.iter().partition(|t| t.found_in(&p));
+            if !found.is_empty() && !others.is_empty() {
+                out.push(Concept {
+                    found: found.into_iter().map(|t| t.text.clone()).collect(),
+                    others: others.into_iter().map(|t| t.text.clone()).collect(),
+                });
+            }
+        }
+        out
     }
 
     pub fn len(&self) -> usize {
@@ -252,5 +278,10 @@ mod tests {
         assert!(zh.contains(&"refund".to_string()), "{zh:?}");
         assert!(g.expand("spruce mall").contains(&"云杉".to_string()));
         assert!(g.expand("天气").is_empty());
+        let c = g.concepts("退款多久到账");
+        let refund = c.iter().find(|c| c.found.contains(&"退款".to_string())).unwrap();
+        assert!(refund.others.contains(&"refund".to_string()) && !refund.others.contains(&"退款".to_string()));
+        let all: Vec<String> = c.iter().flat_map(|c| c.others.clone()).collect();
+        assert!(g.expand("退款多久到账").iter().all(|t| all.contains(t)));
     }
 }
