@@ -93,6 +93,10 @@ pub struct LoadgenArgs {
     /// Token subject.
     #[arg(long, default_value = "bench-user")]
     pub subject: String,
+    /// Spread requests over this many users (`<subject>-0` … in turn), so per-user limits do not
+    /// stand in for the router's capacity.
+    #[arg(long, default_value_t = 1)]
+    pub users: u32,
     /// Token groups (repeat the flag).
     #[arg(long = "group")]
     pub groups: Vec<String>,
@@ -173,6 +177,9 @@ impl LoadgenArgs {
         if !(1..=MAX_CHANNELS).contains(&self.channels) {
             return Err(invalid(format!("--channels must be within 1..={MAX_CHANNELS}")));
         }
+        if !(1..=10_000).contains(&self.users) {
+            return Err(invalid("--users must be within 1..=10000"));
+        }
         if self.slowest_source_ms > 600_000 {
             return Err(invalid("--slowest-source-ms must be at most 600000"));
         }
@@ -199,8 +206,8 @@ impl LoadgenArgs {
         })
     }
 
-    /// Mints the bearer token, valid for the whole run plus five minutes.
-    pub fn token(&self, spec: &LoadSpec) -> Result<String, BenchError> {
+    /// Mints one bearer token per user (`--users`), valid for the whole run plus five minutes.
+    pub fn tokens(&self, spec: &LoadSpec) -> Result<Vec<String>, BenchError> {
         let secret = self
             .secret
             .as_deref()
@@ -212,7 +219,16 @@ impl LoadgenArgs {
             )));
         }
         let ttl = spec.warmup + spec.duration + spec.timeout + Duration::from_secs(300);
-        fedsearch_core::auth::mint_hs256(secret, &self.subject, &self.groups, BTreeMap::new(), ttl).map_err(invalid)
+        let subjects: Vec<String> = match self.users {
+            1 => vec![self.subject.clone()],
+            n => (0..n).map(|i| format!("{}-{i}", self.subject)).collect(),
+        };
+        subjects
+            .iter()
+            .map(|subject| {
+                fedsearch_core::auth::mint_hs256(secret, subject, &self.groups, BTreeMap::new(), ttl).map_err(invalid)
+            })
+            .collect()
     }
 }
 
@@ -220,14 +236,21 @@ impl LoadgenArgs {
 pub struct Pool {
     clients: Vec<FederatedSearchClient<Channel>>,
     next: AtomicUsize,
-    authorization: MetadataValue<Ascii>,
+    authorizations: Vec<MetadataValue<Ascii>>,
+    next_user: AtomicUsize,
 }
 
 impl Pool {
     /// Opens `channels` connections to `target` now, so no request pays for connecting.
-    pub async fn connect(target: &http::Uri, channels: usize, token: &str) -> Result<Self, BenchError> {
-        let authorization =
-            format!("Bearer {token}").parse().map_err(|_| invalid("the minted token is not valid metadata"))?;
+    /// Requests take the `tokens` in turn.
+    pub async fn connect(target: &http::Uri, channels: usize, tokens: &[String]) -> Result<Self, BenchError> {
+        let authorizations = tokens
+            .iter()
+            .map(|t| format!("Bearer {t}").parse().map_err(|_| invalid("the minted token is not valid metadata")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if authorizations.is_empty() {
+            return Err(invalid("no token to send"));
+        }
         let mut clients = Vec::with_capacity(channels);
         for _ in 0..channels {
             let channel = tonic::transport::Endpoint::from(target.clone())
@@ -238,7 +261,7 @@ impl Pool {
                 .map_err(|_| BenchError::Unavailable(format!("cannot connect to {target}")))?;
             clients.push(FederatedSearchClient::new(channel));
         }
-        Ok(Self { clients, next: AtomicUsize::new(0), authorization })
+        Ok(Self { clients, next: AtomicUsize::new(0), authorizations, next_user: AtomicUsize::new(0) })
     }
 
     /// One `Search` on the next channel in turn.
@@ -247,7 +270,8 @@ impl Pool {
         let mut client = self.clients[i].clone();
         let mut call = tonic::Request::new(request);
         call.set_timeout(timeout);
-        call.metadata_mut().insert("authorization", self.authorization.clone());
+        let user = self.next_user.fetch_add(1, Ordering::Relaxed) % self.authorizations.len();
+        call.metadata_mut().insert("authorization", self.authorizations[user].clone());
         client.search(call).await.map(tonic::Response::into_inner)
     }
 }
@@ -362,8 +386,8 @@ pub async fn main(args: LoadgenArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let spec = args.spec().unwrap_or_else(|e| fail(2, e));
-    let token = args.token(&spec).unwrap_or_else(|e| fail(2, e));
-    let pool = Pool::connect(&target, args.channels, &token).await.unwrap_or_else(|e| fail(1, e));
+    let tokens = args.tokens(&spec).unwrap_or_else(|e| fail(2, e));
+    let pool = Pool::connect(&target, args.channels, &tokens).await.unwrap_or_else(|e| fail(1, e));
     let report = run(Arc::new(pool), spec).await;
     let json = serde_json::to_string(&report)?;
     if let Some(path) = &args.json_out {
@@ -420,6 +444,7 @@ mod tests {
             ("--rate 10 --max-requests 0", "--max-requests"),
             ("--rate 10 --timeout 0s", "--timeout"),
             ("--rate 10 --label a|b", "--label"),
+            ("--rate 10 --users 0", "--users"),
         ] {
             let err = parse(flags).spec().unwrap_err().to_string();
             assert!(err.contains(needle), "expected {needle} in {err}");
@@ -434,18 +459,23 @@ mod tests {
     fn the_token_verifies_with_the_same_secret_and_a_short_secret_is_refused() {
         let args = parse("--rate 10 --group support");
         let spec = args.spec().unwrap();
-        let token = args.token(&spec).unwrap();
+        let tokens = args.tokens(&spec).unwrap();
         let config = fedsearch_core::JwtConfig { hs256_secret: args.secret.clone(), ..Default::default() };
-        let id = fedsearch_core::JwtVerifier::new(&config).unwrap().verify(&token).unwrap();
+        let verifier = fedsearch_core::JwtVerifier::new(&config).unwrap();
+        let id = verifier.verify(&tokens[0]).unwrap();
         assert_eq!(id.subject, "bench-user");
         assert_eq!(id.groups, vec!["support".to_string()]);
+        let many = parse("--rate 10 --users 3");
+        let subjects: Vec<String> =
+            many.tokens(&spec).unwrap().iter().map(|t| verifier.verify(t).unwrap().subject).collect();
+        assert_eq!(subjects, ["bench-user-0", "bench-user-1", "bench-user-2"]);
 
         let mut other = args.clone();
         other.secret = Some("short".into());
-        let err = other.token(&spec).unwrap_err().to_string();
+        let err = other.tokens(&spec).unwrap_err().to_string();
         assert!(err.contains("32 bytes"), "{err}");
         other.secret = None;
-        let err = other.token(&spec).unwrap_err().to_string();
+        let err = other.tokens(&spec).unwrap_err().to_string();
         assert!(err.contains("FEDSEARCH_BENCH_SECRET"), "{err}");
     }
 

@@ -122,8 +122,8 @@ fn args(router: &Running, extra: &str) -> LoadgenArgs {
 
 async fn drive(args: &LoadgenArgs) -> fedsearch_bench::report::Report {
     let spec = args.spec().unwrap();
-    let token = args.token(&spec).unwrap();
-    let pool = Pool::connect(&args.target.parse().unwrap(), args.channels, &token).await.unwrap();
+    let tokens = args.tokens(&spec).unwrap();
+    let pool = Pool::connect(&args.target.parse().unwrap(), args.channels, &tokens).await.unwrap();
     load::run(Arc::new(pool), spec).await
 }
 
