@@ -8,7 +8,12 @@
 # peak throughput), runs the fusion criterion bench when it has benchmarks, and writes
 # BENCHMARKS.md. Every process it starts is stopped on exit, success or not.
 #
+# Then an overload run with the router's default limits (adaptive in-flight limit, per-user
+# caps): its capacity (closed loop), then open loop from 0.5× to 3× that, each request with a
+# 1 s deadline, spread over 500 users — goodput, shed share and the p99 of OK answers.
+#
 # Knobs (environment): BENCH_OPEN_RATES="100 250 500 750", BENCH_CONCURRENCIES="1 8 32 64",
+# BENCH_OVERLOAD_FACTORS="0.5 1 1.5 2 3" (empty: no overload run), BENCH_OVERLOAD_DEADLINE=1s,
 # BENCH_DURATION=15s, BENCH_WARMUP=3s, BENCH_OUT=BENCHMARKS.md, BENCH_SKIP_FUSION=1,
 # BENCH_ROUTER_FUSION=in-process (every router fuses in-process), and
 # BENCH_PERF=1 to sample the router with `perf record` during the target-rate run (the flat
@@ -17,6 +22,8 @@
 cd "$FEDSEARCH_ROOT" || exit 1
 
 OPEN_RATES=${BENCH_OPEN_RATES:-"100 250 500 750"}
+OVERLOAD_FACTORS=${BENCH_OVERLOAD_FACTORS-"0.5 1 1.5 2 3"}
+OVERLOAD_DEADLINE=${BENCH_OVERLOAD_DEADLINE:-1s}
 CONCURRENCIES=${BENCH_CONCURRENCIES:-"1 8 32 64"}
 DURATION=${BENCH_DURATION:-15s}
 WARMUP=${BENCH_WARMUP:-3s}
@@ -147,7 +154,8 @@ stack() {
     else
       echo "fusion: { endpoint: \"http://127.0.0.1:$FUSION_PORT\", timeout: 500ms }"
     fi
-    echo "limits: { max_in_flight: 100000, default_timeout: 3s }"
+    # The fan-out runs measure overhead, not admission: no per-user cap in the way of one token.
+    echo "${STACK_LIMITS:-limits: { max_in_flight: 100000, default_timeout: 3s, per_user: { max_in_flight: 100000 } }}"
     echo "sources:"
     i=0
     for lat in "$@"; do
@@ -217,6 +225,21 @@ CLOSED_RUNS=()
 header=(--markdown-header)
 for c in $CONCURRENCIES; do drive "closed-$c" 0 --concurrency "$c" "${header[@]}"; CLOSED_RUNS+=("closed-$c"); header=(); done
 stop_pids "${STACK_PIDS[@]}"
+
+OVER_RUNS=()
+if [ -n "$OVERLOAD_FACTORS" ]; then
+  log "phase 3: overload with the default limits, sources at ${LATENCIES[*]} ms, deadline $OVERLOAD_DEADLINE"
+  STACK_LIMITS="limits: { default_timeout: 3s }" stack over "${LATENCIES[@]}"
+  over_flags=(--users 500 --timeout "$OVERLOAD_DEADLINE" --max-outstanding 20000)
+  drive over-capacity "$SLOWEST" --concurrency 64 "${over_flags[@]}" --label "capacity (closed x64)" --markdown-header
+  CAPACITY=$(jq -r .achieved_qps "$WORK/over-capacity.json")
+  for f in $OVERLOAD_FACTORS; do
+    rate=$(awk -v c="$CAPACITY" -v f="$f" 'BEGIN { printf "%.0f", c * f }')
+    drive "over-$f" "$SLOWEST" --rate "$rate" "${over_flags[@]}" --label "${f}x capacity ($rate q/s)"
+    OVER_RUNS+=("over-$f")
+  done
+  stop_pids "${STACK_PIDS[@]}"
+fi
 LOAD_END=$(loadavg)
 
 # Fusion micro-benchmark (criterion), when the fusion crate defines one.
@@ -293,6 +316,23 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo
   for r in "${CLOSED_RUNS[@]}"; do cat "$WORK/$r.row"; done
   echo
+  if [ ${#OVER_RUNS[@]} -gt 0 ]; then
+    echo "### Overload: offered load from 0.5× to 3× capacity"
+    echo
+    echo "The router with its default limits (adaptive in-flight limit, per-user caps of 32; \`crates/fedsearch-router/src/admission.rs\`), sources at ${LATENCIES[*]} ms, requests spread over 500 users, each with a gRPC deadline of $OVERLOAD_DEADLINE. Capacity = the closed loop at concurrency 64: $CAPACITY q/s. Shed = RESOURCE_EXHAUSTED answered at once; late = DEADLINE_EXCEEDED or CANCELLED at the client (an answer that missed its deadline); p99 is of OK answers only."
+    echo
+    echo "| offered | sent | goodput (OK/s) | shed | late | other errors | OK p50 ms | OK p99 ms | OK max ms | deadline ms |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    deadline_ms=$(awk -v d="$OVERLOAD_DEADLINE" 'BEGIN { n = d + 0; if (d ~ /ms$/) print n; else print n * 1000 }')
+    for r in "${OVER_RUNS[@]}"; do
+      jq -r --arg d "$deadline_ms" '
+        def pct(n): if .sent > 0 then "\((n * 1000 / .sent | round) / 10) %" else "–" end;
+        (.errors.RESOURCE_EXHAUSTED // 0) as $shed
+        | ((.errors.DEADLINE_EXCEEDED // 0) + (.errors.CANCELLED // 0)) as $late
+        | "| \(.run.label) | \(.sent) | \(.achieved_qps) | \(pct($shed)) | \(pct($late)) | \(.error_total - $shed - $late) | \(.latency_ms.p50) | \(.latency_ms.p99) | \(.latency_ms.max) | \($d) |"' "$WORK/$r.json"
+    done
+    echo
+  fi
   echo "### Where the time goes"
   echo
   echo "The slowest source's latency as the router measured it (\`SourceStatus.latency_ms\`, whole ms: from opening the adapter stream to its \`SubQueryDone\`), next to the end-to-end latency; the difference is the router's own work before and after the fan-out plus fusion. Load average at the start of each run."
@@ -301,7 +341,7 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo
   echo "| run | end-to-end p50 ms | slowest source (router) p50 ms | end-to-end p99 ms | slowest source (router) p99 ms | fusion fallbacks | router CPU (cores) | router CPU ms/search | fusion CPU | 3 adapters CPU | load avg |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
-  for r in "${OPEN_RUNS[@]}" "${CLOSED_RUNS[@]}"; do
+  for r in "${OPEN_RUNS[@]}" "${CLOSED_RUNS[@]}" "${OVER_RUNS[@]}"; do
     read -r rc fc ac <"$WORK/$r.cpu"
     per=$(awk -v c="$rc" -v q="$(j "$r" .achieved_qps)" 'BEGIN { if (q > 0) printf "%.2f", c * 1000 / q; else print "–" }')
     echo "| $(j "$r" .run.label) | $(j "$r" .latency_ms.p50) | $(j "$r" .router_reported_slowest_source_ms.p50) | $(j "$r" .latency_ms.p99) | $(j "$r" .router_reported_slowest_source_ms.p99) | $(j "$r" .fusion_fallback) | $rc | $per | $fc | $ac | $(cut -d' ' -f1 "$WORK/$r.load") |"
