@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::{
     config::{LookupConfig, SourceConfig, SqlAdapterConfig},
     db::{Database, Record},
-    lookup::{Lookup, Lookups},
+    lookup::{Lookup, Lookups, Reload},
     mapping,
     select::{self, Run},
     template::{Catalog, ID_PARAM, LIMIT_PARAM, Template, Value},
@@ -49,8 +49,8 @@ pub struct SqlAdapter {
     source: SourceConfig,
     default_timeout: Duration,
     lookup_configs: Vec<LookupConfig>,
-    /// When the lookups were loaded (`None`: never), and what they hold.
-    lookups: tokio::sync::RwLock<(Option<Instant>, Arc<Lookups>)>,
+    /// The loaded lookups and when to load them again.
+    lookups: tokio::sync::RwLock<Reload>,
 }
 
 impl SqlAdapter {
@@ -71,29 +71,29 @@ impl SqlAdapter {
             source: config.source.clone(),
             default_timeout: config.server.default_timeout,
             lookup_configs: config.lookups.clone(),
-            lookups: tokio::sync::RwLock::new((None, Arc::new(Lookups::default()))),
+            lookups: tokio::sync::RwLock::new(Reload::default()),
         })
     }
 
     /// The lookup tables, reloaded when older than the shortest `refresh`. A failed load keeps
-    /// the previous tables (names are an aid, not an answer) and is logged.
+    /// the previous tables (names are an aid, not an answer), is logged, and is not tried again
+    /// before its back-off ([`Reload`]).
     async fn lookups(&self, budget: Duration) -> Arc<Lookups> {
         if self.lookup_configs.is_empty() {
             return Arc::default();
         }
         let refresh = self.lookup_configs.iter().map(|l| l.refresh).min().unwrap_or_default();
-        let fresh = |state: &(Option<Instant>, Arc<Lookups>)| state.0.is_some_and(|at| at.elapsed() < refresh);
         // Searches share the loaded tables; only a reload takes the lock alone (once: others wait
-        // for it and then find the tables fresh).
+        // for it and then find the tables fresh, or the reload backing off).
         {
             let state = self.lookups.read().await;
-            if fresh(&state) {
-                return state.1.clone();
+            if !state.due(std::time::Instant::now(), refresh) {
+                return state.tables.clone();
             }
         }
         let mut guard = self.lookups.write().await;
-        if fresh(&guard) {
-            return guard.1.clone();
+        if !guard.due(std::time::Instant::now(), refresh) {
+            return guard.tables.clone();
         }
         let mut tables = Vec::new();
         for l in &self.lookup_configs {
@@ -103,13 +103,14 @@ impl SqlAdapter {
                     tables.push(Lookup::new(&l.param, pairs));
                 }
                 Err(e) => {
-                    tracing::warn!(lookup = %l.name, error = %e, "lookup could not be loaded");
-                    return guard.1.clone();
+                    let retry_in = guard.failed(std::time::Instant::now());
+                    tracing::warn!(lookup = %l.name, error = %e, retry_in_s = retry_in.as_secs(), "lookup could not be loaded");
+                    return guard.tables.clone();
                 }
             }
         }
-        *guard = (Some(Instant::now()), Arc::new(Lookups { tables }));
-        guard.1.clone()
+        guard.loaded(std::time::Instant::now(), Lookups { tables });
+        guard.tables.clone()
     }
 
     pub fn catalog(&self) -> &Catalog {

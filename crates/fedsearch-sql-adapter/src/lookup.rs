@@ -18,9 +18,15 @@
 //! of every template that has it, and a template whose pattern would have captured that
 //! parameter counts as matched. The vocabulary holds no data a user receives: the templates'
 //! permission predicates still decide which rows come back. Tables are loaded on first use and
-//! reloaded when older than `refresh`.
+//! reloaded when older than `refresh`. A failed load keeps the tables it had and is not tried
+//! again at once: after the n-th failure in a row, the next try waits 2^(n−1) s (at most
+//! [`MAX_BACKOFF`]), so searches do not each wait for a database that is down ([`Reload`]).
 
-use std::collections::BTreeMap;
+use std::{
+    collections::BTreeMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use fedsearch_core::text::is_cjk;
 
@@ -128,9 +134,70 @@ impl Lookups {
     }
 }
 
+/// The longest wait before trying a failed load again.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The loaded tables and when to load them again.
+#[derive(Debug, Default)]
+pub struct Reload {
+    /// When the tables were loaded (`None`: never).
+    loaded_at: Option<Instant>,
+    pub tables: Arc<Lookups>,
+    /// Failed loads since the last success.
+    failures: u32,
+    /// No load before this instant (after a failure).
+    retry_at: Option<Instant>,
+}
+
+impl Reload {
+    /// Whether a load is due at `now`: never loaded or older than `refresh`, and not backing off.
+    pub fn due(&self, now: Instant, refresh: Duration) -> bool {
+        if self.retry_at.is_some_and(|at| now < at) {
+            return false;
+        }
+        self.loaded_at.is_none_or(|at| now.saturating_duration_since(at) >= refresh)
+    }
+
+    pub fn loaded(&mut self, now: Instant, tables: Lookups) {
+        *self = Reload { loaded_at: Some(now), tables: Arc::new(tables), failures: 0, retry_at: None };
+    }
+
+    /// A failed load at `now`: the tables stay, the next try waits (see the module docs).
+    pub fn failed(&mut self, now: Instant) -> Duration {
+        self.failures = self.failures.saturating_add(1);
+        let wait = Duration::from_secs(1u64 << (self.failures - 1).min(16)).min(MAX_BACKOFF);
+        self.retry_at = Some(now + wait);
+        wait
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_load_backs_off_doubling_and_a_success_resets_it() {
+        let refresh = Duration::from_secs(300);
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut r = Reload::default();
+        assert!(r.due(t0, refresh), "never loaded");
+        assert_eq!(r.failed(t0), Duration::from_secs(1));
+        assert!(!r.due(t0, refresh) && r.due(at(1), refresh));
+        assert_eq!(r.failed(at(1)), Duration::from_secs(2));
+        assert!(!r.due(at(2), refresh) && r.due(at(3), refresh));
+        for _ in 0..20 {
+            assert!(r.failed(at(3)) <= MAX_BACKOFF);
+        }
+        assert_eq!(r.failed(at(3)), MAX_BACKOFF);
+        assert!(!r.due(at(62), refresh) && r.due(at(63), refresh));
+        r.loaded(at(63), customers());
+        assert_eq!(r.tables.tables.len(), 1);
+        assert!(!r.due(at(64), refresh), "fresh");
+        assert!(r.due(at(363), refresh), "older than refresh");
+        assert_eq!(r.failed(at(363)), Duration::from_secs(1), "a success starts the doubling again");
+        assert_eq!(r.tables.tables.len(), 1, "a failure keeps the tables");
+    }
 
     fn customers() -> Lookups {
         let rows =
