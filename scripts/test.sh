@@ -43,6 +43,9 @@ scripts/eval.sh nimbus --fetch --context-tokens 1500 --min-ndcg "${EVAL_MIN_NDCG
   --max-superseded-first 0 >"$FEDSEARCH_RUN_DIR/eval-nimbus.txt" || status=1
 sed -n '/questions, k/,/latency/p' "$FEDSEARCH_RUN_DIR/eval-nimbus.txt"
 
+log "the contract: buf lint, buf breaking against the tagged contracts, Go stubs without M flags (scripts/proto-check.sh)"
+scripts/proto-check.sh || status=1
+
 log "linting (cargo clippy, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings || status=1
 
