@@ -1,10 +1,19 @@
 //! End-user identity: verifying `authorization: Bearer <JWT>` and minting development tokens.
 //!
-//! Tokens are HS256 (shared secret) or RS256 (public key). `sub`, `groups` and `exp` are
-//! required; `attrs` is an optional string map (e.g. `business_lines`). The raw token never
-//! leaves the router: what travels on is the verified [`Identity`].
+//! Tokens are HS256 (shared secret), RS256 (one public key), or RS256/ES256 from a JWKS file
+//! with several keys chosen by `kid` and re-read when the file changes (key rotation without a
+//! restart). `sub`, `groups` and `exp` are required; `nbf` and `iat` are checked when present
+//! (a token not yet valid, or issued in the future, is refused); `leeway_secs` (default 5) is
+//! the only clock skew tolerated. `attrs` is an optional string map (e.g. `business_lines`).
+//! A request with more than one `authorization` value is refused. The raw token never leaves
+//! the router: what travels on is the verified [`Identity`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::PathBuf,
+    sync::{Arc, RwLock},
+    time::{Instant, SystemTime},
+};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -20,6 +29,10 @@ pub enum AuthError {
     Malformed,
     #[error("token has expired")]
     Expired,
+    #[error("token is not valid yet (nbf or iat in the future)")]
+    NotYetValid,
+    #[error("send exactly one authorization value")]
+    Ambiguous,
     #[error("token signature is invalid")]
     BadSignature,
     #[error("token is invalid: {0}")]
@@ -32,7 +45,8 @@ impl From<AuthError> for tonic::Status {
     }
 }
 
-/// How tokens are verified. Exactly one of `hs256_secret` / `rs256_public_key_pem` is set.
+/// How tokens are verified. Exactly one of `hs256_secret`, `rs256_public_key_pem` and
+/// `jwks_file` is set.
 #[derive(Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct JwtConfig {
@@ -42,19 +56,24 @@ pub struct JwtConfig {
     /// PEM-encoded RS256 public key.
     #[serde(default)]
     pub rs256_public_key_pem: Option<String>,
+    /// A JWKS file (RFC 7517 `{"keys": [...]}`) of RSA (RS256) and P-256 (ES256) public keys,
+    /// each with a `kid`; tokens name theirs in the header. The file is re-read when it changes
+    /// (checked at most once a second), so keys rotate without a restart.
+    #[serde(default)]
+    pub jwks_file: Option<PathBuf>,
     /// Expected `iss`, when set.
     #[serde(default)]
     pub issuer: Option<String>,
     /// Expected `aud`, when set.
     #[serde(default)]
     pub audience: Option<String>,
-    /// Clock skew tolerated on `exp`, in seconds.
+    /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
     #[serde(default = "default_leeway")]
     pub leeway_secs: u64,
 }
 
 fn default_leeway() -> u64 {
-    30
+    5
 }
 
 impl std::fmt::Debug for JwtConfig {
@@ -62,6 +81,7 @@ impl std::fmt::Debug for JwtConfig {
         f.debug_struct("JwtConfig")
             .field("hs256_secret", &self.hs256_secret.as_ref().map(|_| "<redacted>"))
             .field("rs256_public_key_pem", &self.rs256_public_key_pem.is_some())
+            .field("jwks_file", &self.jwks_file)
             .field("issuer", &self.issuer)
             .field("audience", &self.audience)
             .finish()
@@ -78,6 +98,8 @@ pub struct Claims {
     pub exp: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iat: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iss: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,11 +131,17 @@ impl Identity {
     }
 }
 
-/// Verifies bearer tokens against the configured key.
+/// Verifies bearer tokens against the configured key(s).
 #[derive(Clone)]
 pub struct JwtVerifier {
-    key: DecodingKey,
+    keys: Keys,
     validation: Validation,
+}
+
+#[derive(Clone)]
+enum Keys {
+    One(DecodingKey),
+    Jwks(Arc<Jwks>),
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -125,31 +153,123 @@ impl std::fmt::Debug for JwtVerifier {
 /// Minimum HS256 secret length, in bytes.
 pub const MIN_SECRET_LEN: usize = 32;
 
+/// The keys of a JWKS file, by `kid`, re-read when the file changes.
+struct Jwks {
+    path: PathBuf,
+    state: RwLock<JwksState>,
+}
+
+/// Public keys by `kid`, each with the one algorithm it verifies.
+type KeysByKid = HashMap<String, (DecodingKey, Algorithm)>;
+
+struct JwksState {
+    keys: KeysByKid,
+    modified: Option<SystemTime>,
+    checked: Instant,
+}
+
+fn read_jwks(path: &std::path::Path) -> Result<(KeysByKid, Option<SystemTime>), String> {
+    use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("auth.jwks_file {shown}: {e}"))?;
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let set: JwkSet = serde_json::from_str(&text).map_err(|e| format!("auth.jwks_file {shown} is not a JWKS: {e}"))?;
+    let mut keys = HashMap::new();
+    for jwk in &set.keys {
+        let kid = jwk.common.key_id.clone().ok_or_else(|| format!("auth.jwks_file {shown}: a key has no kid"))?;
+        let alg = match &jwk.algorithm {
+            AlgorithmParameters::RSA(_) => Algorithm::RS256,
+            AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => Algorithm::ES256,
+            _ => return Err(format!("auth.jwks_file {shown}: key {kid} is neither RSA nor P-256")),
+        };
+        let key = DecodingKey::from_jwk(jwk).map_err(|e| format!("auth.jwks_file {shown}: key {kid}: {e}"))?;
+        keys.insert(kid, (key, alg));
+    }
+    if keys.is_empty() {
+        return Err(format!("auth.jwks_file {shown} holds no keys"));
+    }
+    Ok((keys, modified))
+}
+
+impl Jwks {
+    fn load(path: PathBuf) -> Result<Self, String> {
+        let (keys, modified) = read_jwks(&path)?;
+        Ok(Self { path, state: RwLock::new(JwksState { keys, modified, checked: Instant::now() }) })
+    }
+
+    /// Re-reads the file if it changed (at most once a second). A file that cannot be read or
+    /// parsed keeps the keys loaded before.
+    fn refresh(&self) {
+        let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if s.checked.elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        s.checked = Instant::now();
+        let modified = std::fs::metadata(&self.path).and_then(|m| m.modified()).ok();
+        if modified == s.modified {
+            return;
+        }
+        match read_jwks(&self.path) {
+            Ok((keys, modified)) => {
+                tracing::info!(keys = keys.len(), "auth.jwks_file re-read");
+                s.keys = keys;
+                s.modified = modified;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "auth.jwks_file changed but cannot be used; keeping the keys loaded before")
+            }
+        }
+    }
+
+    fn key(&self, kid: &str) -> Option<(DecodingKey, Algorithm)> {
+        self.refresh();
+        self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned()
+    }
+}
+
+fn map_jwt_error(e: jsonwebtoken::errors::Error) -> AuthError {
+    use jsonwebtoken::errors::ErrorKind;
+    match e.kind() {
+        ErrorKind::ExpiredSignature => AuthError::Expired,
+        ErrorKind::ImmatureSignature => AuthError::NotYetValid,
+        ErrorKind::InvalidSignature => AuthError::BadSignature,
+        ErrorKind::InvalidToken | ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) => {
+            AuthError::Invalid("not a well-formed JWT".into())
+        }
+        ErrorKind::InvalidAlgorithm => AuthError::Invalid("unexpected signing algorithm".into()),
+        ErrorKind::MissingRequiredClaim(c) => AuthError::Invalid(format!("missing claim `{c}`")),
+        ErrorKind::InvalidIssuer => AuthError::Invalid("unexpected issuer".into()),
+        ErrorKind::InvalidAudience => AuthError::Invalid("unexpected audience".into()),
+        _ => AuthError::Invalid("token rejected".into()),
+    }
+}
+
 impl JwtVerifier {
     pub fn new(config: &JwtConfig) -> Result<Self, String> {
-        let (key, alg) = match (&config.hs256_secret, &config.rs256_public_key_pem) {
-            (Some(secret), None) => {
+        let (keys, algorithms) = match (&config.hs256_secret, &config.rs256_public_key_pem, &config.jwks_file) {
+            (Some(secret), None, None) => {
                 if secret.len() < MIN_SECRET_LEN {
                     return Err(format!("auth.hs256_secret must be at least {MIN_SECRET_LEN} bytes"));
                 }
-                (
-                    DecodingKey::from_secret(secret.as_bytes())
-                        .map_err(|e| format!("auth.hs256_secret is not usable: {e}"))?,
-                    Algorithm::HS256,
-                )
+                let key = DecodingKey::from_secret(secret.as_bytes())
+                    .map_err(|e| format!("auth.hs256_secret is not usable: {e}"))?;
+                (Keys::One(key), vec![Algorithm::HS256])
             }
-            (None, Some(pem)) => (
-                DecodingKey::from_rsa_pem(pem.as_bytes())
-                    .map_err(|e| format!("auth.rs256_public_key_pem is not a valid RSA public key: {e}"))?,
-                Algorithm::RS256,
-            ),
-            (Some(_), Some(_)) => {
-                return Err("auth: set only one of hs256_secret and rs256_public_key_pem".into());
+            (None, Some(pem), None) => {
+                let key = DecodingKey::from_rsa_pem(pem.as_bytes())
+                    .map_err(|e| format!("auth.rs256_public_key_pem is not a valid RSA public key: {e}"))?;
+                (Keys::One(key), vec![Algorithm::RS256])
             }
-            (None, None) => return Err("auth: set hs256_secret or rs256_public_key_pem".into()),
+            (None, None, Some(path)) => {
+                (Keys::Jwks(Arc::new(Jwks::load(path.clone())?)), vec![Algorithm::RS256, Algorithm::ES256])
+            }
+            (None, None, None) => return Err("auth: set hs256_secret, rs256_public_key_pem or jwks_file".into()),
+            _ => return Err("auth: set only one of hs256_secret, rs256_public_key_pem and jwks_file".into()),
         };
-        let mut validation = Validation::new(alg);
+        let mut validation = Validation::new(algorithms[0]);
+        validation.algorithms = algorithms;
         validation.leeway = config.leeway_secs;
+        validation.validate_nbf = true;
         validation.set_required_spec_claims(&["exp", "sub"]);
         match &config.issuer {
             Some(iss) => validation.set_issuer(&[iss]),
@@ -159,34 +279,46 @@ impl JwtVerifier {
             Some(aud) => validation.set_audience(&[aud]),
             None => validation.validate_aud = false,
         }
-        Ok(Self { key, validation })
+        Ok(Self { keys, validation })
     }
 
     /// Verifies a raw token.
     pub fn verify(&self, token: &str) -> Result<Identity, AuthError> {
-        use jsonwebtoken::errors::ErrorKind;
-        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(|e| match e.kind() {
-            ErrorKind::ExpiredSignature => AuthError::Expired,
-            ErrorKind::InvalidSignature => AuthError::BadSignature,
-            ErrorKind::InvalidToken | ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) => {
-                AuthError::Invalid("not a well-formed JWT".into())
+        let data = match &self.keys {
+            Keys::One(key) => jsonwebtoken::decode::<Claims>(token, key, &self.validation),
+            Keys::Jwks(jwks) => {
+                let header = jsonwebtoken::decode_header(token).map_err(map_jwt_error)?;
+                let kid = header.kid.ok_or_else(|| AuthError::Invalid("the token names no key (kid)".into()))?;
+                let (key, alg) =
+                    jwks.key(&kid).ok_or_else(|| AuthError::Invalid("unknown signing key (kid)".into()))?;
+                if header.alg != alg {
+                    return Err(AuthError::Invalid("unexpected signing algorithm".into()));
+                }
+                let mut validation = self.validation.clone();
+                validation.algorithms = vec![alg];
+                jsonwebtoken::decode::<Claims>(token, &key, &validation)
             }
-            ErrorKind::InvalidAlgorithm => AuthError::Invalid("unexpected signing algorithm".into()),
-            ErrorKind::MissingRequiredClaim(c) => AuthError::Invalid(format!("missing claim `{c}`")),
-            ErrorKind::InvalidIssuer => AuthError::Invalid("unexpected issuer".into()),
-            ErrorKind::InvalidAudience => AuthError::Invalid("unexpected audience".into()),
-            _ => AuthError::Invalid("token rejected".into()),
-        })?;
+        }
+        .map_err(map_jwt_error)?;
         let c = data.claims;
         if c.sub.trim().is_empty() {
             return Err(AuthError::Invalid("claim `sub` is empty".into()));
         }
+        let now = chrono::Utc::now().timestamp().max(0) as u64;
+        if c.iat.is_some_and(|iat| iat > now + self.validation.leeway) {
+            return Err(AuthError::NotYetValid);
+        }
         Ok(Identity { subject: c.sub, groups: c.groups, attributes: c.attrs })
     }
 
-    /// Reads and verifies the `authorization` metadata of a request.
+    /// Reads and verifies the `authorization` metadata of a request; more than one value is
+    /// refused (which one counts would be a guess).
     pub fn verify_metadata(&self, metadata: &tonic::metadata::MetadataMap) -> Result<Identity, AuthError> {
-        let value = metadata.get("authorization").ok_or(AuthError::Missing)?;
+        let mut values = metadata.get_all("authorization").iter();
+        let value = values.next().ok_or(AuthError::Missing)?;
+        if values.next().is_some() {
+            return Err(AuthError::Ambiguous);
+        }
         let value = value.to_str().map_err(|_| AuthError::Malformed)?;
         self.verify_header(value)
     }
@@ -218,6 +350,7 @@ pub fn mint_hs256(
         attrs,
         exp: now + ttl.as_secs(),
         iat: Some(now),
+        nbf: None,
         iss: None,
         aud: None,
     };
@@ -262,6 +395,7 @@ mod tests {
                 attrs: Default::default(),
                 exp: now - 3600,
                 iat: None,
+                nbf: None,
                 iss: None,
                 aud: None,
             },

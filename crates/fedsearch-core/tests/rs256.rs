@@ -21,6 +21,7 @@ fn claims(exp_offset: i64) -> Claims {
         attrs: BTreeMap::from([("business_lines".into(), "retail".into())]),
         exp: (chrono::Utc::now().timestamp() + exp_offset) as u64,
         iat: None,
+        nbf: None,
         iss: Some("https://idp.example".into()),
         aud: Some("fedsearch".into()),
     }

@@ -261,6 +261,7 @@ async fn callers_without_a_valid_token_are_unauthenticated() {
             attrs: Default::default(),
             exp: 1,
             iat: None,
+            nbf: None,
             iss: None,
             aud: None,
         },
