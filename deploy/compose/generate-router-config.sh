@@ -23,9 +23,11 @@ generated=$(
     -e 's#http://127\.0\.0\.1:50062#http://sql-adapter:50062#g' \
     -e 's#http://127\.0\.0\.1:50063#http://wiki-adapter:50063#g' \
     -e '/^[[:space:]]*hs256_secret:/d' \
+    -e 's#^([[:space:]]*allowed_hosts:[[:space:]]*\[.*)\]#\1, router]#' \
     "$src"
 )
-if grep -nE '^[^#]*(127\.0\.0\.1|localhost)' <<<"$generated" >&2; then
+# (MCP's allowed_hosts keeps the loopback names: compose publishes the port on 127.0.0.1.)
+if grep -vE '^[[:space:]]*allowed_hosts:' <<<"$generated" | grep -nE '^[^#]*(127\.0\.0\.1|localhost)' >&2; then
   echo "deploy/config/router.yaml has a loopback address this script does not map to a service name (above)"
   exit 1
 fi
