@@ -11,11 +11,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Parser, Debug)]
 #[command(name = "fedsearch", version, about, propagate_version = true)]
 pub struct Cli {
-    /// The router's gRPC address.
+    /// The router's gRPC address: `host:port` (as grpcurl takes it) or `http://host:port`.
     #[arg(long, global = true, env = "FEDSEARCH_ROUTER", default_value = "http://127.0.0.1:50051")]
     pub router: String,
 
-    /// The bearer token (JWT) identifying you; mint a demo one with `fedsearch token --user alice`.
+    /// The bearer token (JWT) identifying you; mint a demo one with `fedsearch token --secret <the router's HS256 secret> --user alice`.
     #[arg(long, global = true, env = "FEDSEARCH_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 

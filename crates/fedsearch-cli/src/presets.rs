@@ -45,6 +45,10 @@ pub const DEMO_USERS: &[DemoUser] = &[
     DemoUser { sub: "eve", role: "contractor, no wiki account", groups: &["employee"], attrs: &[] },
 ];
 
+/// The HS256 secret of the demo router (`deploy/config/router.yaml`, `auth.hs256_secret`): public
+/// on purpose, for the demo only. The no-token hint prints it so that its command works as printed.
+pub const DEMO_SECRET: &str = "fedsearch-demo-secret-change-me-0123456789";
+
 /// The demo user called `name`, or a message listing the known ones.
 pub fn demo_user(name: &str) -> Result<&'static DemoUser, String> {
     DEMO_USERS.iter().find(|u| u.sub.eq_ignore_ascii_case(name.trim())).ok_or_else(|| {
@@ -65,6 +69,16 @@ mod tests {
         assert_eq!(demo_user("Bob").unwrap().attrs()["business_lines"], "retail,wholesale");
         assert!(demo_user("eve").unwrap().attrs().is_empty());
         assert_eq!(demo_user("dave").unwrap().attrs()["business_lines"], "wholesale");
+    }
+
+    #[test]
+    fn the_demo_secret_is_the_demo_routers() {
+        let config = include_str!("../../../deploy/config/router.yaml");
+        assert!(
+            config.contains(&format!("hs256_secret: \"{DEMO_SECRET}\"")),
+            "deploy/config/router.yaml changed its secret"
+        );
+        assert!(DEMO_SECRET.len() >= fedsearch_core::auth::MIN_SECRET_LEN);
     }
 
     #[test]

@@ -133,7 +133,8 @@ async fn missing_token_and_bad_flags_are_usage_errors_exit_2() {
         vec!["--token", "t", "search", "q", "--weight", "wiki=-1"],
         vec!["--token", "t", "search", "q", "--eq", "status"],
         vec!["--token", "t", "search", "q", "--fusion", "magic"],
-        vec!["--token", "t", "--router", "127.0.0.1:50051", "sources"],
+        vec!["--token", "t", "--router", "127.0.0.1", "sources"],
+        vec!["--token", "t", "--router", "grpc://127.0.0.1:50051", "sources"],
         vec!["frobnicate"],
     ] {
         let run = fedsearch(&args).await;
@@ -166,4 +167,80 @@ async fn router_and_token_come_from_the_environment() {
         .unwrap();
     assert!(run.status.success(), "{run:?}");
     assert!(String::from_utf8(run.stdout).unwrap().contains("tickets"));
+}
+
+/// The command inside `$(...)` of the no-token hint that `fedsearch ARGS` printed.
+fn hinted_command(stderr: &str) -> String {
+    let start = stderr.find("$(").expect("the hint has a $(...) command") + 2;
+    let end = stderr.rfind("))").expect("the hint ends with ))");
+    stderr[start..end].to_string()
+}
+
+#[tokio::test]
+async fn the_no_token_hint_works_as_printed() {
+    // Without FEDSEARCH_JWT_SECRET the hint names the demo router's secret ...
+    let run = fedsearch(&["sources"]).await;
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    let hinted = hinted_command(&run.stderr);
+    assert!(hinted.contains(" token --secret "), "{hinted}");
+    // ... and the printed command, run by a shell as it stands, mints a token that secret verifies.
+    let minted = tokio::process::Command::new("sh").args(["-c", &hinted]).output().await.unwrap();
+    assert!(minted.status.success(), "{hinted}: {minted:?}");
+    let demo = JwtVerifier::new(&JwtConfig {
+        hs256_secret: Some(fedsearch_cli::presets::DEMO_SECRET.into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let id = demo.verify(String::from_utf8(minted.stdout).unwrap().trim()).unwrap();
+    assert_eq!(id.subject, "alice");
+
+    // With FEDSEARCH_JWT_SECRET set, `fedsearch token` reads it, and so does the hinted command:
+    // its token is accepted by a router with that secret.
+    let server = router::start().await;
+    let run = command(&["--router", &server.url, "sources"])
+        .env("FEDSEARCH_JWT_SECRET", router::SECRET)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let hinted = hinted_command(&String::from_utf8(run.stderr).unwrap());
+    assert!(!hinted.contains("--secret"), "{hinted}");
+    let minted = tokio::process::Command::new("sh")
+        .args(["-c", &hinted])
+        .env("FEDSEARCH_JWT_SECRET", router::SECRET)
+        .output()
+        .await
+        .unwrap();
+    assert!(minted.status.success(), "{hinted}: {minted:?}");
+    let token = String::from_utf8(minted.stdout).unwrap();
+    let run = fedsearch(&["--router", &server.url, "--token", token.trim(), "sources"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("tickets"), "{run:?}");
+}
+
+#[tokio::test]
+async fn the_router_may_be_given_as_host_port_like_grpcurl() {
+    let server = router::start().await;
+    let host_port = server.url.strip_prefix("http://").expect("the test router's URL is http://");
+    let alice = token_for("alice").await;
+    let run = fedsearch(&["--router", host_port, "--token", &alice, "sources"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("tickets  search  support tickets\n"), "{}", run.stdout);
+    let run = command(&["search", "支付超时"])
+        .env("FEDSEARCH_ROUTER", host_port)
+        .env("FEDSEARCH_TOKEN", &alice)
+        .output()
+        .await
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(server.seen().len(), 1);
+    assert_eq!(server.seen()[0].request.query, "支付超时");
+
+    // An unreachable host:port names the address as it was given.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = fedsearch(&["--router", &addr, "--token", "x.y.z", "sources"]).await;
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stderr.trim_end().ends_with(&format!("(router {addr})")), "{run:?}");
 }
