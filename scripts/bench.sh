@@ -111,8 +111,8 @@ cpu_ticks() {
 CLK_TCK=$(getconf CLK_TCK)
 
 log "building release binaries: router, fusion, scripted-adapter, fedsearch-loadgen"
-cargo build --release -p fedsearch-bench -p fedsearch-router -p fedsearch-fusion 2>&1 | tail -2
-for b in router fusion scripted-adapter fedsearch-loadgen; do [ -x "$BIN/$b" ] || die "missing $BIN/$b after the build"; done
+cargo build --release -p fedsearch-bench -p fedsearch-router -p fedsearch-fusion -p fedsearch-cli 2>&1 | tail -2
+for b in router fusion scripted-adapter fedsearch-loadgen fedsearch; do [ -x "$BIN/$b" ] || die "missing $BIN/$b after the build"; done
 
 LOAD_START=$(loadavg)
 # Other work on the machine inflates every number: say so when the 1-minute load was high at start.
@@ -145,6 +145,7 @@ stack() {
     ADAPTER_PIDS+=("$LAST_PID")
     i=$((i + 1))
   done
+  STACK_PORTS=("${ports[@]}")
   free_port; ROUTER_PORT=$PORT
   {
     echo "server: { listen: \"127.0.0.1:$ROUTER_PORT\", shutdown_grace: 2s }"
@@ -240,6 +241,55 @@ if [ -n "$OVERLOAD_FACTORS" ]; then
   done
   stop_pids "${STACK_PIDS[@]}"
 fi
+# recovered_after WHAT JQ_TEST — polls a search every ~20 ms until JQ_TEST holds for the response;
+# prints the seconds since RESTARTED_AT.
+recovered_after() {
+  local i
+  for i in $(seq 3000); do
+    if "$BIN/fedsearch" --router "127.0.0.1:$ROUTER_PORT" --token "$POLL_TOKEN" --json search "$QUERY" 2>/dev/null \
+      | jq -e "$2" >/dev/null 2>&1; then
+      awk -v a="$RESTARTED_AT" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'
+      return
+    fi
+    sleep 0.02
+  done
+  die "$1 was not used again within a minute"
+}
+# until_state SOURCE STATE_RE — polls until the source's state matches (the breaker has seen it).
+until_state() {
+  local i
+  for i in $(seq 500); do
+    "$BIN/fedsearch" --router "127.0.0.1:$ROUTER_PORT" --token "$POLL_TOKEN" --json search "$QUERY" 2>/dev/null \
+      | jq -e --arg s "$1" --arg re "$2" '.sources[] | select(.source == $s) | .state | test($re)' >/dev/null 2>&1 && return
+    sleep 0.05
+  done
+  die "$1 never reached $2"
+}
+
+RECOVERY=()
+if [ -z "${BENCH_SKIP_RECOVERY:-}" ]; then
+  log "phase 4: recovery — kill -9 a source's adapter, or fusion, then start it again"
+  stack rec 10 20 30
+  POLL_TOKEN=$("$BIN/fedsearch" token --secret "$SECRET" --sub bench-recovery)
+  # An adapter: killed until its circuit is open (the breaker's 30 s open period has begun), then
+  # started again on its port; recovery = restart → first OK status from that source.
+  kill -KILL "${ADAPTER_PIDS[0]}"
+  until_state "${NAMES[0]}" '^circuit_open$'
+  start "adapter-rec-${NAMES[0]}-again" "$BIN/scripted-adapter" --listen "127.0.0.1:${STACK_PORTS[0]}" \
+    --source "${NAMES[0]}" --latency-ms 10 --hits "$HITS"
+  STACK_PIDS+=("$LAST_PID"); ADAPTER_PIDS[0]=$LAST_PID
+  RESTARTED_AT=$(date +%s.%N)
+  RECOVERY+=("| adapter killed (kill -9) while its circuit was open for 30 s | $(recovered_after adapter ".sources[] | select(.source == \"${NAMES[0]}\") | .state == \"ok\"") |")
+  # Fusion: killed until the router fuses in-process, then started again on its port.
+  kill -KILL "$FUSION_PID"
+  until "$BIN/fedsearch" --router "127.0.0.1:$ROUTER_PORT" --token "$POLL_TOKEN" --json search "$QUERY" 2>/dev/null \
+    | jq -e '.fusion.in_process_fallback' >/dev/null 2>&1; do sleep 0.05; done
+  start fusion-again "$BIN/fusion" --config "$WORK/fusion.yaml"
+  FUSION_PID=$LAST_PID
+  RESTARTED_AT=$(date +%s.%N)
+  RECOVERY+=("| fusion killed (kill -9), the router fusing in-process | $(recovered_after fusion '.fusion.in_process_fallback == false') |")
+  stop_pids "${STACK_PIDS[@]}"
+fi
 LOAD_END=$(loadavg)
 
 # Fusion micro-benchmark (criterion), when the fusion crate defines one.
@@ -331,6 +381,16 @@ TMP_OUT="$WORK/BENCHMARKS.md"
         | ((.errors.DEADLINE_EXCEEDED // 0) + (.errors.CANCELLED // 0)) as $late
         | "| \(.run.label) | \(.sent) | \(.achieved_qps) | \(pct($shed)) | \(pct($late)) | \(.error_total - $shed - $late) | \(.latency_ms.p50) | \(.latency_ms.p99) | \(.latency_ms.max) | \($d) |"' "$WORK/$r.json"
     done
+    echo
+  fi
+  if [ ${#RECOVERY[@]} -gt 0 ]; then
+    echo "### Recovery after a fault"
+    echo
+    echo "Seconds from starting a killed process again to the router's first search that uses it (polled every ~20 ms with \`fedsearch search --json\`; includes the process's own start-up). The breaker's open period is 30 s; an open source's adapter is asked for its gRPC health every second (\`circuit_breaker.health_interval\`)."
+    echo
+    echo "| fault | recovered after (s) |"
+    echo "|---|---|"
+    printf '%s\n' "${RECOVERY[@]}"
     echo
   fi
   echo "### Where the time goes"
