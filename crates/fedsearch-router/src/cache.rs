@@ -1,16 +1,26 @@
-//! Per-source answer cache (moka), enabled by `cache_ttl` on a source.
+//! Per-source answer cache, enabled by `cache_ttl` on a source: a local tier (moka) in every
+//! router, and optionally a shared tier (Redis, `shared_cache`) so router replicas reuse each
+//! other's answers.
 //!
 //! The key is a canonical encoding of the sub-query minus its deadline ([`key`]): source,
 //! rewritten text, filters, limit, template, parameters and the verified user (subject, groups,
 //! attributes). Two users never share an entry, and the full bytes are the key (no hash
-//! collisions). Only OK answers are
-//! stored, sub-queries with a delegated credential never are, and an entry lives at most
-//! `cache_ttl` — so a permission change at the source takes effect within that time. A cached
-//! answer says so in its status message.
+//! collisions: the shared tier files an entry under the key's SHA-256 but stores the key with it
+//! and serves it only to the very same key). Only OK answers are stored, sub-queries with a
+//! delegated credential never are, and an entry lives at most `cache_ttl` in either tier — so a
+//! permission change at the source takes effect within that time. A cached answer says so in its
+//! status message. The shared tier is best effort: every call to it is bounded by its timeout,
+//! and an unreachable Redis means no shared tier, never a failed search.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, OnceLock},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
 
-use fedsearch_proto::{adapter::SubQuery, types::SourceHit};
+use fedsearch_proto::{
+    adapter::{HitBatch, SubQuery},
+    types::SourceHit,
+};
 use prost::Message;
 use tokio::time::Instant;
 
@@ -26,11 +36,159 @@ impl Cached {
     }
 }
 
-pub type AnswerCache = moka::future::Cache<Vec<u8>, Cached>;
+/// One source's cache: the local tier, and the shared tier when the router has one.
+#[derive(Clone)]
+pub struct AnswerCache {
+    local: moka::future::Cache<Vec<u8>, Cached>,
+    shared: SharedHandle,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for AnswerCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnswerCache").field("ttl", &self.ttl).field("shared", &self.shared.get().is_some()).finish()
+    }
+}
+
+/// The router's shared tier, set once at start-up and seen by every source's cache.
+pub type SharedHandle = Arc<OnceLock<SharedCache>>;
 
 /// Builds the cache of one source.
-pub fn new(ttl: Duration, max_entries: u64) -> AnswerCache {
-    moka::future::Cache::builder().time_to_live(ttl).max_capacity(max_entries).build()
+pub fn new(ttl: Duration, max_entries: u64, shared: SharedHandle) -> AnswerCache {
+    AnswerCache {
+        local: moka::future::Cache::builder().time_to_live(ttl).max_capacity(max_entries).build(),
+        shared,
+        ttl,
+    }
+}
+
+impl AnswerCache {
+    pub async fn get(&self, key: &[u8]) -> Option<Cached> {
+        if let Some(hit) = self.local.get(key).await {
+            return Some(hit);
+        }
+        let shared = self.shared.get()?;
+        let (hits, age) = shared.get(key).await?;
+        let cached =
+            Cached { hits: Arc::new(hits), stored: Instant::now().checked_sub(age).unwrap_or_else(Instant::now) };
+        self.local.insert(key.to_vec(), cached.clone()).await;
+        Some(cached)
+    }
+
+    pub async fn insert(&self, key: Vec<u8>, value: Cached) {
+        if let Some(shared) = self.shared.get() {
+            shared.put(&key, &value.hits, self.ttl);
+        }
+        self.local.insert(key, value).await;
+    }
+}
+
+/// The connection, once made; and when connecting last failed (no new try for a second).
+#[derive(Default)]
+struct Connection {
+    manager: Option<redis::aio::ConnectionManager>,
+    failed_at: Option<Instant>,
+}
+
+/// The shared tier: Redis, through a lazily-connected, self-reconnecting connection manager.
+#[derive(Clone)]
+pub struct SharedCache {
+    client: redis::Client,
+    conn: Arc<tokio::sync::Mutex<Connection>>,
+    prefix: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for SharedCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may hold a password: never printed.
+        f.debug_struct("SharedCache").field("prefix", &self.prefix).field("timeout", &self.timeout).finish()
+    }
+}
+
+impl SharedCache {
+    /// Checks the URL now; connects on first use.
+    pub fn new(config: &crate::config::SharedCacheSection) -> anyhow::Result<Self> {
+        let client = redis::Client::open(config.redis_url.as_str())
+            .map_err(|e| anyhow::anyhow!("shared_cache.redis_url is not a Redis URL: {e}"))?;
+        Ok(Self { client, conn: Arc::default(), prefix: config.key_prefix.clone(), timeout: config.timeout })
+    }
+
+    fn redis_key(&self, key: &[u8]) -> String {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(key);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{}{hex}", self.prefix)
+    }
+
+    /// A connection, connecting (within the timeout) if there is none yet.
+    async fn connection(&self) -> Option<redis::aio::ConnectionManager> {
+        let mut c = self.conn.lock().await;
+        let recently_failed = c.failed_at.is_some_and(|t| t.elapsed() < Duration::from_secs(1));
+        if c.manager.is_none() && !recently_failed {
+            let connect = self.client.get_connection_manager();
+            match tokio::time::timeout(self.timeout * 4, connect).await {
+                Ok(Ok(m)) => c.manager = Some(m),
+                Ok(Err(e)) => tracing::warn!(error = %e, "shared cache unreachable; answering without it"),
+                Err(_) => tracing::warn!("shared cache did not connect in time; answering without it"),
+            }
+            if c.manager.is_none() {
+                c.failed_at = Some(Instant::now());
+            }
+        }
+        c.manager.clone()
+    }
+
+    async fn get(&self, key: &[u8]) -> Option<(Vec<SourceHit>, Duration)> {
+        let mut conn = self.connection().await?;
+        let redis_key = self.redis_key(key);
+        let read = async move {
+            let bytes: Option<Vec<u8>> = redis::cmd("GET").arg(&redis_key).query_async(&mut conn).await.ok()?;
+            bytes
+        };
+        let bytes = tokio::time::timeout(self.timeout, read).await.ok()??;
+        decode_entry(&bytes, key)
+    }
+
+    /// Stores in the background: the answer never waits for Redis.
+    fn put(&self, key: &[u8], hits: &[SourceHit], ttl: Duration) {
+        let (this, redis_key, value) = (self.clone(), self.redis_key(key), encode_entry(key, hits));
+        tokio::spawn(async move {
+            let Some(mut conn) = this.connection().await else { return };
+            let mut set = redis::cmd("SET");
+            set.arg(&redis_key).arg(value).arg("PX").arg(ttl.as_millis().max(1) as u64);
+            let write = set.query_async::<()>(&mut conn);
+            if !matches!(tokio::time::timeout(this.timeout, write).await, Ok(Ok(()))) {
+                tracing::debug!("shared cache write failed or timed out");
+            }
+        });
+    }
+}
+
+/// An entry: the full key (checked on read), when it was stored, and the hits.
+fn encode_entry(key: &[u8], hits: &[SourceHit]) -> Vec<u8> {
+    let stored_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let batch = HitBatch { sub_query_id: String::new(), hits: hits.to_vec() }.encode_to_vec();
+    let mut out = Vec::with_capacity(16 + key.len() + batch.len());
+    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(&stored_ms.to_le_bytes());
+    out.extend_from_slice(&batch);
+    out
+}
+
+/// The hits and age of an entry, only if it was stored under exactly `key`.
+fn decode_entry(bytes: &[u8], key: &[u8]) -> Option<(Vec<SourceHit>, Duration)> {
+    let len = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?) as usize;
+    let stored_key = bytes.get(8..8usize.checked_add(len)?)?;
+    if stored_key != key {
+        return None;
+    }
+    let rest = &bytes[8 + len..];
+    let stored_ms = u64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
+    let batch = HitBatch::decode(&rest[8..]).ok()?;
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    Some((batch.hits, Duration::from_millis(now_ms.saturating_sub(stored_ms))))
 }
 
 /// The cache key of a sub-query: a canonical, typed encoding of everything that can change its
@@ -140,6 +298,19 @@ mod tests {
         let mut split = q("alice", &[], "t");
         split.params.insert("a".into(), "b".into());
         assert_ne!(key(&two, false), key(&split, false), "lengths frame every part");
+    }
+
+    #[test]
+    fn a_shared_entry_is_served_only_to_its_own_key() {
+        let hits = vec![SourceHit { id: "KB-1".into(), title: "退款".into(), ..Default::default() }];
+        let a = key(&q("alice", &["support"], "退款"), false);
+        let b = key(&q("carol", &["employee"], "退款"), false);
+        let entry = encode_entry(&a, &hits);
+        let (back, age) = decode_entry(&entry, &a).expect("the same key reads it");
+        assert_eq!(back, hits);
+        assert!(age < Duration::from_secs(5));
+        assert!(decode_entry(&entry, &b).is_none(), "another user's key never reads it");
+        assert!(decode_entry(&entry[..5], &a).is_none(), "a truncated entry is no entry");
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct RouterConfig {
     /// The MCP endpoint (streamable HTTP at `/mcp`); off when unset.
     #[serde(default)]
     pub mcp: Option<McpSection>,
+    /// A shared tier for the answer caches (Redis), so router replicas reuse each other's answers.
+    #[serde(default)]
+    pub shared_cache: Option<SharedCacheSection>,
     /// Bilingual glossary for query expansion and source selection (see [`crate::analysis`]).
     #[serde(default)]
     pub glossary: GlossarySection,
@@ -207,6 +210,26 @@ pub struct McpSection {
     /// so MCP clients know where to get a token. Unset: a bare `Bearer` challenge.
     #[serde(default)]
     pub protected_resource: Option<ProtectedResource>,
+}
+
+/// The shared answer cache ([`crate::cache`]): only sources with `cache_ttl` use it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedCacheSection {
+    /// e.g. `redis://cache:6379/` (`rediss://` for TLS; credentials from the URL's userinfo).
+    pub redis_url: String,
+    #[serde(default = "default_cache_prefix")]
+    pub key_prefix: String,
+    /// Every Redis call waits at most this long; then the search goes on without it.
+    #[serde(default = "default_cache_timeout", with = "duration")]
+    pub timeout: Duration,
+}
+
+fn default_cache_prefix() -> String {
+    "fedsearch:answer:".into()
+}
+fn default_cache_timeout() -> Duration {
+    Duration::from_millis(25)
 }
 
 #[derive(Debug, Clone, Deserialize)]

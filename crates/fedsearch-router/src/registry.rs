@@ -81,6 +81,7 @@ pub struct Registry {
     sources: Arc<Vec<Source>>,
     by_name: Arc<HashMap<String, usize>>,
     glossary: Arc<Glossary>,
+    shared_cache: crate::cache::SharedHandle,
 }
 
 impl Registry {
@@ -88,6 +89,7 @@ impl Registry {
     pub fn new(configs: &[SourceConfig], breaker: &CircuitBreakerConfig, glossary: Glossary) -> anyhow::Result<Self> {
         let mut channels: HashMap<String, Channel> = HashMap::new();
         let mut sources = Vec::with_capacity(configs.len());
+        let shared_cache = crate::cache::SharedHandle::default();
         for c in configs {
             let channel = match channels.get(&c.adapter) {
                 Some(ch) => ch.clone(),
@@ -114,12 +116,17 @@ impl Registry {
                 client: SourceAdapterClient::with_interceptor(channel.clone(), TraceInjector),
                 breaker: CircuitBreaker::new(breaker),
                 health: tonic_health::pb::health_client::HealthClient::new(channel),
-                cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000)),
+                cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000, shared_cache.clone())),
                 config: c.clone(),
             });
         }
         let by_name = sources.iter().enumerate().map(|(i, s)| (s.config.name.clone(), i)).collect();
-        Ok(Self { sources: Arc::new(sources), by_name: Arc::new(by_name), glossary: Arc::new(glossary) })
+        Ok(Self { sources: Arc::new(sources), by_name: Arc::new(by_name), glossary: Arc::new(glossary), shared_cache })
+    }
+
+    /// Gives every source's answer cache the shared tier (once, at start-up).
+    pub fn use_shared_cache(&self, shared: crate::cache::SharedCache) {
+        let _ = self.shared_cache.set(shared);
     }
 
     /// The glossary questions are expanded with.

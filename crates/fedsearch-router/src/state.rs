@@ -25,6 +25,9 @@ impl RouterState {
             &config.circuit_breaker,
             crate::analysis::Glossary::new(config.glossary.builtin, &config.glossary.groups),
         )?;
+        if let Some(shared) = &config.shared_cache {
+            registry.use_shared_cache(crate::cache::SharedCache::new(shared)?);
+        }
         let fusion = match &config.fusion.endpoint {
             Some(ep) => Some(FusionClient::with_interceptor(
                 fedsearch_core::grpc::lazy_channel(ep, config.fusion.connect_timeout)?,

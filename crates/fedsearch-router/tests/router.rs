@@ -869,3 +869,85 @@ async fn one_users_flood_is_refused_early_and_others_are_still_served() {
         h.abort();
     }
 }
+
+/// A Redis of the test's own (Debian's redis-server, which `scripts/backends/all.sh` installs),
+/// so it can be stopped without touching anything else.
+struct OwnRedis {
+    url: String,
+    child: std::process::Child,
+}
+
+impl OwnRedis {
+    async fn start() -> OwnRedis {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let child = std::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server (install it with scripts/backends/all.sh start redis)");
+        let url = format!("redis://127.0.0.1:{port}/");
+        let client = redis::Client::open(url.as_str()).unwrap();
+        for _ in 0..200 {
+            if let Ok(mut c) = client.get_multiplexed_async_connection().await
+                && redis::cmd("PING").query_async::<String>(&mut c).await.is_ok()
+            {
+                return OwnRedis { url, child };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("redis-server did not answer");
+    }
+
+    async fn keys(&self) -> usize {
+        let client = redis::Client::open(self.url.as_str()).unwrap();
+        let mut c = client.get_multiplexed_async_connection().await.unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS").arg("fedsearch:answer:*").query_async(&mut c).await.unwrap();
+        keys.len()
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn two_routers_share_cached_answers_through_redis_but_never_across_users() {
+    let mut redis = OwnRedis::start().await;
+    let a = ScriptedAdapter::new("a", scripts(vec![("kb", Script::answer(make_hits("kb", 3), Duration::ZERO))]));
+    let record = a.record.clone();
+    let ra = start_adapter(a).await;
+    let yaml = router_yaml(&[("kb", &ra.url(), "cache_ttl: 60s")], &format!("shared_cache: {{ redis_url: \"{}\" }}", redis.url));
+    let (one, two) = (start_router(&yaml).await, start_router(&yaml).await);
+    let (mut c1, mut c2) = (client(&one).await, client(&two).await);
+    let alice = token("alice", &["support"]);
+    c1.search(authed(query("退款政策"), &alice)).await.unwrap();
+    assert_eq!(record.started.load(Ordering::SeqCst), 1);
+    // The write to Redis happens off the answer's path.
+    for _ in 0..200 {
+        if redis.keys().await > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(redis.keys().await, 1, "router one stored its answer in the shared tier");
+    let shared = c2.search(authed(query("退款政策"), &alice)).await.unwrap().into_inner();
+    assert!(shared.sources[0].message.starts_with("from cache"), "{:?}", shared.sources[0]);
+    assert_eq!(record.started.load(Ordering::SeqCst), 1, "router two reused router one's answer");
+    assert_eq!(shared.hits.len(), 3);
+    // Another user asking the same question on router two goes to the source.
+    let carol = c2.search(authed(query("退款政策"), &token("carol", &["employee"]))).await.unwrap().into_inner();
+    assert!(!carol.sources[0].message.starts_with("from cache"), "{:?}", carol.sources[0]);
+    assert_eq!(record.started.load(Ordering::SeqCst), 2);
+    // Redis gone: searches go on without the shared tier.
+    let _ = redis.child.kill();
+    let _ = redis.child.wait();
+    let resp = c1.search(authed(query("发货延迟"), &alice)).await.expect("no failed call").into_inner();
+    assert_eq!(state_of(&resp, "kb"), SourceState::Ok);
+    assert_eq!(record.started.load(Ordering::SeqCst), 3);
+}
