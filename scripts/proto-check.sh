@@ -111,6 +111,13 @@ contract_tree() {
   git archive "$commit" proto | tar -x -C "$dir"
 }
 
+# A contract tagged here but not listed above would never be compared against.
+unlisted=$(git tag -l 'contract-*' | while read -r t; do
+  printf '%s\n' "${CONTRACTS[@]}" | grep -q "^$t " || echo "$t"; done)
+if [ -n "$unlisted" ]; then
+  fail "contract tags listed" "tagged but not in CONTRACTS of scripts/proto-check.sh: $(echo $unlisted)"
+fi
+
 WIRE_JSON='{"version":"v2","modules":[{"path":"proto"}],"breaking":{"use":["WIRE_JSON"]}}'
 newest=${CONTRACTS[${#CONTRACTS[@]} - 1]}
 for entry in "${CONTRACTS[@]}"; do
