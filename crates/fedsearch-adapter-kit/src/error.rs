@@ -65,8 +65,27 @@ impl AdapterError {
 
 pub use fedsearch_core::grpc::code_name;
 
+impl AdapterError {
+    /// The stable `ErrorInfo.reason` of this error.
+    pub fn reason(&self) -> fedsearch_core::errors::Reason {
+        use fedsearch_core::errors::Reason;
+        match self {
+            Self::InvalidArgument(_) | Self::FailedPrecondition(_) => Reason::InvalidArgument,
+            Self::Unauthenticated(_) => Reason::NoSourceCredential,
+            Self::PermissionDenied(_) => Reason::SourceNotPermitted,
+            Self::NotFound(_) => Reason::DocumentNotFound,
+            Self::Unavailable(_) => Reason::SourceUnavailable,
+            Self::DeadlineExceeded => Reason::DeadlineExceeded,
+            Self::ResourceExhausted(_) => Reason::Overloaded,
+            Self::Internal(_) => Reason::Internal,
+        }
+    }
+}
+
+/// An adapter error as a gRPC status with `google.rpc` details (see
+/// [`fedsearch_core::errors`]).
 impl From<AdapterError> for tonic::Status {
     fn from(e: AdapterError) -> Self {
-        tonic::Status::new(e.code(), e.to_string())
+        fedsearch_core::errors::status(e.code(), e.reason(), e.to_string())
     }
 }

@@ -7,6 +7,7 @@
 //! when the router cancels or disconnects, and serves health, reflection and graceful shutdown.
 
 mod error;
+mod metrics;
 mod service;
 pub mod testing;
 
@@ -150,6 +151,12 @@ pub async fn serve_adapter<A: Adapter>(
 pub trait AdapterConfig: serde::de::DeserializeOwned + fedsearch_core::config::Validate + Send + 'static {
     fn server(&self) -> &ServerConfig;
     fn telemetry(&self) -> &fedsearch_core::config::TelemetryConfig;
+    /// The `admin:` section (metrics and HTTP health); none by default.
+    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
+        static OFF: std::sync::LazyLock<fedsearch_core::admin::AdminConfig> =
+            std::sync::LazyLock::new(Default::default);
+        &OFF
+    }
 }
 
 #[derive(clap::Parser, Debug)]
@@ -179,6 +186,11 @@ where
         }
     };
     let telemetry = fedsearch_core::telemetry::init(service, config.telemetry())?;
+    if let Err(e) = config.admin().validate() {
+        eprintln!("{service}: invalid config: {e}");
+        std::process::exit(2);
+    }
+    let admin = fedsearch_core::admin::start(service, config.admin(), config.telemetry()).await?;
     let adapter = match build(&config).await {
         Ok(a) => a,
         Err(e) => {
@@ -189,6 +201,7 @@ where
     let listener = fedsearch_core::grpc::bind(config.server().listen).await?;
     tracing::info!(service, listen = %listener.local_addr()?, "serving");
     let result = serve_adapter(adapter, listener, config.server(), fedsearch_core::shutdown::signal()).await;
+    admin.shutdown();
     telemetry.shutdown();
     result
 }

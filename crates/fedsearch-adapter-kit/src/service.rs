@@ -33,11 +33,14 @@ pub struct AdapterService<A> {
     adapter: Arc<A>,
     permits: Arc<Semaphore>,
     default_timeout: Duration,
+    /// The logical sources the adapter describes: the only values of the metrics' source label.
+    sources: Arc<std::collections::HashSet<String>>,
 }
 
 impl<A: Adapter> AdapterService<A> {
     pub fn new(adapter: A, max_concurrent: usize, default_timeout: Duration) -> Self {
-        Self { adapter: Arc::new(adapter), permits: Arc::new(Semaphore::new(max_concurrent)), default_timeout }
+        let sources = Arc::new(adapter.describe().sources.into_iter().map(|s| s.name).collect());
+        Self { adapter: Arc::new(adapter), permits: Arc::new(Semaphore::new(max_concurrent)), default_timeout, sources }
     }
 
     pub fn into_server(self) -> SourceAdapterServer<Self> {
@@ -94,6 +97,7 @@ async fn run_one<A: Adapter>(
     out: mpsc::Sender<Result<ResultFrame, Status>>,
     default_timeout: Duration,
     stream_deadline: Option<tokio::time::Instant>,
+    source: String,
 ) -> ResultFrame {
     let started = Instant::now();
     let id = query.id.clone();
@@ -104,6 +108,7 @@ async fn run_one<A: Adapter>(
         query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + left));
     }
     if let Err(e) = check(&mut query) {
+        crate::metrics::subquery_done(&source, e.state(), started, 0);
         return done(&id, e.state(), code_name(e.code()), e.to_string(), 0, started);
     }
     let budget = crate::remaining(&query, default_timeout);
@@ -127,7 +132,15 @@ async fn run_one<A: Adapter>(
         }
         hits
     };
+    let backend_started = Instant::now();
     let (result, hits) = tokio::join!(tokio::time::timeout(budget, work), forward);
+    let state = match &result {
+        Ok(Ok(())) => SourceState::Ok,
+        Ok(Err(e)) => e.state(),
+        Err(_) => SourceState::Timeout,
+    };
+    crate::metrics::backend_done(&source, state, backend_started);
+    crate::metrics::subquery_done(&source, state, started, hits);
     match result {
         Ok(Ok(())) => done(&id, SourceState::Ok, "OK", notes.notes(), hits, started),
         Ok(Err(e)) => {
@@ -161,6 +174,7 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
         let adapter = self.adapter.clone();
         let permits = self.permits.clone();
         let default_timeout = self.default_timeout;
+        let known = self.sources.clone();
         let driver = async move {
             let mut tasks: JoinSet<ResultFrame> = JoinSet::new();
             let mut running: HashMap<String, tokio::task::AbortHandle> = HashMap::new();
@@ -195,8 +209,9 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                                 sub_query_id = %q.id,
                             );
                             let id = q.id.clone();
+                            let label = if known.contains(&q.source) { q.source.clone() } else { "_OTHER".to_string() };
                             let handle = tasks.spawn(
-                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline)
+                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline, label)
                                     .instrument(span),
                             );
                             ids.insert(handle.id(), id.clone());
@@ -244,16 +259,37 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
     async fn fetch(&self, request: Request<FetchRequest>) -> Result<Response<FetchResponse>, Status> {
         let request = request.into_inner();
         if request.reference.is_empty() {
-            return Err(Status::invalid_argument("reference must not be empty"));
+            return Err(fedsearch_core::errors::invalid_field(
+                fedsearch_core::errors::Reason::InvalidArgument,
+                "reference",
+                "reference must not be empty",
+            ));
         }
         if request.user.as_ref().is_none_or(|u| u.subject.is_empty()) {
-            return Err(Status::unauthenticated("fetch carries no user context"));
+            return Err(fedsearch_core::errors::status(
+                tonic::Code::Unauthenticated,
+                fedsearch_core::errors::Reason::TokenMissing,
+                "fetch carries no user context",
+            ));
         }
         let span = tracing::info_span!("adapter.fetch", source = %request.source);
-        match tokio::time::timeout(self.default_timeout, self.adapter.fetch(request).instrument(span)).await {
+        let source = if self.sources.contains(&request.source) { request.source.clone() } else { "_OTHER".into() };
+        let started = Instant::now();
+        let result = tokio::time::timeout(self.default_timeout, self.adapter.fetch(request).instrument(span)).await;
+        let state = match &result {
+            Ok(Ok(_)) => SourceState::Ok,
+            Ok(Err(e)) => e.state(),
+            Err(_) => SourceState::Timeout,
+        };
+        crate::metrics::fetch_done(&source, state, started);
+        match result {
             Ok(Ok(doc)) => Ok(Response::new(doc)),
             Ok(Err(e)) => Err(e.into()),
-            Err(_) => Err(Status::deadline_exceeded("the source did not answer in time")),
+            Err(_) => Err(fedsearch_core::errors::status(
+                tonic::Code::DeadlineExceeded,
+                fedsearch_core::errors::Reason::DeadlineExceeded,
+                "the source did not answer in time",
+            )),
         }
     }
 }

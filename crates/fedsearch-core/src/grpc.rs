@@ -1,6 +1,7 @@
 //! Serving a set of gRPC services the same way everywhere: server spans from the incoming
-//! trace context, `grpc.health.v1` health, reflection, and graceful shutdown (NOT_SERVING,
-//! stop accepting, drain in-flight calls within a grace period).
+//! trace context, call metrics and the trace id in every response ([`crate::metrics`]),
+//! `grpc.health.v1` health, reflection, and graceful shutdown (NOT_SERVING, stop accepting,
+//! drain in-flight calls within a grace period).
 
 use std::{future::Future, time::Duration};
 
@@ -80,6 +81,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let (reporter, health_service) = tonic_health::server::health_reporter();
     set_all(&reporter, &served.service_names, ServingStatus::Serving).await;
+    crate::admin::set_ready(true);
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(fedsearch_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -91,12 +93,14 @@ pub async fn serve(
     let health_for_stop = reporter.clone();
     let signal = async move {
         shutdown.await;
+        crate::admin::set_ready(false);
         set_all(&health_for_stop, &names, ServingStatus::NotServing).await;
         tracing::info!("not serving any more; draining in-flight calls");
         let _ = stop_tx.send(());
     };
     let server = limited_server()
         .layer(trace_layer())
+        .layer(crate::metrics::RpcMetricsLayer)
         .layer(tower::util::MapResponseLayer::new(caller_statuses))
         .add_routes(routes)
         .serve_with_incoming_shutdown(

@@ -4,9 +4,12 @@
 //! behaviour — how a token is verified, how a trace crosses a hop, how a service shuts down —
 //! is written once.
 
+pub mod admin;
 pub mod auth;
 pub mod config;
+pub mod errors;
 pub mod grpc;
+pub mod metrics;
 pub mod propagation;
 pub mod shutdown;
 pub mod telemetry;

@@ -1,14 +1,31 @@
 //! Logs and traces: JSON log lines carrying the trace id, OpenTelemetry spans exported over
 //! OTLP/gRPC when an endpoint is configured.
 //!
+//! Every JSON line written inside a span of a traced request starts with `"trace_id"` (and
+//! `"span_id"`), read from the OpenTelemetry context of the line's span, so a line logged deep
+//! in a spawned task (a failing source, a sub-query that finished) joins its trace.
+//!
 //! The OpenTelemetry layer is installed even when export is off, so every request still gets
 //! a real trace id (returned to callers and written in logs) and trace context still propagates
 //! to the next hop.
 
-use opentelemetry::{KeyValue, trace::TracerProvider as _};
+use opentelemetry::{
+    KeyValue,
+    trace::{TraceContextExt as _, TracerProvider as _},
+};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
-use tracing_subscriber::{EnvFilter, layer::SubscriberExt, util::SubscriberInitExt};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::{
+    EnvFilter,
+    fmt::{
+        FmtContext, FormatEvent, FormatFields,
+        format::{Format, Json, Writer},
+    },
+    layer::SubscriberExt,
+    registry::LookupSpan,
+    util::SubscriberInitExt,
+};
 
 use crate::config::{LogFormat, TelemetryConfig};
 
@@ -62,8 +79,9 @@ pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<T
             .with(
                 tracing_subscriber::fmt::layer()
                     .json()
-                    .with_current_span(true)
-                    .with_span_list(false)
+                    .event_format(TraceJson(
+                        tracing_subscriber::fmt::format().json().with_current_span(true).with_span_list(false),
+                    ))
                     .with_writer(std::io::stderr),
             )
             .try_init(),
@@ -72,5 +90,38 @@ pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<T
     if result.is_err() {
         tracing::debug!("a global subscriber was already installed; keeping it");
     }
+    tracing::dispatcher::get_default(|d| {
+        let _ = DISPATCH.set(d.downgrade());
+    });
     Ok(Telemetry { provider })
+}
+
+/// The process's subscriber, to read a span's OpenTelemetry context while formatting a line.
+static DISPATCH: std::sync::OnceLock<tracing::dispatcher::WeakDispatch> = std::sync::OnceLock::new();
+
+/// The JSON line format with the trace and span id of the event's span in front.
+struct TraceJson(Format<Json>);
+
+impl<S, N> FormatEvent<S, N> for TraceJson
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        let ids = ctx
+            .lookup_current()
+            .map(|span| span.id())
+            .and_then(|id| Some((id, DISPATCH.get()?.upgrade()?)))
+            .and_then(|(id, dispatch)| tracing_opentelemetry::get_otel_context(&id, &dispatch))
+            .map(|cx| cx.span().span_context().clone())
+            .filter(|sc| sc.is_valid());
+        match (ids, line.strip_prefix('{')) {
+            (Some(sc), Some(rest)) => {
+                write!(writer, "{{\"trace_id\":\"{}\",\"span_id\":\"{}\",{rest}", sc.trace_id(), sc.span_id())
+            }
+            _ => writer.write_str(&line),
+        }
+    }
 }

@@ -31,6 +31,9 @@ pub struct EsAdapterConfig {
     pub server: ServerConfig,
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// The admin HTTP port (`/metrics`, `/healthz`, `/readyz`); off when unset.
+    #[serde(default)]
+    pub admin: fedsearch_core::admin::AdminConfig,
     pub cluster: ClusterConfig,
     pub sources: Vec<SourceConfig>,
 }
@@ -417,6 +420,9 @@ impl AdapterConfig for EsAdapterConfig {
     }
     fn telemetry(&self) -> &TelemetryConfig {
         &self.telemetry
+    }
+    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
+        &self.admin
     }
 }
 

@@ -22,6 +22,9 @@ pub struct FusionConfig {
     pub server: ServerConfig,
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// The admin HTTP port (`/metrics`, `/healthz`, `/readyz`); off when unset.
+    #[serde(default)]
+    pub admin: fedsearch_core::admin::AdminConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -40,6 +43,7 @@ fn default_grace() -> Duration {
 
 impl Validate for FusionConfig {
     fn validate(&self) -> Result<(), String> {
+        self.admin.validate()?;
         if self.server.shutdown_grace > Duration::from_secs(300) {
             return Err("`server.shutdown_grace` must be at most 5m".into());
         }

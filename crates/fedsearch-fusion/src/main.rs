@@ -20,9 +20,11 @@ async fn main() -> anyhow::Result<()> {
         std::process::exit(2);
     });
     let telemetry = fedsearch_core::telemetry::init("fusion", &config.telemetry)?;
+    let admin = fedsearch_core::admin::start("fusion", &config.admin, &config.telemetry).await?;
     let listener = fedsearch_core::grpc::bind(config.server.listen).await?;
     tracing::info!(service = "fusion", listen = %listener.local_addr()?, "serving");
     let result = fedsearch_fusion::serve(listener, &config, fedsearch_core::shutdown::signal()).await;
+    admin.shutdown();
     telemetry.shutdown();
     result
 }

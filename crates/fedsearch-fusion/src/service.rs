@@ -55,7 +55,7 @@ impl Fusion for FusionService {
                     Ok(None) => tracing::debug!("caller left before the result"),
                     Err(status) => {
                         tracing::info!(code = ?status.code(), error = %status.message(), "fusion stream refused");
-                        let _ = tx.send(Err(status)).await;
+                        let _ = tx.send(Err(fedsearch_core::errors::ensure_details(status))).await;
                     }
                 }
             }

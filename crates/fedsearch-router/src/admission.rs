@@ -19,6 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use fedsearch_core::errors::Reason;
 use governor::{DefaultKeyedRateLimiter, Quota};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::Status;
@@ -61,9 +62,27 @@ impl Refusal {
             }
             Refusal::UserRate => ("this user is calling faster than the allowed rate; slow down".to_string(), 1000),
         };
-        let mut status = Status::resource_exhausted(message);
+        let reason = match self {
+            Refusal::Overloaded => Reason::Overloaded,
+            Refusal::UserInFlight | Refusal::UserRate => Reason::RateLimited,
+        };
+        let mut status = fedsearch_core::errors::exhausted(reason, message, Duration::from_millis(retry_ms));
         status.metadata_mut().insert("retry-after-ms", retry_ms.into());
         status
+    }
+
+    /// The metric label of the refusal (`fedsearch.admission.reason`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Refusal::Overloaded => "overloaded",
+            Refusal::UserInFlight => "user_in_flight",
+            Refusal::UserRate => "user_rate",
+        }
+    }
+
+    fn refuse(self, limit: usize) -> Status {
+        crate::metrics::refused(self.label());
+        self.status(limit)
     }
 }
 
@@ -117,14 +136,14 @@ impl Admission {
                 rate.retain_recent();
             }
             if rate.check_key(&subject.to_string()).is_err() {
-                return Err(Refusal::UserRate.status(0));
+                return Err(Refusal::UserRate.refuse(0));
             }
         }
         let per_user = inner.per_user_in_flight;
         let gate = inner.users.get_with_by_ref(subject, || Arc::new(Semaphore::new(per_user)));
-        let user = gate.try_acquire_owned().map_err(|_| Refusal::UserInFlight.status(per_user))?;
+        let user = gate.try_acquire_owned().map_err(|_| Refusal::UserInFlight.refuse(per_user))?;
         if !inner.limit.try_acquire() {
-            return Err(Refusal::Overloaded.status(inner.limit.current()));
+            return Err(Refusal::Overloaded.refuse(inner.limit.current()));
         }
         Ok(Ticket { inner: inner.clone(), _user: user })
     }

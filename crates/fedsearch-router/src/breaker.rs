@@ -15,7 +15,10 @@
 
 use std::{
     hash::{Hash, Hasher},
-    sync::Mutex,
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -25,6 +28,17 @@ use crate::config::CircuitBreakerConfig;
 pub struct CircuitBreaker {
     config: CircuitBreakerConfig,
     state: Mutex<State>,
+    /// Transitions into open, half-open and closed, for metrics ([`CircuitBreaker::transitions`]).
+    transitions: [AtomicU64; 3],
+}
+
+/// What the breaker is doing now, as a metric value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i64)]
+pub enum BreakerState {
+    Closed = 0,
+    HalfOpen = 1,
+    Open = 2,
 }
 
 #[derive(Debug, Default)]
@@ -110,7 +124,32 @@ fn user_hash(subject: &str) -> u64 {
 
 impl CircuitBreaker {
     pub fn new(config: &CircuitBreakerConfig) -> Self {
-        Self { config: config.clone(), state: Mutex::new(State::default()) }
+        Self { config: config.clone(), state: Mutex::new(State::default()), transitions: Default::default() }
+    }
+
+    /// Closed, open (skipping), or half-open (the open period is over: a probe may go or is out).
+    pub fn state(&self) -> BreakerState {
+        let s = self.lock();
+        match s.open {
+            None => BreakerState::Closed,
+            Some(open) if s.probing || Instant::now() >= open.until => BreakerState::HalfOpen,
+            Some(_) => BreakerState::Open,
+        }
+    }
+
+    /// How many times the breaker entered each state since start: `(state, count)`.
+    pub fn transitions(&self) -> [(&'static str, u64); 3] {
+        let n = |i: usize| self.transitions[i].load(Ordering::Relaxed);
+        [("open", n(0)), ("half_open", n(1)), ("closed", n(2))]
+    }
+
+    fn count(&self, to: BreakerState) {
+        let i = match to {
+            BreakerState::Open => 0,
+            BreakerState::HalfOpen => 1,
+            BreakerState::Closed => 2,
+        };
+        self.transitions[i].fetch_add(1, Ordering::Relaxed);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -128,6 +167,7 @@ impl CircuitBreaker {
             Some(_) if s.probing => Admission::Open(Duration::ZERO),
             Some(_) => {
                 s.probing = true;
+                self.count(BreakerState::HalfOpen);
                 Admission::Allowed(Permit { breaker: self, probe: true })
             }
             None => Admission::Allowed(Permit { breaker: self, probe: false }),
@@ -154,10 +194,16 @@ impl CircuitBreaker {
         }
         match outcome {
             Outcome::Neutral => {}
-            Outcome::Success => *s = State::default(),
+            Outcome::Success => {
+                if s.open.is_some() {
+                    self.count(BreakerState::Closed);
+                }
+                *s = State::default()
+            }
             Outcome::Failure(_) if probe => {
                 let period = s.open.map_or(self.config.open_for, |o| o.period * 2).min(self.config.max_open_for);
                 s.open = Some(Open { until: Instant::now() + period, period });
+                self.count(BreakerState::Open);
             }
             // A query that started before the circuit opened: the circuit already knows.
             Outcome::Failure(_) if s.open.is_some() => {}
@@ -175,6 +221,8 @@ impl CircuitBreaker {
                 if s.consecutive >= threshold && (enough_users || s.unreachable >= threshold) {
                     let period = self.config.open_for;
                     s.open = Some(Open { until: Instant::now() + period, period });
+                    self.count(BreakerState::Open);
+                    tracing::warn!(failures = s.consecutive, open_for_ms = period.as_millis() as u64, "circuit opened");
                 }
             }
         }

@@ -45,6 +45,65 @@ pub struct RouterConfig {
     /// Re-scoring of the fused candidates by the question's words (see [`crate::rerank`]).
     #[serde(default)]
     pub rerank: RerankSection,
+    /// The admin HTTP port: `/metrics`, `/healthz`, `/readyz` (see [`fedsearch_core::admin`]).
+    #[serde(default)]
+    pub admin: fedsearch_core::admin::AdminConfig,
+    /// The audit trail of every call (see [`crate::audit`]); off when neither sink is set.
+    #[serde(default)]
+    pub audit: AuditSection,
+}
+
+/// `audit:` — one JSON record per call, to a JSON-lines file and/or an append-only
+/// PostgreSQL table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSection {
+    /// JSON-lines file the records are appended to; off when unset.
+    #[serde(default)]
+    pub path: Option<std::path::PathBuf>,
+    /// How the query is recorded: `full`, `hashed` (SHA-256, the default) or `redacted`.
+    #[serde(default)]
+    pub query: AuditQuery,
+    /// An append-only PostgreSQL table; off when unset.
+    #[serde(default)]
+    pub postgres: Option<AuditPostgres>,
+    /// Records waiting to be written, per sink; when full, records are dropped and counted,
+    /// never waited for.
+    #[serde(default = "default_audit_buffer")]
+    pub buffer: usize,
+}
+
+impl Default for AuditSection {
+    fn default() -> Self {
+        Self { path: None, query: AuditQuery::default(), postgres: None, buffer: default_audit_buffer() }
+    }
+}
+
+fn default_audit_buffer() -> usize {
+    4096
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditQuery {
+    Full,
+    #[default]
+    Hashed,
+    Redacted,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditPostgres {
+    /// The environment variable holding the DSN of a role that may only INSERT into `table`.
+    pub url_env: String,
+    /// The table (see deploy/observability/audit-postgres.sql), optionally schema-qualified.
+    #[serde(default = "default_audit_table")]
+    pub table: String,
+}
+
+fn default_audit_table() -> String {
+    "fedsearch_audit".into()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -546,6 +605,15 @@ pub struct RoutingRules {
 impl Validate for RouterConfig {
     fn validate(&self) -> Result<(), String> {
         fedsearch_core::JwtVerifier::new(&self.auth)?;
+        self.admin.validate()?;
+        if self.audit.buffer == 0 {
+            return Err("`audit.buffer` must be at least 1".into());
+        }
+        if let Some(pg) = &self.audit.postgres
+            && !pg.table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return Err("`audit.postgres.table` must be a plain (optionally schema-qualified) table name".into());
+        }
         if self.limits.max_top_k == 0 || self.limits.max_top_k > 50 {
             return Err("`limits.max_top_k` must be within 1..=50".into());
         }

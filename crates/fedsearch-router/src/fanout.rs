@@ -76,7 +76,14 @@ pub fn start(
                     let _ = events.send(SourceEvent::Done(status)).await;
                     return;
                 };
+                let started = Instant::now();
                 let status = run_source(source, &user, d, deadline, &events).await;
+                crate::metrics::source_done(
+                    &status.source,
+                    status.state().label(),
+                    started.elapsed().as_secs_f64(),
+                    status.hit_count,
+                );
                 let span = tracing::Span::current();
                 span.record("state", status.state().label());
                 span.record("hits", status.hit_count);
@@ -150,13 +157,15 @@ async fn run_source(
         (Some(_), Some(u)) if u.delegated_credential.is_none() => Some(crate::cache::key(&sub_query, explicit_as_of)),
         _ => None,
     };
-    if let (Some(cache), Some(key)) = (&source.cache, &cache_key)
-        && let Some(hit) = cache.get(key).await
-    {
-        let n = hit.hits.len() as u32;
-        let age = hit.stored.elapsed().as_secs();
-        let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
-        return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
+    if let (Some(cache), Some(key)) = (&source.cache, &cache_key) {
+        let found = cache.get(key).await;
+        crate::metrics::cache(&name, found.is_some());
+        if let Some(hit) = found {
+            let n = hit.hits.len() as u32;
+            let age = hit.stored.elapsed().as_secs();
+            let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
+            return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
+        }
     }
     let permit = match source.breaker.admit() {
         Admission::Allowed(permit) => permit,
@@ -177,7 +186,12 @@ async fn run_source(
     let full_budget = budget >= source.config.timeout;
     let mut hits = 0u32;
     let mut kept = cache_key.as_ref().map(|_| Vec::new());
-    let work = stream_source(source, sub_query, budget, events, &mut hits, kept.as_mut());
+    let work = stream_source(source, sub_query, budget, events, &mut hits, kept.as_mut()).instrument(client_span(
+        &source.config.adapter,
+        None,
+        "fedsearch.adapter.v1.SourceAdapter",
+        "Search",
+    ));
     let status = match tokio::time::timeout_at(until, work).await {
         Ok(s) => {
             if let (Some(cache), Some(key), Some(kept), SourceState::Ok) = (&source.cache, cache_key, kept, s.state()) {
@@ -196,6 +210,26 @@ async fn run_source(
     };
     permit.record(outcome(&status, full_budget), &subject);
     status
+}
+
+/// The client span of an outgoing gRPC call to `endpoint` (SpanKind::Client, with the peer's
+/// name and address), so service graphs see the router → adapter and router → fusion edges.
+/// The trace context injected into the call is this span's. `peer` overrides the peer
+/// service name, which is otherwise the endpoint's host.
+pub fn client_span(endpoint: &str, peer: Option<&str>, service: &'static str, method: &'static str) -> tracing::Span {
+    let authority = endpoint.split("://").nth(1).unwrap_or(endpoint).split('/').next().unwrap_or_default();
+    let (host, port) = authority.rsplit_once(':').unwrap_or((authority, ""));
+    tracing::info_span!(
+        "grpc.client",
+        otel.name = %format!("{service}/{method}"),
+        otel.kind = "client",
+        rpc.system = "grpc",
+        rpc.service = service,
+        rpc.method = method,
+        peer.service = %peer.unwrap_or(host),
+        server.address = %host,
+        server.port = %port,
+    )
 }
 
 /// The sub-query one source receives: the rewritten text, the verified user (with the

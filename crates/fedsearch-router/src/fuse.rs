@@ -65,7 +65,9 @@ impl FusionSession {
         let _ = tx.try_send(FuseInput { input: Some(fuse_input::Input::Start(start)) });
         let mut client = client.clone();
         let until = until.min(Instant::now() + timeout);
-        match tokio::time::timeout_at(until, client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx))).await {
+        let call = client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx));
+        let span = crate::fanout::client_span("", Some("fusion"), "fedsearch.fusion.v1.Fusion", "Fuse");
+        match tokio::time::timeout_at(until, tracing::Instrument::instrument(call, span)).await {
             Ok(Ok(resp)) => session.remote = Some(Remote { tx, outputs: resp.into_inner() }),
             Ok(Err(e)) => {
                 session.fail(format!("fusion service unavailable ({})", fedsearch_core::grpc::code_name(e.code())))
@@ -77,6 +79,7 @@ impl FusionSession {
 
     fn fail(&mut self, reason: String) {
         if self.fallback_reason.is_none() {
+            crate::metrics::fusion_fallback(&reason);
             tracing::warn!(reason = %reason, "fusing in-process");
             self.fallback_reason = Some(reason);
         }

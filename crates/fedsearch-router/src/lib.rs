@@ -8,6 +8,7 @@
 
 pub mod admission;
 pub mod analysis;
+pub mod audit;
 pub mod breaker;
 pub mod cache;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod feedback;
 pub mod fuse;
 pub mod health;
 pub mod mcp;
+pub mod metrics;
 pub mod registry;
 pub mod rerank;
 pub mod rewrite;
@@ -42,6 +44,7 @@ pub async fn serve(
     let grace = config.server.shutdown_grace;
     let mcp_addr = mcp::listen_addr(&config);
     let state = RouterState::new(config)?;
+    metrics::observe_state(&state);
     health::spawn(state.registry.clone(), state.config.circuit_breaker.health_interval);
     let shutdown = shutdown.shared();
     if let Some(addr) = mcp_addr {

@@ -21,9 +21,11 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     let telemetry = fedsearch_core::telemetry::init("router", &config.telemetry)?;
+    let admin = fedsearch_core::admin::start("router", &config.admin, &config.telemetry).await?;
     let listener = fedsearch_core::grpc::bind(config.server.listen).await?;
     tracing::info!(listen = %listener.local_addr()?, sources = config.sources.len(), "router serving");
     let result = fedsearch_router::serve(config, listener, fedsearch_core::shutdown::signal()).await;
+    admin.shutdown();
     telemetry.shutdown();
     result
 }

@@ -15,6 +15,7 @@ pub struct RouterState {
     pub fusion: Option<FusionRpc>,
     pub admission: crate::admission::Admission,
     pub feedback: crate::feedback::FeedbackStore,
+    pub audit: crate::audit::Audit,
 }
 
 impl RouterState {
@@ -37,6 +38,7 @@ impl RouterState {
         };
         let admission = crate::admission::Admission::new(&config.limits);
         let feedback = crate::feedback::FeedbackStore::new(config.feedback.path.clone());
-        Ok(Self { config: Arc::new(config), verifier, registry, fusion, admission, feedback })
+        let audit = crate::audit::Audit::new(&config.audit)?;
+        Ok(Self { config: Arc::new(config), verifier, registry, fusion, admission, feedback, audit })
     }
 }

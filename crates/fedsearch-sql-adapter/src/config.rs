@@ -21,6 +21,9 @@ pub struct SqlAdapterConfig {
     pub server: ServerConfig,
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// The admin HTTP port (`/metrics`, `/healthz`, `/readyz`); off when unset.
+    #[serde(default)]
+    pub admin: fedsearch_core::admin::AdminConfig,
     pub database: DatabaseConfig,
     pub source: SourceConfig,
     /// User attributes that hold comma-separated lists (`business_lines: retail,wholesale`);
@@ -349,6 +352,9 @@ impl AdapterConfig for SqlAdapterConfig {
     }
     fn telemetry(&self) -> &TelemetryConfig {
         &self.telemetry
+    }
+    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
+        &self.admin
     }
 }
 

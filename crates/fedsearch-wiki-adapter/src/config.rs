@@ -18,6 +18,9 @@ pub struct WikiAdapterConfig {
     pub server: ServerConfig,
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// The admin HTTP port (`/metrics`, `/healthz`, `/readyz`); off when unset.
+    #[serde(default)]
+    pub admin: fedsearch_core::admin::AdminConfig,
     pub sources: Vec<SourceConfig>,
 }
 
@@ -359,6 +362,9 @@ impl AdapterConfig for WikiAdapterConfig {
     }
     fn telemetry(&self) -> &TelemetryConfig {
         &self.telemetry
+    }
+    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
+        &self.admin
     }
 }
 

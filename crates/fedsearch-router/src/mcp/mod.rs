@@ -29,7 +29,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use crate::{admission::Ticket, documents, search, sources, state::RouterState};
+use tonic::Status;
+
+use crate::{admission::Ticket, audit, documents, search, sources, state::RouterState};
 
 mod edge;
 
@@ -195,7 +197,13 @@ impl McpHandler {
         self.state.verifier.verify_header(header).map_err(|e| McpError::invalid_request(e.to_string(), None))
     }
 
-    async fn search(&self, user: &Identity, ticket: Ticket, args: SearchArgs) -> CallToolResponse {
+    async fn search(
+        &self,
+        user: &Identity,
+        ticket: Ticket,
+        args: SearchArgs,
+        record: &mut audit::Record,
+    ) -> CallToolResponse {
         let filters = match args.filters {
             None => None,
             Some(f) => {
@@ -219,9 +227,12 @@ impl McpHandler {
         };
         match search::run_admitted(&self.state, user, ticket, req, None, None).await {
             Err(status) => {
+                let status = fedsearch_core::errors::ensure_details(status);
+                *record = std::mem::take(record).refused(&status);
                 tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(status.code()), status.message()))
             }
             Ok(resp) => {
+                *record = std::mem::take(record).with_response(&resp);
                 let statuses: Vec<Value> = resp
                     .sources
                     .iter()
@@ -281,34 +292,70 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let user = self.identity(&context)?;
+        let name: Cow<'static, str> = request.name;
+        let tool = known_tool(&name);
+        // The tool call continues the caller's trace when the HTTP request carried `traceparent`.
+        let span = tracing::info_span!(
+            "mcp.tool",
+            otel.name = %format!("mcp.tool {tool}"),
+            otel.kind = "server",
+            tool = %tool,
+            user = tracing::field::Empty,
+        );
+        if let Some(parts) = context.extensions.get::<http::request::Parts>() {
+            let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(
+                &span,
+                fedsearch_core::propagation::extract(&parts.headers),
+            );
+        }
+        let method = format!("mcp.{tool}");
+        let user = match span.in_scope(|| self.identity(&context)) {
+            Ok(u) => u,
+            Err(e) => {
+                let status = Status::unauthenticated(e.message.to_string());
+                span.in_scope(|| self.state.audit.write(audit::record("mcp", &method, None).refused(&status)));
+                crate::metrics::mcp_tool(tool, false);
+                return Err(e);
+            }
+        };
+        span.record("user", user.subject.as_str());
         // The same admission as every gRPC call: one user's flood of tool calls is theirs alone.
-        let ticket = match self.state.admission.admit(&user.subject) {
+        let ticket = match span.in_scope(|| self.state.admission.admit(&user.subject)) {
             Ok(ticket) => ticket,
-            Err(s) => return Ok(tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(s.code()), s.message()))),
+            Err(s) => {
+                span.in_scope(|| {
+                    self.state.audit.write(audit::record("mcp", &method, Some(&user.subject)).refused(&s))
+                });
+                crate::metrics::mcp_tool(tool, false);
+                return Ok(tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(s.code()), s.message())));
+            }
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let name: Cow<'static, str> = request.name;
-        let span = tracing::info_span!("mcp.tool", tool = %name, user = %user.subject);
-        async move {
+        let mut record = audit::record("mcp", &method, Some(&user.subject));
+        let slot = &mut record;
+        let result: Result<CallToolResponse, McpError> = async move {
+            let record = slot;
             match name.as_ref() {
                 "search" => match serde_json::from_value::<SearchArgs>(args) {
-                    Ok(a) => Ok(self.search(&user, ticket, a).await),
+                    Ok(a) => {
+                        record.query = self.state.audit.query(&a.query);
+                        Ok(self.search(&user, ticket, a, record).await)
+                    }
                     Err(e) => Ok(tool_error(format!("invalid arguments: {e}"))),
                 },
                 "fetch_document" => match serde_json::from_value::<FetchArgs>(args) {
                     Ok(a) => {
+                        record.fetched_ids.push(a.full_text_ref.chars().take(256).collect());
                         let req = GetDocumentRequest { full_text_ref: a.full_text_ref, ..Default::default() };
                         match documents::get(&self.state, &user, req).await {
+                            Err(s) => {
+                                *record = std::mem::take(record).refused(&s);
+                                Ok(tool_error(format!("{}: {}", fedsearch_core::grpc::code_name(s.code()), s.message())))
+                            }
                             Ok(doc) => {
                                 let text = format!("# {}\n{} | ref: {}\n\n{}", doc.title, doc.url, doc.id, doc.content);
                                 Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
                             }
-                            Err(s) => Ok(tool_error(format!(
-                                "{}: {}",
-                                fedsearch_core::grpc::code_name(s.code()),
-                                s.message()
-                            ))),
                         }
                     }
                     Err(e) => Ok(tool_error(format!("invalid arguments: {e}"))),
@@ -338,7 +385,12 @@ impl ServerHandler for McpHandler {
                     Err(e) => Ok(tool_error(format!("invalid arguments: {e}"))),
                 },
                 "list_sources" => {
-                    let list: Vec<Value> = sources::list(&self.state.registry, &user)
+                    let listed = sources::list(&self.state.registry, &user);
+                    record.sources = listed
+                        .iter()
+                        .map(|s| audit::SourceOutcome { source: s.name.clone(), state: "listed", hits: 0 })
+                        .collect();
+                    let list: Vec<Value> = listed
                         .into_iter()
                         .map(|s| {
                             json!({"name": s.name, "kind": s.kind, "description": s.description,
@@ -351,9 +403,32 @@ impl ServerHandler for McpHandler {
                 other => Err(McpError::invalid_params(format!("unknown tool `{other}`"), None)),
             }
         }
-        .instrument(span)
-        .await
+        .instrument(span.clone())
+        .await;
+        let ok = matches!(&result, Ok(r) if !is_error(r));
+        if !ok && record.allowed {
+            record.allowed = false;
+            record.code = "INVALID_ARGUMENT".into();
+        }
+        crate::metrics::mcp_tool(tool, ok);
+        span.in_scope(|| self.state.audit.write(record));
+        result
     }
+}
+
+/// The tool's name as a bounded label (`other` for names that are not tools).
+fn known_tool(name: &str) -> &'static str {
+    match name {
+        "search" => "search",
+        "fetch_document" => "fetch_document",
+        "feedback" => "feedback",
+        "list_sources" => "list_sources",
+        _ => "other",
+    }
+}
+
+fn is_error(response: &CallToolResponse) -> bool {
+    matches!(response, CallToolResponse::Complete(r) if r.is_error == Some(true))
 }
 
 /// Serves MCP at `http://<listen>/mcp` until `shutdown` resolves.
