@@ -56,7 +56,10 @@ pub fn free_port() -> u16 {
 /// A service process; SIGTERM (graceful: flushes spans) on drop.
 pub struct Proc {
     pub name: String,
+    pub host: String,
     pub port: u16,
+    /// The admin HTTP port (`/metrics`, `/healthz`, `/readyz`).
+    pub admin_port: u16,
     child: Child,
     log: PathBuf,
     args: Vec<String>,
@@ -65,15 +68,17 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn(name: &str, args: &[&str], env: &HashMap<String, String>, logs: &Path) -> Proc {
-        let port = env
-            .get("FEDSEARCH_SERVER__LISTEN")
-            .and_then(|l| l.rsplit(':').next())
-            .and_then(|p| p.parse().ok())
-            .expect("FEDSEARCH_SERVER__LISTEN with a port");
+        let listen = env.get("FEDSEARCH_SERVER__LISTEN").expect("FEDSEARCH_SERVER__LISTEN with a port");
+        let port =
+            listen.rsplit(':').next().and_then(|p| p.parse().ok()).expect("FEDSEARCH_SERVER__LISTEN with a port");
+        let host = listen.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h).to_string();
+        let mut env = env.clone();
+        let admin_port = free_port();
+        env.entry("FEDSEARCH_ADMIN__LISTEN".into()).or_insert_with(|| format!("127.0.0.1:{admin_port}"));
         let log = logs.join(format!("{name}.log"));
-        let child = Self::launch(name, args, env, &log);
+        let child = Self::launch(name, args, &env, &log);
         let args = args.iter().map(|a| a.to_string()).collect();
-        Proc { name: name.into(), port, child, log, args, env: env.clone() }
+        Proc { name: name.into(), host, port, admin_port, child, log, args, env }
     }
 
     fn launch(name: &str, args: &[&str], env: &HashMap<String, String>, log: &Path) -> Child {
@@ -110,7 +115,7 @@ impl Proc {
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://{}:{}", self.host, self.port)
     }
 
     /// Waits until grpc.health.v1 says SERVING (or the process died).

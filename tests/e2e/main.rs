@@ -4,5 +4,6 @@
 mod faults;
 mod harness;
 mod mcp;
+mod replicas;
 mod spine;
 mod trace;

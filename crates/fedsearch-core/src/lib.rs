@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod auth;
 pub mod config;
+pub mod endpoints;
 pub mod errors;
 pub mod grpc;
 pub mod metrics;

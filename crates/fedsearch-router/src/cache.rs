@@ -302,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_shared_entry_is_served_only_to_its_own_key() {
-        let hits = vec![SourceHit { id: "KB-1".into(), title: "退款".into(), ..Default::default() }];
+        let hits = vec![SourceHit { local_id: "KB-1".into(), title: "退款".into(), ..Default::default() }];
         let a = key(&q("alice", &["support"], "退款"), false);
         let b = key(&q("carol", &["employee"], "退款"), false);
         let entry = encode_entry(&a, &hits);

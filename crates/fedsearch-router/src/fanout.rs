@@ -255,6 +255,22 @@ fn sub_query(source: &Source, user: &Identity, d: Dispatch) -> SubQuery {
     }
 }
 
+/// Opens the adapter stream with the sub-query as its first frame. The sender stays open until
+/// we stop reading, so the adapter sees a half-close only if we finish first (which it treats
+/// as "no more").
+async fn open_stream(
+    source: &Source,
+    sub_query: SubQuery,
+    budget: Duration,
+) -> Result<(mpsc::Sender<SearchFrame>, tonic::Streaming<ResultFrame>), tonic::Status> {
+    let (tx, rx) = mpsc::channel(1);
+    let _ = tx.try_send(SearchFrame { frame: Some(search_frame::Frame::SubQuery(sub_query)) });
+    let mut client = source.client.clone();
+    let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
+    request.set_timeout(budget);
+    Ok((tx, client.search(request).await?.into_inner()))
+}
+
 async fn stream_source(
     source: &Source,
     mut sub_query: SubQuery,
@@ -266,15 +282,15 @@ async fn stream_source(
     let started = Instant::now();
     let name = source.name().to_string();
     sub_query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget));
-    let (tx, rx) = mpsc::channel(1);
-    // The frame fits the buffer, and the sender stays open until we stop reading, so the
-    // adapter sees a half-close only if we finish first (which it treats as "no more").
-    let _ = tx.try_send(SearchFrame { frame: Some(search_frame::Frame::SubQuery(sub_query)) });
-    let mut client = source.client.clone();
-    let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
-    request.set_timeout(budget);
-    let mut stream = match client.search(request).await {
-        Ok(r) => r.into_inner(),
+    let (tx, mut stream) = match open_stream(source, sub_query.clone(), budget).await {
+        Ok(opened) => opened,
+        // Not reached at all (e.g. a replica that just died): another replica may answer, once.
+        Err(e) if e.code() == tonic::Code::Unavailable && started.elapsed() < budget / 2 => {
+            match open_stream(source, sub_query, budget.saturating_sub(started.elapsed())).await {
+                Ok(opened) => opened,
+                Err(e) => return status_from_rpc_error(&name, &e, 0, started),
+            }
+        }
         Err(e) => return status_from_rpc_error(&name, &e, 0, started),
     };
     loop {

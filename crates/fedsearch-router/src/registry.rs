@@ -94,7 +94,12 @@ impl Registry {
             let channel = match channels.get(&c.adapter) {
                 Some(ch) => ch.clone(),
                 None => {
-                    let ch = fedsearch_core::grpc::lazy_channel(&c.adapter, std::time::Duration::from_millis(500))?;
+                    // Every replica behind the address (a list, or a name re-resolved every 10 s).
+                    let ch = fedsearch_core::endpoints::replicated_channel(
+                        &c.adapter,
+                        std::time::Duration::from_millis(500),
+                        std::time::Duration::from_secs(10),
+                    )?;
                     channels.insert(c.adapter.clone(), ch.clone());
                     ch
                 }

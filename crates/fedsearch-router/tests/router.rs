@@ -888,17 +888,17 @@ impl OwnRedis {
             .stdout(std::process::Stdio::null())
             .spawn()
             .expect("redis-server (install it with scripts/backends/all.sh start redis)");
-        let url = format!("redis://127.0.0.1:{port}/");
-        let client = redis::Client::open(url.as_str()).unwrap();
+        let own = OwnRedis { url: format!("redis://127.0.0.1:{port}/"), child };
+        let client = redis::Client::open(own.url.as_str()).unwrap();
         for _ in 0..200 {
             if let Ok(mut c) = client.get_multiplexed_async_connection().await
                 && redis::cmd("PING").query_async::<String>(&mut c).await.is_ok()
             {
-                return OwnRedis { url, child };
+                return own;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("redis-server did not answer");
+        panic!("redis-server did not answer"); // (dropping `own` stops it)
     }
 
     async fn keys(&self) -> usize {
@@ -922,7 +922,10 @@ async fn two_routers_share_cached_answers_through_redis_but_never_across_users()
     let a = ScriptedAdapter::new("a", scripts(vec![("kb", Script::answer(make_hits("kb", 3), Duration::ZERO))]));
     let record = a.record.clone();
     let ra = start_adapter(a).await;
-    let yaml = router_yaml(&[("kb", &ra.url(), "cache_ttl: 60s")], &format!("shared_cache: {{ redis_url: \"{}\" }}", redis.url));
+    let yaml = router_yaml(
+        &[("kb", &ra.url(), "cache_ttl: 60s")],
+        &format!("shared_cache: {{ redis_url: \"{}\" }}", redis.url),
+    );
     let (one, two) = (start_router(&yaml).await, start_router(&yaml).await);
     let (mut c1, mut c2) = (client(&one).await, client(&two).await);
     let alice = token("alice", &["support"]);

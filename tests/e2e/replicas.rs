@@ -1,0 +1,92 @@
+//! Scale-out on loopback: two router processes behind a round-robin client, and two replicas
+//! of an adapter behind one address list (`http://127.0.0.1:P,http://127.0.0.2:P`, what a
+//! headless Service's name resolves to). Both replicas get traffic; kill -9 one of them mid-load
+//! and no call fails.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use fedsearch_proto::api::{SearchRequest, federated_search_client::FederatedSearchClient};
+
+use crate::harness::{Proc, SECRET, free_port, token_for};
+
+fn replica(logs: &std::path::Path, ip: &str, port: u16, hits: usize) -> Proc {
+    let listen = format!("{ip}:{port}");
+    let env: std::collections::HashMap<String, String> =
+        [("FEDSEARCH_SERVER__LISTEN".to_string(), listen.clone())].into();
+    let hits = hits.to_string();
+    let args = ["--listen", listen.as_str(), "--source", "kb", "--hits", hits.as_str(), "--latency-ms", "5"];
+    Proc::spawn("scripted-adapter", &args, &env, logs)
+}
+
+fn router(logs: &std::path::Path, adapters: &str) -> Proc {
+    let port = free_port();
+    let config = logs.join(format!("router-{port}.yaml"));
+    std::fs::write(
+        &config,
+        format!(
+            "server: {{ listen: \"127.0.0.1:{port}\", shutdown_grace: 1s }}\nauth: {{}}\nfusion: {{}}\n\
+             sources:\n  - {{ name: kb, adapter: \"{adapters}\", description: \"knowledge base\", timeout: 2s }}\n"
+        ),
+    )
+    .unwrap();
+    let env = [
+        ("FEDSEARCH_SERVER__LISTEN".to_string(), format!("127.0.0.1:{port}")),
+        ("FEDSEARCH_AUTH__HS256_SECRET".to_string(), SECRET.to_string()),
+    ]
+    .into();
+    Proc::spawn("router", &["--config", config.to_str().unwrap()], &env, logs)
+}
+
+#[tokio::test]
+async fn adapter_replicas_share_the_load_and_one_dying_costs_no_failed_call() {
+    let logs = tempfile::tempdir().unwrap();
+    let port = free_port();
+    // Told apart by their answers: 3 hits from the first replica, 4 from the second.
+    let mut first = replica(logs.path(), "127.0.0.1", port, 3);
+    let mut second = replica(logs.path(), "127.0.0.2", port, 4);
+    first.wait_healthy().await;
+    second.wait_healthy().await;
+    let adapters = format!("http://127.0.0.1:{port},http://127.0.0.2:{port}");
+    let mut routers = [router(logs.path(), &adapters), router(logs.path(), &adapters)];
+    for r in routers.iter_mut() {
+        r.wait_healthy().await;
+    }
+    let mut clients = Vec::new();
+    for r in &routers {
+        clients.push(FederatedSearchClient::connect(r.url()).await.unwrap());
+    }
+    let token = token_for("alice");
+    let mut answered_by: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut failed = Vec::new();
+    let search = |i: usize| {
+        let mut req = tonic::Request::new(SearchRequest { query: format!("refund {i}"), ..Default::default() });
+        req.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+        req.set_timeout(Duration::from_secs(5));
+        req
+    };
+    for i in 0..120 {
+        match clients[i % 2].search(search(i)).await {
+            Ok(r) => *answered_by.entry(r.into_inner().hits.len()).or_default() += 1,
+            Err(e) => failed.push(format!("{:?}: {}", e.code(), e.message())),
+        }
+    }
+    assert!(answered_by.get(&3).copied().unwrap_or(0) > 0, "the first replica got traffic: {answered_by:?}");
+    assert!(answered_by.get(&4).copied().unwrap_or(0) > 0, "the second replica got traffic: {answered_by:?}");
+    first.kill9();
+    // Until its next health check the dead replica may still be picked (that sub-query fails and
+    // is retried once); then it has left the balancer and the second replica answers everything.
+    let mut in_a_row = 0;
+    for i in 120..2_000 {
+        match clients[i % 2].search(search(i)).await {
+            Ok(r) if r.get_ref().hits.len() == 4 => in_a_row += 1,
+            Ok(_) => in_a_row = 0,
+            Err(e) => failed.push(format!("{:?}: {}", e.code(), e.message())),
+        }
+        if in_a_row >= 40 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(failed.is_empty(), "no call failed: {failed:?}");
+    assert_eq!(in_a_row, 40, "after the kill the second replica answers every search");
+}
