@@ -92,6 +92,12 @@ async fn a_user_without_a_wiki_credential_is_denied_there_while_other_sources_an
     assert_eq!(state(&resp, "kb"), Some(SourceState::Ok), "{:?}", resp.sources);
     assert!(resp.hits.iter().all(|h| h.source == "kb"));
     assert!(!resp.hits.is_empty());
+    // Fetching a wiki page: eve's token is good, the wiki has no account for her — a permission
+    // matter (PERMISSION_DENIED, NO_SOURCE_CREDENTIAL), not "refresh your token".
+    let get = GetDocumentRequest { full_text_ref: "wiki:support:runbook_payment_timeout".into(), ..Default::default() };
+    let err = c.get_document(authed(get, "eve")).await.expect_err("eve cannot read the wiki");
+    assert_eq!(err.code(), tonic::Code::PermissionDenied, "{err:?}");
+    assert_eq!(fedsearch_core::errors::reason_of(&err).as_deref(), Some("NO_SOURCE_CREDENTIAL"));
 }
 
 #[tokio::test]

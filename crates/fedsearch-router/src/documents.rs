@@ -37,7 +37,15 @@ pub async fn get(state: &RouterState, user: &Identity, req: GetDocumentRequest) 
     let doc = match client.fetch(call).instrument(rpc).instrument(span).await {
         Ok(r) => r.into_inner(),
         Err(e) => {
+            use fedsearch_core::errors::{Reason, status};
             return Err(match e.code() {
+                // The caller's token was good (checked at the edge): a source that cannot sign
+                // this user in is a permission matter, not "refresh your token".
+                tonic::Code::Unauthenticated => status(
+                    tonic::Code::PermissionDenied,
+                    Reason::NoSourceCredential,
+                    format!("source `{name}` has no credential for this user: {}", e.message()),
+                ),
                 tonic::Code::Unavailable => Status::unavailable(format!("source `{name}` is unavailable")),
                 tonic::Code::Unknown | tonic::Code::Internal => Status::internal(format!("source `{name}` failed")),
                 code => Status::new(code, e.message().to_string()),
