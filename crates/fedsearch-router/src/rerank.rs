@@ -12,6 +12,9 @@
 //!   weighs 0.6; IDF is over the candidates, so a word every candidate shows counts little.
 //! - `score` = (1 − β) × fused score / best fused score + β × coverage, β = `rerank.coverage_weight`.
 //!
+//! An old version (`version.status = superseded`) whose current version is also a candidate
+//! keeps [`OLD_VERSION_SHARE`] of its score, unless it shows more of the question than the
+//! current one ("the 2025 edition"): the current version answers, the old one is background.
 //! Versions keep fusion's rule afterwards: an old version never ranks above its current one
 //! (the current one takes the better place). With β = 0 the fused order is kept.
 
@@ -32,6 +35,11 @@ pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
     fedsearch_core::text::coverage(question, &shown)
 }
 
+/// What an old version keeps of its score when its current version is among the candidates and
+/// the question shows no preference for the old one (measured: 0.5 cost questions about the old
+/// edition, 1.0 keeps an unasked old version in the top ten on both tuning companies).
+pub const OLD_VERSION_SHARE: f64 = 0.7;
+
 /// Re-orders `hits` by fused score and coverage (see the module docs).
 pub fn rerank(hits: &mut Vec<Hit>, question: &[(String, f64)], coverage_weight: f64) {
     if hits.len() < 2 || coverage_weight <= 0.0 {
@@ -39,17 +47,28 @@ pub fn rerank(hits: &mut Vec<Hit>, question: &[(String, f64)], coverage_weight: 
     }
     let cov = coverage(question, hits);
     let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
+    let at: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.as_str(), i)).collect();
+    let replaced: Vec<bool> = hits.iter().enumerate().map(|(i, h)| old_version_not_asked(h, i, &at, &cov)).collect();
     let mut scored: Vec<(f64, usize, Hit)> = std::mem::take(hits)
         .into_iter()
         .enumerate()
         .map(|(i, h)| {
             let fused = if best > 0.0 { h.fused_score / best } else { 0.0 };
-            ((1.0 - coverage_weight) * fused + coverage_weight * cov[i], i, h)
+            let score = (1.0 - coverage_weight) * fused + coverage_weight * cov[i];
+            (if replaced[i] { score * OLD_VERSION_SHARE } else { score }, i, h)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     *hits = scored.into_iter().map(|(_, _, h)| h).collect();
     current_before_superseded(hits);
+}
+
+/// Whether hit `i` is an old version whose current version is among the hits (`at`: id →
+/// index) and that shows no more of the question than the current one (a question about the
+/// 2025 edition shows `2025` in the old version only).
+fn old_version_not_asked(h: &Hit, i: usize, at: &HashMap<&str, usize>, cov: &[f64]) -> bool {
+    let Some(v) = h.version.as_ref().filter(|v| v.status == "superseded") else { return false };
+    at.get(v.superseded_by.as_str()).is_some_and(|&c| cov[i] <= cov[c])
 }
 
 /// An old version marked by fusion (`version.status = superseded`, `superseded_by` in the list)
@@ -105,6 +124,39 @@ mod tests {
         let hits = vec![hit("a:1", "退款 手续费", 1.0), hit("a:2", "nothing here", 1.0)];
         let c = coverage(&q, &hits);
         assert!(c[0] > 0.5 && c[1] == 0.0, "{c:?}");
+    }
+
+    fn old(id: &str, title: &str, score: f64, current: &str) -> Hit {
+        let mut h = hit(id, title, score);
+        h.version =
+            Some(VersionInfo { status: "superseded".into(), superseded_by: current.into(), ..Default::default() });
+        h
+    }
+
+    #[test]
+    fn an_old_version_gives_way_unless_the_question_asks_for_it() {
+        let g = Glossary::new(true, &[]);
+        let hits = || {
+            vec![
+                hit("wiki:p", "Return policy 2026 rejection fee", 1.0),
+                old("wiki:p_2025", "Return policy legacy edition rejection fee", 0.9, "wiki:p"),
+                hit("kb:x", "Rejection fee how-to", 0.8),
+            ]
+        };
+        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+        let mut h = hits();
+        rerank(&mut h, &question("rejection fee", &g), 0.3);
+        assert_eq!(ids(&h), ["wiki:p", "kb:x", "wiki:p_2025"]);
+        let mut h = hits();
+        rerank(&mut h, &question("the legacy edition's rejection fee", &g), 0.3);
+        assert_eq!(ids(&h), ["wiki:p", "wiki:p_2025", "kb:x"], "asked for: not demoted");
+        // Without its current version among the candidates an old version is not demoted.
+        let mut h = vec![
+            old("wiki:p_2025", "Return policy legacy edition rejection fee", 0.9, "wiki:p"),
+            hit("kb:x", "Rejection fee", 0.8),
+        ];
+        rerank(&mut h, &question("rejection fee", &g), 0.3);
+        assert_eq!(ids(&h), ["wiki:p_2025", "kb:x"]);
     }
 
     #[test]

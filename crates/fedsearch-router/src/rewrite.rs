@@ -100,8 +100,10 @@ impl Terms {
         let prepared: Vec<Prepared> = own.iter().map(|t| Prepared::new(t)).collect();
         let mut placed = vec![false; self.concepts.len()];
         let mut orphans: Vec<String> = Vec::new();
-        let same = |t: usize, f: &str| Term::new(f).found_in(&prepared[t]) && Term::new(&own[t]).found_in(&Prepared::new(f));
-        let near = |t: usize, f: &str| Term::new(f).found_in(&prepared[t]) || Term::new(&own[t]).found_in(&Prepared::new(f));
+        let same =
+            |t: usize, f: &str| Term::new(f).found_in(&prepared[t]) && Term::new(&own[t]).found_in(&Prepared::new(f));
+        let near =
+            |t: usize, f: &str| Term::new(f).found_in(&prepared[t]) || Term::new(&own[t]).found_in(&Prepared::new(f));
         for pass in [&same as &dyn Fn(usize, &str) -> bool, &near] {
             for (c, concept) in self.concepts.iter().enumerate() {
                 if placed[c] {
@@ -383,7 +385,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_wiki_gets_each_term_with_its_translations_as_one_concept() {
-        let r = Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let r =
+            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
         let q = "After how many days overdue do we stop taking new bookings?";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         let wiki = t.for_adapter(true);
