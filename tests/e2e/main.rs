@@ -5,5 +5,6 @@ mod faults;
 mod harness;
 mod mcp;
 mod replicas;
+mod observability;
 mod spine;
 mod trace;

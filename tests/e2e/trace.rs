@@ -25,6 +25,8 @@ struct Collected {
     trace_id: Vec<u8>,
     span_id: Vec<u8>,
     parent: Vec<u8>,
+    kind: i32,
+    attributes: HashMap<String, String>,
 }
 
 #[derive(Default, Clone)]
@@ -57,6 +59,15 @@ impl TraceService for Receiver {
                         trace_id: s.trace_id,
                         span_id: s.span_id,
                         parent: s.parent_span_id,
+                        kind: s.kind,
+                        attributes: s
+                            .attributes
+                            .iter()
+                            .filter_map(|kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                                Some(any_value::Value::StringValue(v)) => Some((kv.key.clone(), v.clone())),
+                                _ => None,
+                            })
+                            .collect(),
                     });
                 }
             }
@@ -116,17 +127,30 @@ async fn one_trace_links_router_adapters_backends_and_fusion() {
     for (source, adapter) in [("orders", "sql-adapter"), ("tickets", "es-adapter"), ("wiki", "wiki-adapter")] {
         let dispatch = find("router", &format!("router.dispatch {source}"));
         assert_eq!(parent_of(dispatch).map(|p| p.name.as_str()), Some("router.search"), "{source}");
-        // The adapter's server span is a child of the router's dispatch span, across processes.
+        // The outgoing call is a client span (with the peer) under the dispatch span...
+        let client = spans
+            .iter()
+            .find(|s| {
+                s.service == "router"
+                    && s.name == "fedsearch.adapter.v1.SourceAdapter/Search"
+                    && s.parent == dispatch.span_id
+            })
+            .unwrap_or_else(|| panic!("no client span under router.dispatch {source}; {:#?}", names(&spans)));
+        assert_eq!(client.kind, SPAN_KIND_CLIENT, "{source}: the router's call is a client span");
+        assert_eq!(client.attributes.get("rpc.system").map(String::as_str), Some("grpc"));
+        assert!(client.attributes.get("peer.service").is_some_and(|p| !p.is_empty()), "{:?}", client.attributes);
+        // ... and the adapter's server span is its child, across processes.
         let server = spans
             .iter()
             .find(|s| {
                 s.service == adapter
                     && s.name == "fedsearch.adapter.v1.SourceAdapter/Search"
-                    && s.parent == dispatch.span_id
+                    && s.parent == client.span_id
             })
             .unwrap_or_else(|| {
-                panic!("{adapter}: no server span under router.dispatch {source}; {:#?}", names(&spans))
+                panic!("{adapter}: no server span under the client span of {source}; {:#?}", names(&spans))
             });
+        assert_eq!(server.kind, SPAN_KIND_SERVER);
         let sub = spans
             .iter()
             .find(|s| s.service == adapter && s.name.starts_with("adapter.subquery") && s.parent == server.span_id)
@@ -137,9 +161,19 @@ async fn one_trace_links_router_adapters_backends_and_fusion() {
     }
     let fuse = find("router", "router.fuse");
     assert_eq!(parent_of(fuse).map(|p| p.name.as_str()), Some("router.search"));
+    let fusion_client = spans
+        .iter()
+        .find(|s| s.service == "router" && s.name == "fedsearch.fusion.v1.Fusion/Fuse")
+        .unwrap_or_else(|| panic!("no client span to fusion; {:#?}", names(&spans)));
+    assert_eq!((fusion_client.kind, fusion_client.parent.clone()), (SPAN_KIND_CLIENT, fuse.span_id.clone()));
+    assert_eq!(fusion_client.attributes.get("peer.service").map(String::as_str), Some("fusion"));
     let fusion_server = find("fusion", "fedsearch.fusion.v1.Fusion/Fuse");
-    assert_eq!(fusion_server.parent, fuse.span_id, "fusion's server span is a child of router.fuse");
+    assert_eq!(fusion_server.parent, fusion_client.span_id, "fusion's server span is a child of the client span");
 }
+
+/// OTLP `Span.SpanKind` values.
+const SPAN_KIND_SERVER: i32 = 2;
+const SPAN_KIND_CLIENT: i32 = 3;
 
 fn continue_collect(receiver: &Receiver, trace_id: &str, spans: &mut Vec<Collected>) {
     *spans = receiver.0.lock().unwrap().iter().filter(|s| hex(&s.trace_id) == trace_id).cloned().collect();

@@ -44,7 +44,7 @@ pub async fn serve(
     let grace = config.server.shutdown_grace;
     let mcp_addr = mcp::listen_addr(&config);
     let state = RouterState::new(config)?;
-    metrics::observe_state(&state);
+    let _observers = metrics::observe_state(&state);
     health::spawn(state.registry.clone(), state.config.circuit_breaker.health_interval);
     let shutdown = shutdown.shared();
     if let Some(addr) = mcp_addr {

@@ -118,24 +118,28 @@ pub fn mcp_tool(tool: &'static str, ok: bool) {
 
 /// Observable instruments read from the router's state at each collection: in-flight calls,
 /// the adaptive limit, each source's breaker state (0 closed, 1 half-open, 2 open) and its
-/// transitions. Call once after the state is built.
-pub fn observe_state(state: &crate::RouterState) {
+/// transitions. Call once after the state is built; the instruments report while the returned
+/// value lives.
+pub fn observe_state(state: &crate::RouterState) -> StateObservers {
     let m = meter();
     let admission = state.admission.clone();
-    m.i64_observable_gauge("fedsearch.router.in_flight")
+    let in_flight = m
+        .i64_observable_gauge("fedsearch.router.in_flight")
         .with_unit("{call}")
         .with_description("calls admitted and not yet finished")
         .with_callback(move |o| o.observe(admission.in_flight() as i64, &[]))
         .build();
     let admission = state.admission.clone();
-    m.i64_observable_gauge("fedsearch.router.concurrency_limit")
+    let limit = m
+        .i64_observable_gauge("fedsearch.router.concurrency_limit")
         .with_unit("{call}")
         .with_description("the adaptive limit on calls in flight")
         .with_callback(move |o| o.observe(admission.limit() as i64, &[]))
         .build();
     let registry = state.registry.clone();
-    m.i64_observable_gauge("fedsearch.router.breaker.state")
-        .with_unit("1")
+    let breaker = m
+        .i64_observable_gauge("fedsearch.router.breaker.state")
+        .with_unit("{state}")
         .with_description("circuit breaker state per source: 0 closed, 1 half-open, 2 open")
         .with_callback(move |o| {
             for s in registry.all() {
@@ -144,7 +148,8 @@ pub fn observe_state(state: &crate::RouterState) {
         })
         .build();
     let registry = state.registry.clone();
-    m.u64_observable_counter("fedsearch.router.breaker.transitions")
+    let transitions = m
+        .u64_observable_counter("fedsearch.router.breaker.transitions")
         .with_unit("{transition}")
         .with_description("circuit breaker transitions per source, by the state entered")
         .with_callback(move |o| {
@@ -161,4 +166,11 @@ pub fn observe_state(state: &crate::RouterState) {
             }
         })
         .build();
+    StateObservers { _gauges: vec![in_flight, limit, breaker], _counters: vec![transitions] }
+}
+
+/// Keeps the observable instruments of [`observe_state`] registered.
+pub struct StateObservers {
+    _gauges: Vec<opentelemetry::metrics::ObservableGauge<i64>>,
+    _counters: Vec<opentelemetry::metrics::ObservableCounter<u64>>,
 }
