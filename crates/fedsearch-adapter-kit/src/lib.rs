@@ -19,7 +19,7 @@ pub use fedsearch_proto::{
     types::{SourceHit, UserContext},
 };
 use serde::Deserialize;
-pub use service::AdapterService;
+pub use service::{AdapterService, MAX_SUBQUERIES_PER_STREAM};
 use tokio::sync::mpsc;
 
 /// Where batches of hits for one sub-query go. Cheap to clone.

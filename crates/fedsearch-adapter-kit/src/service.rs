@@ -224,6 +224,13 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                         }
                         Ok(Some(SearchFrame { frame: None })) => {}
                         Ok(None) => inbound_open = false,
+                        // A frame that does not decode is the caller's fault: say so, then stop.
+                        Err(status) if status.code() == tonic::Code::Internal
+                            && status.message().starts_with("failed to decode") =>
+                        {
+                            let _ = out_tx.send(Err(Status::invalid_argument("a sub-query frame is not a valid protobuf message"))).await;
+                            break;
+                        }
                         Err(status) => {
                             tracing::debug!(code = ?status.code(), "router closed the sub-query stream; cancelling");
                             break;

@@ -176,3 +176,51 @@ async fn shutdown_reports_not_serving_and_drains_in_flight_sub_queries() {
         .unwrap()
         .unwrap();
 }
+
+/// Every done frame of a stream, by sub-query id (a stream error ends the reading).
+async fn dones(
+    stream: &mut tonic::Streaming<ResultFrame>,
+    want: usize,
+) -> std::collections::HashMap<String, (SourceState, String)> {
+    let mut done = std::collections::HashMap::new();
+    while done.len() < want {
+        match stream.message().await {
+            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(d)) })) => {
+                done.insert(d.sub_query_id.clone(), (d.state(), d.code.clone()));
+            }
+            Ok(Some(_)) => {}
+            _ => break,
+        }
+    }
+    done
+}
+
+#[tokio::test]
+async fn control_characters_in_a_sub_query_are_invalid_argument_before_any_backend_call() {
+    let mut client = SourceAdapterClient::connect(serve().await).await.unwrap();
+    let mut bad_terms = sub("t", "ok", 2000);
+    if let Some(search_frame::Frame::SubQuery(q)) = bad_terms.frame.as_mut() {
+        q.terms = vec!["退款".into(), "政策\u{ffff}".into()];
+    }
+    let frames = vec![sub("q", "refund\u{fffe}", 2000), bad_terms, sub("fine", "ok", 2000)];
+    let mut stream = client.search(tokio_stream::iter(frames)).await.unwrap().into_inner();
+    let done = dones(&mut stream, 3).await;
+    assert_eq!(done["q"], (SourceState::Error, "INVALID_ARGUMENT".to_string()));
+    assert_eq!(done["t"], (SourceState::Error, "INVALID_ARGUMENT".to_string()));
+    assert_eq!(done["fine"].0, SourceState::Ok);
+}
+
+#[tokio::test]
+async fn one_stream_runs_a_bounded_number_of_sub_queries_at_once() {
+    let mut client = SourceAdapterClient::connect(serve().await).await.unwrap();
+    let max = fedsearch_adapter_kit::MAX_SUBQUERIES_PER_STREAM;
+    let (tx, rx) = tokio::sync::mpsc::channel(max + 2);
+    for i in 0..max {
+        tx.send(sub(&format!("slow-{i}"), "slow", 5_000)).await.unwrap();
+    }
+    tx.send(sub("one-too-many", "ok", 5_000)).await.unwrap();
+    let mut stream = client.search(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let done = dones(&mut stream, 1).await;
+    assert_eq!(done["one-too-many"], (SourceState::Error, "RESOURCE_EXHAUSTED".to_string()), "{done:?}");
+    drop(tx);
+}
