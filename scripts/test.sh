@@ -46,6 +46,9 @@ sed -n '/questions, k/,/latency/p' "$FEDSEARCH_RUN_DIR/eval-nimbus.txt"
 log "the contract: buf lint, buf breaking against the tagged contracts, Go stubs without M flags (scripts/proto-check.sh)"
 scripts/proto-check.sh || status=1
 
+log "observability: promtool check rules on the alert rules and the dashboard's queries, dashboard structure (scripts/check-observability.sh)"
+scripts/check-observability.sh || status=1
+
 log "linting (cargo clippy, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings || status=1
 
