@@ -52,6 +52,8 @@ pub fn plan<'a>(
 ) -> Result<Plan<'a>, AdapterError> {
     let mut plan = Plan::default();
     let filters = query.filters.clone().unwrap_or_default();
+    // `now`, `now-7d` in values and defaults mean the question's moment (`as_of`), else now.
+    let now = query.as_of.as_ref().and_then(fedsearch_core::time::to_chrono).unwrap_or_else(chrono::Utc::now);
     if !filters.tags.is_empty() {
         plan.notes.push("the tags filter is not supported by this source".into());
     }
@@ -66,11 +68,11 @@ pub fn plan<'a>(
         }
         let mut values = BTreeMap::new();
         for (key, raw) in &query.params {
-            values.insert(key.clone(), template.params[key].parse(key, raw).map_err(invalid)?);
+            values.insert(key.clone(), template.params[key].parse_at(key, raw, now).map_err(invalid)?);
         }
         capture(template, &query.text, &mut values)?;
         apply_filters(template, query, &mut values, &mut plan.notes)?;
-        finish(template, query.limit, &mut values, true)?;
+        finish(template, query.limit, &mut values, true, now)?;
         plan.runs.push(Run { template, values });
         return Ok(plan);
     }
@@ -96,7 +98,7 @@ pub fn plan<'a>(
         let mut values = BTreeMap::new();
         for (key, raw) in &query.params {
             if let Some(param) = template.params.get(key) {
-                values.insert(key.clone(), param.parse(key, raw).map_err(invalid)?);
+                values.insert(key.clone(), param.parse_at(key, raw, now).map_err(invalid)?);
             }
         }
         capture(template, &query.text, &mut values)?;
@@ -109,7 +111,7 @@ pub fn plan<'a>(
             }
         }
         apply_filters(template, query, &mut values, &mut plan.notes)?;
-        if finish(template, query.limit, &mut values, false)? {
+        if finish(template, query.limit, &mut values, false, now)? {
             plan.runs.push(Run { template, values });
         }
     }
@@ -187,13 +189,14 @@ fn finish(
     limit: u32,
     values: &mut BTreeMap<String, Value>,
     explicit: bool,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<bool, AdapterError> {
     for (name, param) in &template.params {
         if values.contains_key(name) {
             continue;
         }
         if let Some(default) = &param.spec.default {
-            values.insert(name.clone(), param.parse(name, default).map_err(invalid)?);
+            values.insert(name.clone(), param.parse_at(name, default, now).map_err(invalid)?);
         } else if param.spec.required {
             if explicit {
                 return Err(invalid(format!("missing required parameter `{name}` for template `{}`", template.name)));
@@ -328,5 +331,17 @@ templates:
         assert_eq!(names(&plan), ["refunds"]);
         assert_eq!(plan.runs[0].values["from"], Value::Text("2026-11-01T00:00:00Z".into()));
         assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
+    }
+
+    #[test]
+    fn relative_defaults_are_read_against_the_questions_moment() {
+        let c = catalog();
+        let mut query = q("refunds");
+        query.as_of = Some(fedsearch_core::time::parse_rfc3339("2026-07-20T10:00:00Z").unwrap());
+        let plan = plan(&c, &query, &BTreeMap::new()).unwrap();
+        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-06-20T10:00:00Z".into()), "now-30d from as_of");
+        query.params.insert("from".into(), "now-1d".into());
+        let plan = super::plan(&c, &query, &BTreeMap::new()).unwrap();
+        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-07-19T10:00:00Z".into()));
     }
 }

@@ -292,10 +292,10 @@ pub fn iso_utc(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-fn relative_now(raw: &str) -> Option<DateTime<Utc>> {
+fn relative_now(raw: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let rest = raw.trim().strip_prefix("now")?;
     if rest.is_empty() {
-        return Some(Utc::now());
+        return Some(now);
     }
     let rest = rest.strip_prefix('-')?;
     let (num, unit) = rest.split_at(rest.len().checked_sub(1)?);
@@ -306,7 +306,7 @@ fn relative_now(raw: &str) -> Option<DateTime<Utc>> {
         "m" => chrono::Duration::minutes(n),
         _ => return None,
     };
-    Some(Utc::now() - delta)
+    Some(now - delta)
 }
 
 /// Control characters and invisible format characters (bidi controls, zero-width characters, BOM):
@@ -322,6 +322,11 @@ fn is_invisible(c: char) -> bool {
 impl Param {
     /// Checks and converts one raw value; errors name the parameter and never echo the value.
     pub fn parse(&self, name: &str, raw: &str) -> Result<Value, String> {
+        self.parse_at(name, raw, Utc::now())
+    }
+
+    /// [`Param::parse`] with `now`, `now-7d` read against `now` (the sub-query's `as_of`).
+    pub fn parse_at(&self, name: &str, raw: &str, now: DateTime<Utc>) -> Result<Value, String> {
         let spec = &self.spec;
         if raw.chars().count() > MAX_VALUE_CHARS {
             return Err(format!("parameter `{name}` is too long (at most {MAX_VALUE_CHARS} characters)"));
@@ -365,7 +370,7 @@ impl Param {
                     .or_else(|| {
                         DateTime::parse_from_rfc3339(raw.trim()).ok().map(|t| t.with_timezone(&Utc).date_naive())
                     })
-                    .or_else(|| relative_now(raw).map(|t| t.date_naive()))
+                    .or_else(|| relative_now(raw, now).map(|t| t.date_naive()))
                     .ok_or_else(|| format!("parameter `{name}` must be a date (YYYY-MM-DD)"))?;
                 Value::Text(d.format("%Y-%m-%d").to_string())
             }
@@ -379,7 +384,7 @@ impl Param {
                             .and_then(|d| d.and_hms_opt(0, 0, 0))
                             .map(|d| d.and_utc())
                     })
-                    .or_else(|| relative_now(raw))
+                    .or_else(|| relative_now(raw, now))
                     .ok_or_else(|| format!("parameter `{name}` must be an RFC 3339 timestamp"))?;
                 Value::Text(iso_utc(t))
             }
