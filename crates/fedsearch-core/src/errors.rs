@@ -111,6 +111,9 @@ fn build(
     retry: Option<Duration>,
     mut metadata: HashMap<String, String>,
 ) -> Status {
+    // The details travel in a header too: a message that echoes a huge input stays short.
+    let message = cut(&message, MAX_DETAIL_BYTES);
+    let violation = violation.map(|(field, description)| (field, cut(&description, MAX_DETAIL_BYTES)));
     let trace_id = crate::propagation::current_trace_id();
     if !trace_id.is_empty() {
         metadata.insert("trace_id".into(), trace_id);
@@ -123,6 +126,22 @@ fn build(
         details.set_retry_info(Some(retry));
     }
     Status::with_error_details(code, message, details)
+}
+
+/// The longest message or description put into a status with details (the details are
+/// carried in the `grpc-status-details-bin` header, which must stay small).
+pub const MAX_DETAIL_BYTES: usize = 512;
+
+/// `text` cut to at most `max` bytes at a character boundary, with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 /// Adds details to a status that has none (a plain `Status::invalid_argument(..)` from code
@@ -222,6 +241,13 @@ mod tests {
         assert_eq!(s.metadata().get("retry-after-ms").unwrap(), "100");
         let already = status(Code::NotFound, Reason::UnknownSource, "unknown source `x`");
         assert_eq!(reason_of(&ensure_details(already)).as_deref(), Some("UNKNOWN_SOURCE"));
+    }
+
+    #[test]
+    fn huge_messages_are_cut_before_they_become_details() {
+        let s = invalid_field(Reason::UnknownSource, "sources", format!("unknown source `{}`", "源".repeat(5000)));
+        assert!(s.message().len() <= MAX_DETAIL_BYTES + 3, "{}", s.message().len());
+        assert!(s.details().len() < 2 * MAX_DETAIL_BYTES + 200, "{}", s.details().len());
     }
 
     #[test]

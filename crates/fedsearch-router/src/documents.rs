@@ -2,6 +2,7 @@
 //! user, so the source re-checks permission at this moment.
 
 use fedsearch_core::Identity;
+use fedsearch_core::errors::{self, Reason};
 use fedsearch_proto::{
     adapter::FetchRequest,
     api::{Document, GetDocumentRequest},
@@ -12,20 +13,21 @@ use tracing::Instrument;
 use crate::state::RouterState;
 
 pub async fn get(state: &RouterState, user: &Identity, req: GetDocumentRequest) -> Result<Document, Status> {
-    let (name, reference) = req
-        .full_text_ref
-        .split_once(':')
-        .filter(|(s, r)| !s.is_empty() && !r.is_empty())
-        .ok_or_else(|| Status::invalid_argument("full_text_ref must look like `<source>:<reference>`"))?;
+    let (name, reference) =
+        req.full_text_ref.split_once(':').filter(|(s, r)| !s.is_empty() && !r.is_empty()).ok_or_else(|| {
+            errors::invalid_field(
+                Reason::InvalidArgument,
+                "full_text_ref",
+                "full_text_ref must look like `<source>:<reference>`",
+            )
+        })?;
     if reference.len() > 1024 {
-        return Err(Status::invalid_argument("full_text_ref is too long"));
+        return Err(errors::invalid_field(Reason::InvalidArgument, "full_text_ref", "full_text_ref is too long"));
     }
     // A source the user may not use is indistinguishable from one that does not exist.
-    let source = state
-        .registry
-        .get(name)
-        .filter(|s| s.permits(user))
-        .ok_or_else(|| Status::not_found(format!("unknown source `{name}`")))?;
+    let source = state.registry.get(name).filter(|s| s.permits(user)).ok_or_else(|| {
+        errors::status(tonic::Code::NotFound, Reason::UnknownSource, format!("unknown source `{name}`"))
+    })?;
     let mut ctx = user.to_user_context();
     ctx.delegated_credential = req.source_credentials.get(name).cloned();
     let fetch = FetchRequest { source: source.target.clone(), reference: reference.to_string(), user: Some(ctx) };

@@ -29,10 +29,11 @@ pub fn validate(state: &RouterState, req: &SearchRequest) -> Result<(), Status> 
     }
     let chars = req.query.chars().count();
     if chars > limits.max_query_chars {
-        return Err(Status::invalid_argument(format!(
-            "query is {chars} characters; the limit is {}",
-            limits.max_query_chars
-        )));
+        return Err(fedsearch_core::errors::invalid_field(
+            fedsearch_core::errors::Reason::QueryTooLong,
+            "query",
+            format!("query is {chars} characters; the limit is {}", limits.max_query_chars),
+        ));
     }
     if let Some(c) = fedsearch_core::text::first_forbidden_char(&req.query) {
         return Err(Status::invalid_argument(format!(
@@ -205,7 +206,11 @@ pub async fn run(
             &state.config.selection,
         )
         .map_err(|e| match e {
-            RouteError::UnknownSource(_) => Status::invalid_argument(e.to_string()),
+            RouteError::UnknownSource(_) => fedsearch_core::errors::invalid_field(
+                fedsearch_core::errors::Reason::UnknownSource,
+                "sources",
+                e.to_string(),
+            ),
             RouteError::NoSources => Status::permission_denied(e.to_string()),
         })?
     };
