@@ -242,9 +242,20 @@ impl Stack {
             .replace("127.0.0.1:50071", &format!("127.0.0.1:{mcp_port}"));
         let router_cfg = match opts.mcp_extra {
             Some(extra) => {
+                // The extra keys replace the example's own (keys of the mcp section only).
+                let keys: Vec<String> = extra
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("  ").filter(|k| !k.starts_with(' ')))
+                    .filter_map(|l| l.split_once(':').map(|(k, _)| format!("  {k}:")))
+                    .collect();
+                let kept: String = router_cfg
+                    .lines()
+                    .filter(|l| !keys.iter().any(|k| l.starts_with(k.as_str())))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
                 let listen = format!("  listen: 127.0.0.1:{mcp_port}\n");
-                assert!(router_cfg.contains(&listen), "the router config has an mcp section");
-                router_cfg.replace(&listen, &format!("{listen}{extra}"))
+                assert!(kept.contains(&listen), "the router config has an mcp section");
+                kept.replace(&listen, &format!("{listen}{extra}"))
             }
             None => router_cfg,
         };
