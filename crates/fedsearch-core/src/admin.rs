@@ -101,3 +101,43 @@ pub fn router() -> axum::Router {
     }
     axum::Router::new().route("/metrics", get(metrics)).route("/healthz", get(healthz)).route("/readyz", get(readyz))
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    async fn status_of(addr: SocketAddr, path: &str) -> (u16, String) {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let code = response.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        (code, response)
+    }
+
+    #[tokio::test]
+    async fn readyz_follows_serving_while_healthz_and_metrics_always_answer() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router()).await });
+        set_ready(false);
+        assert_eq!(status_of(addr, "/readyz").await.0, 503, "not serving yet, or draining");
+        assert_eq!(status_of(addr, "/healthz").await.0, 200);
+        set_ready(true);
+        assert_eq!(status_of(addr, "/readyz").await.0, 200);
+        let (code, metrics) = status_of(addr, "/metrics").await;
+        assert_eq!(code, 200);
+        assert!(metrics.contains("text/plain; version=0.0.4"), "{metrics}");
+        assert_eq!(status_of(addr, "/nope").await.0, 404);
+    }
+
+    #[test]
+    fn a_push_interval_under_a_second_is_refused() {
+        let c = AdminConfig { listen: None, otlp_metrics_interval: Some(Duration::from_millis(500)) };
+        assert!(c.validate().unwrap_err().contains("admin.otlp_metrics_interval"));
+        assert!(AdminConfig::default().validate().is_ok());
+    }
+}
