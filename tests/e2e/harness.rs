@@ -181,6 +181,8 @@ pub struct StackOptions {
     pub wiki_url: Option<String>,
     /// More environment for the router (`FEDSEARCH_<SECTION>__<KEY>` overrides).
     pub router_env: Vec<(&'static str, String)>,
+    /// Processes per adapter (default 1), on 127.0.0.1, 127.0.0.2, … with one port.
+    pub adapter_replicas: usize,
 }
 
 impl Stack {
@@ -212,33 +214,44 @@ impl Stack {
 
         let (fusion_port, es_port, sql_port, wiki_port, router_port, mcp_port) =
             (free_port(), free_port(), free_port(), free_port(), free_port(), free_port());
-        let mut procs = vec![
-            Proc::spawn("fusion", &["--config", &cfg("fusion")], &with(&[listen(fusion_port)]), logs.path()),
-            Proc::spawn(
+        let mut procs =
+            vec![Proc::spawn("fusion", &["--config", &cfg("fusion")], &with(&[listen(fusion_port)]), logs.path())];
+        // Replica r of an adapter listens on 127.0.0.(r+1), all on the adapter's one port.
+        let replicas = opts.adapter_replicas.max(1);
+        let at = |ip: u8, port: u16| ("FEDSEARCH_SERVER__LISTEN", format!("127.0.0.{ip}:{port}"));
+        for r in 1..=replicas as u8 {
+            procs.push(Proc::spawn(
                 "es-adapter",
                 &["--config", es_cfg_path.to_str().unwrap()],
-                &with(&[listen(es_port)]),
+                &with(&[at(r, es_port)]),
                 logs.path(),
-            ),
-            Proc::spawn(
+            ));
+            procs.push(Proc::spawn(
                 "sql-adapter",
                 &["--config", &cfg("sql-adapter")],
-                &with(&[listen(sql_port), ("SQL_ADAPTER_DATABASE_URL", sql_url)]),
+                &with(&[at(r, sql_port), ("SQL_ADAPTER_DATABASE_URL", sql_url.clone())]),
                 logs.path(),
-            ),
-            Proc::spawn(
+            ));
+            procs.push(Proc::spawn(
                 "wiki-adapter",
                 &["--config", &cfg("wiki-adapter")],
-                &with(&[listen(wiki_port), ("DOKUWIKI_URL", wiki_url), ("DOKUWIKI_SECRETS", wiki_secrets)]),
+                &with(&[
+                    at(r, wiki_port),
+                    ("DOKUWIKI_URL", wiki_url.clone()),
+                    ("DOKUWIKI_SECRETS", wiki_secrets.clone()),
+                ]),
                 logs.path(),
-            ),
-        ];
+            ));
+        }
+        // The router's address of an adapter: every replica, as a list.
+        let address =
+            |port: u16| (1..=replicas).map(|r| format!("127.0.0.{r}:{port}")).collect::<Vec<_>>().join(",http://");
         let router_cfg = std::fs::read_to_string(cfg("router"))
             .unwrap()
             .replace("127.0.0.1:50052", &format!("127.0.0.1:{fusion_port}"))
-            .replace("127.0.0.1:50061", &format!("127.0.0.1:{es_port}"))
-            .replace("127.0.0.1:50062", &format!("127.0.0.1:{sql_port}"))
-            .replace("127.0.0.1:50063", &format!("127.0.0.1:{wiki_port}"))
+            .replace("127.0.0.1:50061", &address(es_port))
+            .replace("127.0.0.1:50062", &address(sql_port))
+            .replace("127.0.0.1:50063", &address(wiki_port))
             .replace("127.0.0.1:50071", &format!("127.0.0.1:{mcp_port}"));
         let router_cfg = match opts.mcp_extra {
             Some(extra) => {

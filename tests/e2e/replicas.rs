@@ -90,3 +90,55 @@ async fn adapter_replicas_share_the_load_and_one_dying_costs_no_failed_call() {
     assert!(failed.is_empty(), "no call failed: {failed:?}");
     assert_eq!(in_a_row, 40, "after the kill the second replica answers every search");
 }
+
+/// Sub-queries a process has run, from its admin port's Prometheus metrics.
+async fn sub_queries_served(p: &Proc) -> f64 {
+    let url = format!("http://127.0.0.1:{}/metrics", p.admin_port);
+    let text = reqwest::get(url).await.unwrap().text().await.unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("fedsearch_adapter_subquery_duration_seconds_count"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn two_replicas_of_every_real_adapter_share_the_load_and_one_of_each_dying_costs_no_failed_call() {
+    use crate::harness::{Stack, StackOptions, authed};
+    let mut stack = Stack::start(StackOptions { adapter_replicas: 2, ..Default::default() }).await;
+    let mut c = stack.client().await;
+    let search = || {
+        let mut r = authed(SearchRequest { query: "SO20261001 支付超时 退款".into(), ..Default::default() }, "alice");
+        r.set_timeout(Duration::from_secs(5));
+        r
+    };
+    let mut failed = Vec::new();
+    for _ in 0..60 {
+        if let Err(e) = c.search(search()).await {
+            failed.push(format!("{:?}: {}", e.code(), e.message()));
+        }
+    }
+    for name in ["es-adapter", "sql-adapter", "wiki-adapter"] {
+        for p in stack.procs.iter().filter(|p| p.name == name) {
+            assert!(sub_queries_served(p).await > 0.0, "{name} on {} got sub-queries", p.host);
+        }
+    }
+    for p in stack.procs.iter_mut().filter(|p| p.name.ends_with("-adapter") && p.host == "127.0.0.1") {
+        p.kill9();
+    }
+    let mut in_a_row = 0;
+    for _ in 0..1_000 {
+        match c.search(search()).await {
+            Ok(r) if r.get_ref().sources.iter().all(|s| s.state() == fedsearch_proto::types::SourceState::Ok) => {
+                in_a_row += 1
+            }
+            Ok(_) => in_a_row = 0,
+            Err(e) => failed.push(format!("{:?}: {}", e.code(), e.message())),
+        }
+        if in_a_row >= 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(failed.is_empty(), "no call failed: {failed:?}");
+    assert_eq!(in_a_row, 20, "the surviving replicas answer every source\n{}", stack.logs());
+}
