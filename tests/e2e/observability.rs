@@ -230,6 +230,7 @@ async fn the_audit_trail_records_allowed_and_denied_calls_in_both_sinks() {
             ("FEDSEARCH_AUDIT__POSTGRES__URL_ENV", "AUDIT_DATABASE_URL".into()),
             ("FEDSEARCH_AUDIT__POSTGRES__TABLE", table.clone()),
             ("AUDIT_DATABASE_URL", need_env("PG_RO_URL")),
+            ("FEDSEARCH_MCP__STATELESS", "true".into()),
         ],
         ..Default::default()
     })
@@ -252,7 +253,24 @@ async fn the_audit_trail_records_allowed_and_denied_calls_in_both_sinks() {
     bad.metadata_mut().insert("authorization", "Bearer forged".parse().unwrap());
     assert!(c.list_sources(bad).await.is_err());
 
-    let want = if fetched.is_empty() { 3 } else { 4 };
+    // An MCP tool call continues the caller's trace (traceparent) and is audited under it.
+    let caller_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let mcp: serde_json::Value = reqwest::Client::new()
+        .post(&stack.mcp_url)
+        .header("authorization", format!("Bearer {}", crate::harness::token_for("alice")))
+        .header("accept", "application/json, text/event-stream")
+        .header("traceparent", format!("00-{caller_trace}-00f067aa0ba902b7-01"))
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "退货政策"}}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(mcp["result"]["structuredContent"]["trace_id"], caller_trace, "{mcp}");
+
+    let want = if fetched.is_empty() { 4 } else { 5 };
     let mut lines: Vec<serde_json::Value> = Vec::new();
     for _ in 0..100 {
         lines = std::fs::read_to_string(&path)
@@ -284,7 +302,11 @@ async fn the_audit_trail_records_allowed_and_denied_calls_in_both_sinks() {
             Some(true)
         );
     }
-    let refused = lines.last().unwrap();
+    let tool = lines.last().unwrap();
+    assert_eq!((tool["channel"].as_str(), tool["method"].as_str()), (Some("mcp"), Some("mcp.search")));
+    assert_eq!((tool["trace_id"].as_str(), tool["subject"].as_str()), (Some(caller_trace), Some("alice")));
+    assert!(tool["query"].as_str().is_some_and(|q| q == "退货政策"), "{tool}");
+    let refused = &lines[lines.len() - 2];
     assert_eq!((refused["method"].as_str(), refused["allowed"].as_bool()), (Some("ListSources"), Some(false)));
     assert_eq!(refused["reason"], "TOKEN_INVALID");
     assert!(refused["subject"].is_null());
@@ -305,7 +327,7 @@ async fn the_audit_trail_records_allowed_and_denied_calls_in_both_sinks() {
     }
     assert_eq!(rows.len(), want, "{rows:?}");
     assert_eq!(rows[0], ("Search".to_string(), true, Some("alice".to_string())));
-    assert!(!rows.last().unwrap().1, "the refused call is recorded as not allowed");
+    assert!(!rows[rows.len() - 2].1, "the refused call is recorded as not allowed");
     let as_writer = sqlx::PgPool::connect(&need_env("PG_RO_URL")).await.unwrap();
     for forbidden in
         [format!("UPDATE {table} SET allowed = true"), format!("DELETE FROM {table}"), format!("SELECT * FROM {table}")]
