@@ -353,4 +353,20 @@ mod tests {
         }
         assert!(allowed(&b));
     }
+
+    #[test]
+    fn state_and_transitions_are_what_the_metrics_report() {
+        let b = breaker(2, 0, 1);
+        assert_eq!(b.state(), BreakerState::Closed);
+        fail(&b, Blame::Source, "alice");
+        fail(&b, Blame::Source, "alice");
+        // open_for is 0 ms: the open period is over at once, so the breaker is half-open.
+        assert_eq!(b.state(), BreakerState::HalfOpen);
+        match b.admit() {
+            Admission::Allowed(p) => p.record(Outcome::Success, "alice"),
+            Admission::Open(_) => panic!("the probe is let through"),
+        }
+        assert_eq!(b.state(), BreakerState::Closed);
+        assert_eq!(b.transitions(), [("open", 1), ("half_open", 1), ("closed", 1)]);
+    }
 }
