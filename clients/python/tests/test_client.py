@@ -154,6 +154,9 @@ def test_a_bad_token_raises_unauthenticated(router, kind):
     assert e.value.code == grpc.StatusCode.UNAUTHENTICATED
     assert isinstance(e.value, FedsearchError)
     _assert_reason_matches_details(e.value)
+    # The router sends google.rpc.ErrorInfo: a program can tell why without parsing text.
+    expected = {"garbage": {"TOKEN_INVALID"}, "wrong-secret": {"TOKEN_INVALID"}, "missing": {"TOKEN_MISSING", "TOKEN_INVALID"}}
+    assert e.value.reason in expected[kind], e.value.reason
 
 
 @pytest.mark.parametrize(
@@ -172,6 +175,7 @@ def test_invalid_arguments_raise_invalid_argument_naming_the_field(client_for, c
     assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert field in e.value.message
     _assert_reason_matches_details(e.value)
+    assert e.value.reason is not None, "the router names a reason for every invalid argument"
 
 
 def test_a_source_the_user_may_not_use_is_refused_like_an_unknown_one(client_for):
@@ -181,6 +185,7 @@ def test_a_source_the_user_may_not_use_is_refused_like_an_unknown_one(client_for
         client_for("carol").search(ORDER_QUESTION, sources=["no-such-source"])
     assert forbidden.value.code == unknown.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert forbidden.value.message.replace("orders", "X") == unknown.value.message.replace("no-such-source", "X")
+    assert forbidden.value.reason == unknown.value.reason == "UNKNOWN_SOURCE"
 
 
 def test_error_info_in_status_details_becomes_the_reason():
@@ -203,3 +208,27 @@ def test_a_stream_with_a_bad_token_raises_unauthenticated_when_iterated(router):
         events = c.search_stream(ORDER_QUESTION)
         with pytest.raises(UnauthenticatedError):
             next(iter(events))
+
+
+def test_errors_carry_a_stable_reason_the_bad_field_and_the_trace_id(client_for, router):
+    with pytest.raises(InvalidArgumentError) as e:
+        client_for("alice").search("   ")
+    assert (e.value.reason, e.value.domain) == ("INVALID_ARGUMENT", "fedsearch")
+    assert len(e.value.metadata.get("trace_id", "")) == 32
+    violations = []
+    for detail in e.value.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            violations += [v.field for v in bad.field_violations]
+    assert violations == ["query"]
+    with pytest.raises(InvalidArgumentError) as long:
+        client_for("alice").search("退" * 5000)
+    assert long.value.reason == "QUERY_TOO_LONG"
+    with pytest.raises(FedsearchError) as unknown:
+        client_for("alice").search("x", sources=["no-such-source"])
+    assert unknown.value.reason == "UNKNOWN_SOURCE"
+    with Client(router, "not-a-jwt") as c:
+        with pytest.raises(UnauthenticatedError) as bad_token:
+            c.list_sources()
+    assert bad_token.value.reason == "TOKEN_INVALID"
