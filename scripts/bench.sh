@@ -130,6 +130,9 @@ start fusion "$BIN/fusion" --config "$WORK/fusion.yaml"
 FUSION_PID=$LAST_PID
 wait_healthy fusion "$FUSION_PORT"
 
+# The fan-out runs measure overhead, not admission: no per-user cap in the way of one token.
+FANOUT_LIMITS="limits: { max_in_flight: 100000, default_timeout: 3s, per_user: { max_in_flight: 100000 } }"
+
 # stack TAG LATENCY... — starts one scripted adapter per latency and a router over them;
 # sets ROUTER_PORT and STACK_PIDS.
 stack() {
@@ -155,8 +158,7 @@ stack() {
     else
       echo "fusion: { endpoint: \"http://127.0.0.1:$FUSION_PORT\", timeout: 500ms }"
     fi
-    # The fan-out runs measure overhead, not admission: no per-user cap in the way of one token.
-    echo "${STACK_LIMITS:-limits: { max_in_flight: 100000, default_timeout: 3s, per_user: { max_in_flight: 100000 } }}"
+    echo "${STACK_LIMITS:-$FANOUT_LIMITS}"
     echo "sources:"
     i=0
     for lat in "$@"; do
@@ -421,10 +423,16 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo "## Fusion"
   echo
   cat "$FUSION_MD"
+  # The side-by-side with the seed peer is written by scripts/bench-peer.sh: carry it over (from
+  # its heading to the next "## ", trailing blank lines dropped).
+  if [ -f "$OUT" ] && grep -q '^## Against the seed peer$' "$OUT"; then
+    echo
+    awk '/^## / { keep = ($0 == "## Against the seed peer") } keep && NF { while (blank > 0) { print ""; blank-- }; print; next } keep { blank++ }' "$OUT"
+  fi
   # The answer-quality section is written by hand from `scripts/eval.sh` runs: carry it over.
   if [ -f "$OUT" ] && grep -q '^## Answer quality' "$OUT"; then
     echo
-    awk '/^## Answer quality/ { keep = 1 } keep' "$OUT"
+    awk '/^## Answer quality/ { keep = 1 } /^## Against the seed peer$/ { keep = 0 } keep' "$OUT"
   fi
 } >"$TMP_OUT"
 mv "$TMP_OUT" "$OUT"
