@@ -192,7 +192,7 @@ async fn the_routers_terms_are_ored_into_the_cql() {
     let query = fedsearch_proto::adapter::SubQuery {
         source: "cloud".into(),
         text: "what is the fee when a customer refuses the delivery".into(),
-        terms: vec!["rejection fee".into(), "拒收\u{FFFF}".into(), "or".into(), "refund|退款".into()],
+        terms: vec!["rejection fee".into(), "拒收\u{200B}".into(), "or".into(), "refund|退款".into()],
         limit: 3,
         user: Some(ann()),
         ..Default::default()

@@ -132,17 +132,19 @@ async fn without_page_reads_versions_are_inferred_from_year_suffixed_ids() {
 }
 
 #[tokio::test]
-async fn noncharacters_in_the_query_do_not_cause_an_error() {
+async fn invisible_characters_are_cleaned_and_noncharacters_refused_before_the_wiki() {
     let mut served = serve(shared_config()).await;
-    let mut q = query("refund\u{FFFF} 退货\u{FFFE}", &["fee\u{FFFF}", "\u{FFFF}", "拒收\u{200B}"], "carol");
-    q.original_text = "refund\u{FFFF}\u{FDD0} policy".into();
+    // Invisible format characters (U+200B) reach the adapter and are cleaned out of its searches.
+    let q = query("refund\u{200B} 退货\u{FEFF}", &["fee\u{2060}", "\u{200B}", "拒收\u{200B}"], "carol");
     let (hits, done) = search_query(&mut served.client, q).await;
     assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     assert!(ids(&hits).contains(&"public:return_policy"), "{:?}", ids(&hits));
     assert!(done.message.is_empty(), "no search failed: {}", done.message);
-    // only noncharacters: nothing to search, still not an error
-    let (hits, done) = search_query(&mut served.client, query("\u{FFFF}\u{FFFE}", &[], "carol")).await;
-    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    // Noncharacters (U+FFFF) are refused by the adapter kit before any wiki call.
+    let mut q = query("refund\u{FFFF} 退货", &["fee"], "carol");
+    q.original_text = "refund\u{FDD0} policy".into();
+    let (hits, done) = search_query(&mut served.client, q).await;
+    assert_eq!((done.state, done.code.as_str()), (SourceState::Error as i32, "INVALID_ARGUMENT"), "{done:?}");
     assert!(hits.is_empty());
 }
 
