@@ -153,6 +153,26 @@ impl Admission {
         self.inner.limit.current()
     }
 
+    /// Watches how late the runtime wakes a timer: when a 20 ms sleep ends more than
+    /// `max_lag` late, tasks wait for a CPU, answers are about to come late, and the limit drops
+    /// now rather than after the first late answer. `max_lag` zero: no watch.
+    pub fn watch_runtime_lag(&self, max_lag: Duration) {
+        if max_lag.is_zero() {
+            return;
+        }
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            const TICK: Duration = Duration::from_millis(20);
+            loop {
+                let before = tokio::time::Instant::now();
+                tokio::time::sleep(TICK).await;
+                if before.elapsed().saturating_sub(TICK) > max_lag {
+                    inner.limit.congested();
+                }
+            }
+        });
+    }
+
     /// Calls in flight now.
     pub fn in_flight(&self) -> usize {
         self.inner.limit.in_flight.load(Ordering::Relaxed)
@@ -209,16 +229,29 @@ impl AdaptiveLimit {
         if !self.adaptive {
             return;
         }
+        if late {
+            self.congested();
+            return;
+        }
         let in_flight = self.in_flight.load(Ordering::Acquire) as f64;
         let mut s = self.lock();
-        if late {
-            let now = Instant::now();
-            if s.last_decrease.is_none_or(|t| now.duration_since(t) >= DECREASE_EVERY) {
-                s.limit = (s.limit.min(in_flight) * 0.9).max(self.min as f64);
-                s.last_decrease = Some(now);
-            }
-        } else if in_flight + 1.0 >= s.limit * 0.9 {
+        if in_flight + 1.0 >= s.limit * 0.9 {
             s.limit = (s.limit + 1.0 / s.limit.max(1.0)).min(self.max as f64);
+        }
+    }
+
+    /// A sign of overload (a late answer, or the runtime falling behind): the limit drops to
+    /// nine tenths of what is in flight, at most once per [`DECREASE_EVERY`].
+    fn congested(&self) {
+        if !self.adaptive {
+            return;
+        }
+        let in_flight = self.in_flight.load(Ordering::Acquire) as f64;
+        let mut s = self.lock();
+        let now = Instant::now();
+        if s.last_decrease.is_none_or(|t| now.duration_since(t) >= DECREASE_EVERY) {
+            s.limit = (s.limit.min(in_flight.max(1.0)) * 0.9).max(self.min as f64);
+            s.last_decrease = Some(now);
         }
     }
 }
@@ -278,6 +311,23 @@ mod tests {
             }
         }
         assert!(a.limit() > before, "{} > {before}", a.limit());
+    }
+
+    #[tokio::test]
+    async fn a_runtime_that_falls_behind_lowers_the_limit_before_any_answer_is_late() {
+        let a = Admission::new(&limits(100, 1000, 0));
+        let _held: Vec<_> = (0..20).map(|i| a.admit(&format!("u{i}")).unwrap()).collect();
+        a.watch_runtime_lag(Duration::from_millis(50));
+        tokio::task::yield_now().await;
+        // Block this (current-thread) runtime: the watcher's 20 ms sleep ends ~200 ms late.
+        std::thread::sleep(Duration::from_millis(200));
+        for _ in 0..50 {
+            if a.limit() < 100 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(a.limit(), 18, "nine tenths of the 20 in flight");
     }
 
     #[test]

@@ -395,6 +395,10 @@ pub struct Limits {
     /// The adaptive limit never goes below this.
     #[serde(default = "default_min_in_flight")]
     pub min_in_flight: usize,
+    /// The runtime falling this far behind (a 20 ms timer ending this much late) lowers the
+    /// adaptive limit at once; 0s: only late answers do.
+    #[serde(default = "default_max_runtime_lag", with = "duration")]
+    pub max_runtime_lag: Duration,
     /// Per-user (token subject) limits, alike for gRPC and MCP.
     #[serde(default)]
     pub per_user: PerUserLimits,
@@ -426,6 +430,9 @@ fn default_true() -> bool {
 fn default_min_in_flight() -> usize {
     8
 }
+fn default_max_runtime_lag() -> Duration {
+    Duration::from_millis(100)
+}
 fn default_user_in_flight() -> usize {
     32
 }
@@ -441,6 +448,7 @@ impl Default for Limits {
             max_in_flight: default_max_in_flight(),
             adaptive: true,
             min_in_flight: default_min_in_flight(),
+            max_runtime_lag: default_max_runtime_lag(),
             per_user: PerUserLimits::default(),
         }
     }

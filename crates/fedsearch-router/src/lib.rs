@@ -46,6 +46,7 @@ pub async fn serve(
     let state = RouterState::new(config)?;
     let _observers = metrics::observe_state(&state);
     health::spawn(state.registry.clone(), state.config.circuit_breaker.health_interval);
+    state.admission.watch_runtime_lag(state.config.limits.max_runtime_lag);
     let shutdown = shutdown.shared();
     if let Some(addr) = mcp_addr {
         let listener = fedsearch_core::grpc::bind(addr).await?;
