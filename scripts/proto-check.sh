@@ -34,18 +34,8 @@ CONTRACTS=(
   "contract-v1.1 0bace837107a529760b7e93d69333f089a682b46"
 )
 
-passed=0 failed=0
-ok()   { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-# check NAME CMD... — runs CMD; its output becomes the reason when it fails.
-check() {
-  local name=$1 out; shift
-  if out=$("$@" 2>&1); then ok "$name"; else fail "$name" "$(tr '\n' ' ' <<<"$out" | sed 's/ *$//' | tail -c 1500)"; fi
-}
-finish() {
-  echo "proto: $passed passed, $failed failed"
-  [ "$failed" = 0 ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+finish() { checks_summary proto; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -35,14 +35,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT"
 
-passed=0 failed=0
-ok()   { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-# check NAME CMD... — runs CMD; its output becomes the reason when it fails.
-check() {
-  local name=$1 out; shift
-  if out=$("$@" 2>&1); then ok "$name"; else fail "$name" "$(tr '\n' ' ' <<<"$out" | sed 's/ *$//')"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # --- tools ----------------------------------------------------------------------------------------
 command -v docker-compose >/dev/null || apt_install docker-compose
@@ -817,5 +810,4 @@ report("configs the chart embeds have no YAML-1.1-only booleans (yes/no/on/off)"
 PY
 )
 
-echo "deploy: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary deploy
