@@ -137,6 +137,18 @@ impl FusionSession {
         Ok(fuser)
     }
 
+    /// The same, consuming the record: the final fallback moves the hits instead of cloning them.
+    fn into_fuser(self) -> Result<Fuser, fedsearch_fusion::FusionError> {
+        let mut fuser = Fuser::new(&self.start)?;
+        for (s, hits) in self.record {
+            fuser.add_batch(&s, hits);
+        }
+        for (s, _) in &self.ended {
+            fuser.end_source(s);
+        }
+        Ok(fuser)
+    }
+
     /// Closes the session and returns the fused list, waiting for the service at most the
     /// configured timeout and never past `until` (then fusing in-process).
     pub async fn finish(mut self, until: Instant) -> (FusedList, FusedBy) {
@@ -172,7 +184,7 @@ impl FusionSession {
             }
         }
         let reason = self.fallback_reason.clone().unwrap_or_default();
-        let list = match self.replay() {
+        let list = match self.into_fuser() {
             Ok(fuser) => fuser.finish(),
             Err(e) => {
                 tracing::error!(error = %e, "in-process fusion refused the options");

@@ -10,7 +10,7 @@
 //!   is expanded with the concept's other terms. The router ships a built-in glossary of common
 //!   enterprise words (`glossary.txt`); a deployment adds its own groups in `glossary.groups`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 pub use fedsearch_core::text::{is_cjk, is_stop_word, stem, tokens, words};
 
@@ -177,6 +177,11 @@ pub struct Concept {
 #[derive(Debug, Clone, Default)]
 pub struct Glossary {
     groups: Vec<Vec<Term>>,
+    /// Every term, as (group, term) positions, by what an occurrence must start with: a
+    /// substring (CJK) term by its first character, a word term by its first stem. A text is
+    /// looked up once per character and once per word instead of checking every term.
+    by_char: HashMap<char, Vec<(usize, usize)>>,
+    by_stem: HashMap<String, Vec<(usize, usize)>>,
 }
 
 impl Glossary {
@@ -196,20 +201,79 @@ impl Glossary {
             groups.push(g.iter().map(|t| Term::new(t)).filter(|t| !t.text.is_empty()).collect());
         }
         groups.retain(|g| g.len() >= 2);
-        Glossary { groups }
+        let mut by_char: HashMap<char, Vec<(usize, usize)>> = HashMap::new();
+        let mut by_stem: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        for (gi, g) in groups.iter().enumerate() {
+            for (ti, t) in g.iter().enumerate() {
+                match &t.stems {
+                    None => {
+                        if let Some(c) = t.text.chars().next() {
+                            by_char.entry(c).or_default().push((gi, ti));
+                        }
+                    }
+                    Some(want) => {
+                        if let Some(first) = want.first() {
+                            by_stem.entry(first.clone()).or_default().push((gi, ti));
+                        }
+                    }
+                }
+            }
+        }
+        Glossary { groups, by_char, by_stem }
+    }
+
+    /// The (group, term) positions of the terms `p` mentions ([`Term::found_in`]), sorted:
+    /// a substring term occurs where a character of the text starts it, a word term where a
+    /// word's stem is its first stem.
+    fn found(&self, p: &Prepared) -> Vec<(usize, usize)> {
+        let mut found = Vec::new();
+        for (at, c) in p.lowered.char_indices() {
+            for &(g, t) in self.by_char.get(&c).map_or(&[][..], Vec::as_slice) {
+                if p.lowered[at..].starts_with(self.groups[g][t].text.as_str()) {
+                    found.push((g, t));
+                }
+            }
+        }
+        for (at, stem) in p.stems.iter().enumerate() {
+            for &(g, t) in self.by_stem.get(stem.as_str()).map_or(&[][..], Vec::as_slice) {
+                if let Some(want) = &self.groups[g][t].stems
+                    && p.stems[at..].starts_with(want)
+                {
+                    found.push((g, t));
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// The concepts `text` mentions, in glossary order: each group with, per term, whether the
+    /// text mentions it.
+    fn mentioned(&self, text: &str) -> Vec<(&[Term], Vec<bool>)> {
+        let found = self.found(&Prepared::new(text));
+        let mut out: Vec<(&[Term], Vec<bool>)> = Vec::new();
+        let mut last = None;
+        for (g, t) in found {
+            if last != Some(g) {
+                out.push((&self.groups[g], vec![false; self.groups[g].len()]));
+                last = Some(g);
+            }
+            if let Some((_, hit)) = out.last_mut() {
+                hit[t] = true;
+            }
+        }
+        out
     }
 
     /// For each concept the text mentions, its terms the text does not already contain.
     pub fn expand(&self, text: &str) -> Vec<String> {
-        let p = Prepared::new(text);
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         let mut ordered = Vec::new();
-        for g in &self.groups {
-            if g.iter().any(|t| t.found_in(&p)) {
-                for t in g {
-                    if !t.found_in(&p) && seen.insert(t.text.as_str()) {
-                        ordered.push(t.text.clone());
-                    }
+        for (g, hit) in self.mentioned(text) {
+            for (t, &found) in g.iter().zip(&hit) {
+                if !found && seen.insert(t.text.as_str()) {
+                    ordered.push(t.text.clone());
                 }
             }
         }
@@ -219,15 +283,14 @@ impl Glossary {
     /// For each concept the text mentions: its terms the text contains, and its other terms —
     /// the same as [`Glossary::expand`], kept per concept so a term's synonyms can travel with it.
     pub fn concepts(&self, text: &str) -> Vec<Concept> {
-        let p = Prepared::new(text);
         let mut out = Vec::new();
-        for g in &self.groups {
-            let (found, others): (Vec<&Term>, Vec<&Term>) = g.iter().partition(|t| t.found_in(&p));
+        for (g, hit) in self.mentioned(text) {
+            let terms = |mentioned: bool| -> Vec<String> {
+                g.iter().zip(&hit).filter(|(_, f)| **f == mentioned).map(|(t, _)| t.text.clone()).collect()
+            };
+            let (found, others) = (terms(true), terms(false));
             if !found.is_empty() && !others.is_empty() {
-                out.push(Concept {
-                    found: found.into_iter().map(|t| t.text.clone()).collect(),
-                    others: others.into_iter().map(|t| t.text.clone()).collect(),
-                });
+                out.push(Concept { found, others });
             }
         }
         out
@@ -266,6 +329,61 @@ mod tests {
         assert!(mentions("why was it shipped", "shipping"));
         assert!(mentions("refuse delivery twice", "refuse delivery"));
         assert!(!mentions("refuse the delivery", "refuse delivery"));
+    }
+
+    /// The glossary's answers as checking every term against the text would give them.
+    fn by_every_term(g: &Glossary, text: &str) -> (Vec<String>, Vec<Concept>) {
+        let p = Prepared::new(text);
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let (mut expanded, mut concepts) = (Vec::new(), Vec::new());
+        for group in &g.groups {
+            let (found, others): (Vec<&Term>, Vec<&Term>) = group.iter().partition(|t| t.found_in(&p));
+            if found.is_empty() {
+                continue;
+            }
+            for t in &others {
+                if seen.insert(t.text.as_str()) {
+                    expanded.push(t.text.clone());
+                }
+            }
+            if !others.is_empty() {
+                concepts.push(Concept {
+                    found: found.into_iter().map(|t| t.text.clone()).collect(),
+                    others: others.into_iter().map(|t| t.text.clone()).collect(),
+                });
+            }
+        }
+        (expanded, concepts)
+    }
+
+    #[test]
+    fn the_term_index_finds_exactly_the_terms_a_scan_finds() {
+        let g = Glossary::new(true, &[vec!["云杉".into(), "spruce".into()], vec!["SO单".into(), "sales order".into()]]);
+        let mut texts: Vec<String> = [
+            "What does a customer pay to refuse delivery?",
+            "退款多久到账",
+            "客户C1001：我昨天买的商品为什么还没发货？如果拒收要收手续费吗？",
+            "最近一周线上问题中哪些和支付超时有关，同时附上对应的工单处理状态",
+            "refund refunds refunded for a delayed order, return policies and shipping fees",
+            "Spruce Mall SO单 sales orders on-call rota 支付超时问题",
+            "",
+            "天气",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every term alone, inside a sentence, and next to its neighbour in the glossary.
+        let terms: Vec<&str> = g.groups.iter().flatten().map(|t| t.text.as_str()).collect();
+        for w in terms.windows(2) {
+            texts.push(w[0].to_string());
+            texts.push(format!("Why {} and {}?", w[0], w[1]));
+            texts.push(format!("{}{}了吗", w[1], w[0]));
+        }
+        for text in &texts {
+            let (expanded, concepts) = by_every_term(&g, text);
+            assert_eq!(g.expand(text), expanded, "{text}");
+            assert_eq!(g.concepts(text), concepts, "{text}");
+        }
     }
 
     #[test]
