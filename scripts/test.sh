@@ -22,6 +22,12 @@ log "installing the official MCP Python SDK (for the MCP client test) into .run/
   || die "could not install the Python package mcp from PyPI"
 export FEDSEARCH_MCP_PYTHON=$FEDSEARCH_RUN_DIR/venv/bin/python
 
+log "installing the MCP Inspector CLI (npm) into .run/inspector"
+INSPECTOR=$FEDSEARCH_RUN_DIR/inspector/node_modules/.bin/mcp-inspector
+( [ -x "$INSPECTOR" ] || npm install --prefix "$FEDSEARCH_RUN_DIR/inspector" --silent --no-audit --no-fund \
+    @modelcontextprotocol/inspector@2.12.0 ) || die "could not install @modelcontextprotocol/inspector from npm"
+export FEDSEARCH_MCP_INSPECTOR=$INSPECTOR
+
 log "building the workspace and its tests (debug)"
 cargo build --workspace --all-targets --locked
 wait "$backends_pid" || die "the backends did not start (logs: $FEDSEARCH_RUN_DIR/start-*.log)"

@@ -4,6 +4,7 @@
 mod faults;
 mod harness;
 mod mcp;
+mod mcp_inspector;
 mod mcp_stateless;
 mod replicas;
 mod observability;
