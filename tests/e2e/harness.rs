@@ -165,6 +165,8 @@ impl Drop for Proc {
 pub struct Stack {
     pub procs: Vec<Proc>,
     pub router_url: String,
+    /// The routers beyond the first (`StackOptions.routers`).
+    pub other_routers: Vec<String>,
     /// The MCP endpoint, `http://127.0.0.1:<port>/mcp`.
     pub mcp_url: String,
     _logs: tempfile::TempDir,
@@ -183,6 +185,8 @@ pub struct StackOptions {
     pub router_env: Vec<(&'static str, String)>,
     /// Processes per adapter (default 1), on 127.0.0.1, 127.0.0.2, … with one port.
     pub adapter_replicas: usize,
+    /// Router processes (default 1) over the same adapters and fusion.
+    pub routers: usize,
 }
 
 impl Stack {
@@ -285,11 +289,33 @@ impl Stack {
             ),
             logs.path(),
         ));
+        // More routers over the same adapters and fusion, each with its own ports.
+        let mut other_routers = Vec::new();
+        for _ in 1..opts.routers.max(1) {
+            let (port, mcp) = (free_port(), free_port());
+            procs.push(Proc::spawn(
+                "router",
+                &["--config", router_cfg_path.to_str().unwrap()],
+                &with(
+                    &[
+                        listen(port),
+                        ("FEDSEARCH_MCP__LISTEN", format!("127.0.0.1:{mcp}")),
+                        ("FEDSEARCH_AUTH__HS256_SECRET", SECRET.to_string()),
+                    ]
+                    .into_iter()
+                    .chain(opts.router_env.iter().cloned())
+                    .collect::<Vec<_>>(),
+                ),
+                logs.path(),
+            ));
+            other_routers.push(format!("http://127.0.0.1:{port}"));
+        }
         for p in procs.iter_mut() {
             p.wait_healthy().await;
         }
         Stack {
             router_url: format!("http://127.0.0.1:{router_port}"),
+            other_routers,
             mcp_url: format!("http://127.0.0.1:{mcp_port}/mcp"),
             procs,
             _logs: logs,

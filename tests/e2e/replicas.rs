@@ -102,10 +102,19 @@ async fn sub_queries_served(p: &Proc) -> f64 {
 }
 
 #[tokio::test]
-async fn two_replicas_of_every_real_adapter_share_the_load_and_one_of_each_dying_costs_no_failed_call() {
+async fn two_routers_over_two_replicas_of_every_real_adapter_and_one_of_each_dying_costs_no_failed_call() {
     use crate::harness::{Stack, StackOptions, authed};
-    let mut stack = Stack::start(StackOptions { adapter_replicas: 2, ..Default::default() }).await;
-    let mut c = stack.client().await;
+    let mut stack = Stack::start(StackOptions { adapter_replicas: 2, routers: 2, ..Default::default() }).await;
+    // Two routers behind a round-robin client.
+    let mut clients = vec![stack.client().await];
+    for url in &stack.other_routers {
+        clients.push(FederatedSearchClient::connect(url.clone()).await.unwrap());
+    }
+    let mut turn = 0usize;
+    let mut next = move || {
+        turn += 1;
+        turn % 2
+    };
     let search = || {
         let mut r = authed(SearchRequest { query: "SO20261001 支付超时 退款".into(), ..Default::default() }, "alice");
         r.set_timeout(Duration::from_secs(5));
@@ -113,7 +122,7 @@ async fn two_replicas_of_every_real_adapter_share_the_load_and_one_of_each_dying
     };
     let mut failed = Vec::new();
     for _ in 0..60 {
-        if let Err(e) = c.search(search()).await {
+        if let Err(e) = clients[next()].search(search()).await {
             failed.push(format!("{:?}: {}", e.code(), e.message()));
         }
     }
@@ -127,7 +136,7 @@ async fn two_replicas_of_every_real_adapter_share_the_load_and_one_of_each_dying
     }
     let mut in_a_row = 0;
     for _ in 0..1_000 {
-        match c.search(search()).await {
+        match clients[next()].search(search()).await {
             Ok(r) if r.get_ref().sources.iter().all(|s| s.state() == fedsearch_proto::types::SourceState::Ok) => {
                 in_a_row += 1
             }
