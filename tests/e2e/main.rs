@@ -6,7 +6,7 @@ mod harness;
 mod mcp;
 mod mcp_inspector;
 mod mcp_stateless;
-mod replicas;
 mod observability;
+mod replicas;
 mod spine;
 mod trace;
