@@ -15,7 +15,7 @@ use std::{
     time::Duration,
 };
 
-use tonic::transport::{Channel, Endpoint, channel::Change};
+use tonic::transport::{Channel, channel::Change};
 
 /// One URL of an address list, checked.
 #[derive(Debug, Clone)]
@@ -35,15 +35,6 @@ fn parse(url: &str) -> anyhow::Result<Target> {
     Ok(Target { scheme: scheme.to_string(), host: bare.to_string(), port, ip: bare.parse().ok() })
 }
 
-fn endpoint(url: &str, connect_timeout: Duration) -> anyhow::Result<Endpoint> {
-    Ok(Endpoint::from_shared(url.to_string())
-        .map_err(|e| anyhow::anyhow!("invalid endpoint `{url}`: {e}"))?
-        .connect_timeout(connect_timeout)
-        .tcp_nodelay(true)
-        .http2_keep_alive_interval(Duration::from_secs(30))
-        .keep_alive_while_idle(true))
-}
-
 /// A channel to every replica behind `address` (see the module doc).
 pub fn replicated_channel(
     address: &str,
@@ -54,7 +45,7 @@ pub fn replicated_channel(
     if let [one] = targets.as_slice()
         && one.ip.is_some()
     {
-        return Ok(endpoint(address.trim(), connect_timeout)?.connect_lazy());
+        return crate::grpc::lazy_channel(address.trim(), connect_timeout);
     }
     let (channel, changes) = Channel::balance_channel::<SocketAddr>(64);
     tokio::spawn(async move {
@@ -72,7 +63,7 @@ pub fn replicated_channel(
                     known.retain(|a, _| wanted.contains(a));
                     for addr in wanted {
                         if let std::collections::btree_map::Entry::Vacant(e) = known.entry(addr)
-                            && let Ok(ep) = endpoint(&url(&addr), connect_timeout)
+                            && let Ok(ep) = crate::grpc::client_endpoint(&url(&addr), connect_timeout)
                         {
                             e.insert(ep.connect_lazy());
                         }
@@ -80,7 +71,9 @@ pub fn replicated_channel(
                 }
                 resolved_at = Some(tokio::time::Instant::now());
             }
-            let checks = known.iter().map(|(addr, ch)| async move { (*addr, serving(ch.clone()).await) });
+            let checks = known
+                .iter()
+                .map(|(addr, ch)| async move { (*addr, crate::grpc::is_serving(ch.clone(), CHECK_EVERY / 2).await) });
             let healthy: BTreeSet<SocketAddr> =
                 futures::future::join_all(checks).await.into_iter().filter(|(_, ok)| *ok).map(|(a, _)| a).collect();
             for gone in balanced.difference(&healthy) {
@@ -90,7 +83,7 @@ pub fn replicated_channel(
                 }
             }
             for new in healthy.difference(&balanced) {
-                let Ok(ep) = endpoint(&url(new), connect_timeout) else { continue };
+                let Ok(ep) = crate::grpc::client_endpoint(&url(new), connect_timeout) else { continue };
                 if changes.send(Change::Insert(*new, ep)).await.is_err() {
                     return;
                 }
@@ -104,17 +97,6 @@ pub fn replicated_channel(
 
 /// How often every endpoint of a replicated address is health-checked.
 pub const CHECK_EVERY: Duration = Duration::from_secs(1);
-
-/// Whether the endpoint answers `grpc.health.v1.Health/Check` with SERVING in time.
-async fn serving(channel: Channel) -> bool {
-    use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
-    let mut client = HealthClient::new(channel);
-    let check = client.check(HealthCheckRequest { service: String::new() });
-    matches!(
-        tokio::time::timeout(CHECK_EVERY / 2, check).await,
-        Ok(Ok(r)) if r.get_ref().status == ServingStatus::Serving as i32
-    )
-}
 
 async fn resolve_all(targets: &[Target]) -> BTreeSet<SocketAddr> {
     let mut out = BTreeSet::new();

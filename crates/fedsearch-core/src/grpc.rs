@@ -192,13 +192,30 @@ pub async fn bind(addr: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
 
 /// A lazily-connecting, long-lived channel to `endpoint` (shared by all queries).
 pub fn lazy_channel(endpoint: &str, connect_timeout: Duration) -> anyhow::Result<tonic::transport::Channel> {
-    let ep = tonic::transport::Endpoint::from_shared(endpoint.to_string())
-        .map_err(|e| anyhow::anyhow!("invalid endpoint `{endpoint}`: {e}"))?
+    Ok(client_endpoint(endpoint, connect_timeout)?.connect_lazy())
+}
+
+/// How every fedsearch client connects to a service: connect timeout, TCP_NODELAY, HTTP/2
+/// keep-alive on idle connections too.
+pub fn client_endpoint(url: &str, connect_timeout: Duration) -> anyhow::Result<tonic::transport::Endpoint> {
+    Ok(tonic::transport::Endpoint::from_shared(url.to_string())
+        .map_err(|e| anyhow::anyhow!("invalid endpoint `{url}`: {e}"))?
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(30))
-        .keep_alive_while_idle(true);
-    Ok(ep.connect_lazy())
+        .keep_alive_while_idle(true))
+}
+
+/// Whether the service behind `channel` answers `grpc.health.v1.Health/Check` (service "")
+/// with SERVING within `timeout`.
+pub async fn is_serving(channel: tonic::transport::Channel, timeout: Duration) -> bool {
+    use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
+    let mut request = tonic::Request::new(HealthCheckRequest { service: String::new() });
+    request.set_timeout(timeout);
+    matches!(
+        tokio::time::timeout(timeout, HealthClient::new(channel).check(request)).await,
+        Ok(Ok(r)) if r.get_ref().status == ServingStatus::Serving as i32
+    )
 }
 
 /// The canonical name of a gRPC code, as used in `SourceStatus.code`.

@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
-
 use crate::registry::{Registry, Source};
 
 /// Starts the probe loop; it ends when the runtime shuts down. `interval` zero: no probe.
@@ -26,19 +24,8 @@ pub fn spawn(registry: Registry, interval: Duration) {
 }
 
 async fn probe(source: &Source, timeout: Duration) {
-    if serving(source, timeout).await {
+    if fedsearch_core::grpc::is_serving(source.channel.clone(), timeout).await {
         tracing::info!(source = source.name(), "adapter reports SERVING; the open circuit lets its probe through");
         source.breaker.mark_healthy();
-    }
-}
-
-/// Whether the adapter answers its health check with SERVING within `timeout`.
-pub async fn serving(source: &Source, timeout: Duration) -> bool {
-    let mut client = source.health.clone();
-    let mut request = tonic::Request::new(HealthCheckRequest { service: String::new() });
-    request.set_timeout(timeout);
-    match tokio::time::timeout(timeout, client.check(request)).await {
-        Ok(Ok(r)) => r.into_inner().status == ServingStatus::Serving as i32,
-        _ => false,
     }
 }

@@ -30,8 +30,8 @@ pub struct Source {
     pub patterns: Vec<Regex>,
     pub client: AdapterClient,
     pub breaker: CircuitBreaker,
-    /// The adapter's gRPC health service, asked while the circuit is open ([`crate::health`]).
-    pub health: tonic_health::pb::health_client::HealthClient<Channel>,
+    /// The channel to the adapter (its health is asked while the circuit is open, [`crate::health`]).
+    pub channel: Channel,
     /// Answers reused for `cache_ttl` (see [`crate::cache`]); `None` when caching is off.
     pub cache: Option<crate::cache::AnswerCache>,
     /// What the source says about itself, as matching tokens (with glossary expansions): its
@@ -120,7 +120,7 @@ impl Registry {
                 patterns,
                 client: SourceAdapterClient::with_interceptor(channel.clone(), TraceInjector),
                 breaker: CircuitBreaker::new(breaker),
-                health: tonic_health::pb::health_client::HealthClient::new(channel),
+                channel,
                 cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000, shared_cache.clone())),
                 config: c.clone(),
             });
