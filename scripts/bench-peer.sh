@@ -68,34 +68,7 @@ if [ -z "${BENCH_PEER_SKIP_BUILD:-}" ]; then
 fi
 for b in router fusion scripted-adapter fedsearch-loadgen fedsearch; do [ -x "$BIN/$b" ] || die "missing $BIN/$b"; done
 
-WORK=$(mktemp -d "$FEDSEARCH_RUN_DIR/bench-peer.XXXXXX")
-PIDS=()
-stop_pids() {
-  local pid
-  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "$@"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-}
-cleanup() {
-  local status=$?
-  [ ${#PIDS[@]} -gt 0 ] && stop_pids "${PIDS[@]}"
-  if [ "$status" -ne 0 ]; then log "failed; logs are in $WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-UNSET_ENV=()
-for v in $(compgen -e); do [[ $v == FEDSEARCH_* ]] && UNSET_ENV+=(-u "$v"); done
-start() { # NAME CMD... — background, log to $WORK/NAME.log, LAST_PID = CMD's pid
-  local name=$1; shift
-  env "${UNSET_ENV[@]}" "$@" >"$WORK/$name.log" 2>&1 &
-  LAST_PID=$!
-  PIDS+=("$LAST_PID")
-}
+. "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-peer
 port() { # N — BASE_PORT + N, refused when something already listens there
   local p=$((BASE_PORT + $1))
   if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then die "port $p is taken (set BENCH_PEER_BASE_PORT)"; fi

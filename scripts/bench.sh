@@ -38,35 +38,7 @@ QUERY="refund for a delayed order"
 command -v cargo >/dev/null || die "cargo is not installed (rustup toolchain expected)"
 command -v jq >/dev/null || apt_install jq
 
-WORK=$(mktemp -d "$FEDSEARCH_RUN_DIR/bench.XXXXXX")
-PIDS=()
-
-# stop_pids PID... — TERM, then KILL after 5 s; only processes this script started.
-stop_pids() {
-  local pid
-  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "$@"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-}
-cleanup() {
-  local status=$?
-  [ ${#PIDS[@]} -gt 0 ] && stop_pids "${PIDS[@]}"
-  if [ "$status" -ne 0 ]; then log "failed; process logs are in $WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# A secret for this run only: passed to the router and the load generator through their
-# environment, never written to disk.
-SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-
-# Services read FEDSEARCH_* variables as config overrides (deny_unknown_fields): start them
-# with none of the caller's, so a stray FEDSEARCH_RUN_DIR cannot break their config.
-UNSET_ENV=()
-for v in $(compgen -e); do [[ $v == FEDSEARCH_* ]] && UNSET_ENV+=(-u "$v"); done
+. "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench
 
 # free_port — sets PORT to a loopback port nothing listens on and this run has not handed out.
 TAKEN=" "
@@ -77,15 +49,6 @@ free_port() {
     [[ $TAKEN == *" $p "* ]] && continue
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then TAKEN+="$p "; PORT=$p; return; fi
   done
-}
-
-# start NAME CMD... — starts CMD in the background, logging to $WORK/NAME.log; sets LAST_PID
-# (`env` execs CMD, so LAST_PID is CMD's own pid).
-start() {
-  local name=$1; shift
-  env "${UNSET_ENV[@]}" "$@" >"$WORK/$name.log" 2>&1 &
-  LAST_PID=$!
-  PIDS+=("$LAST_PID")
 }
 
 BIN=target/release
