@@ -61,17 +61,15 @@ impl Edge {
     }
 
     fn unauthorized(&self, message: &str, token_sent: bool) -> Response {
-        let mut challenge = String::from("Bearer");
+        // RFC 6750 §3: `Bearer` and its comma-separated auth-params.
+        let mut params = Vec::new();
         if let Some(pr) = &self.config.protected_resource {
-            challenge.push_str(&format!(" resource_metadata=\"{}\"", metadata_url(&pr.resource)));
+            params.push(format!("resource_metadata=\"{}\"", metadata_url(&pr.resource)));
         }
         if token_sent {
-            challenge.push_str(if challenge.len() > 6 {
-                ", error=\"invalid_token\""
-            } else {
-                " error=\"invalid_token\""
-            });
+            params.push("error=\"invalid_token\"".to_string());
         }
+        let challenge = if params.is_empty() { "Bearer".to_string() } else { format!("Bearer {}", params.join(", ")) };
         let value = HeaderValue::from_str(&challenge).unwrap_or(HeaderValue::from_static("Bearer"));
         (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, value)], message.to_string()).into_response()
     }
