@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-observability.sh — the shipped alert rules pass `promtool check rules`, every PromQL
 # expression of the rules and of the Grafana dashboard parses, and the dashboard JSON has the
-# structure Grafana needs (uid, title, panels with id, type, gridPos and targets). Needs
+# structure Grafana needs (uid, title, panels with id, type, gridPos and targets), and the compose
+# stack's Prometheus config (deploy/compose/prometheus.yml) passes `promtool check config`. Needs
 # Debian's prometheus package (installed here when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,4 +29,8 @@ for p in d["panels"]:
         print(f"      - record: dashboard:q{n}\n        expr: {json.dumps(t['expr'])}")
 PY
 promtool check rules "${TMPDIR:-/tmp}/fedsearch-dashboard-rules.yaml"
+# The compose stack's Prometheus config, with its rule file pointed at the shipped alerts.
+sed "s|/etc/prometheus/alerts.yaml|$PWD/$dir/alerts.yaml|" deploy/compose/prometheus.yml \
+  >"${TMPDIR:-/tmp}/fedsearch-compose-prometheus.yml"
+promtool check config "${TMPDIR:-/tmp}/fedsearch-compose-prometheus.yml"
 log "observability files are valid"

@@ -169,8 +169,8 @@ if [ "$tools_ok" = 1 ]; then
       fi
       grep -q "$why" <<<"$out" || { echo "--set $set was refused without \"$why\": $out"; return 1; }
     done <<'EOF'
-probes.kind=http|set admin.enabled=true
-serviceMonitor.enabled=true|set admin.enabled=true
+probes.kind=http,admin.enabled=false|set admin.enabled=true
+serviceMonitor.enabled=true,admin.enabled=false|set admin.enabled=true
 mcp.ingress.enabled=true|at least one mcp.ingress.hosts
 probes.kind=exec|probes.kind must be grpc or http
 services.router.replica=3|additional properties 'replica' not allowed
@@ -677,6 +677,14 @@ def check_k8s(label, docs, plain):
                 if missing:
                     problems.append(f"router: mcp.allowed_hosts of the config file {missing} are lost")
                 got["mcp"], want["mcp"] = got_mcp, want_mcp
+            # The chart writes admin.listen on the admin port it exposes (admin.enabled, default on).
+            got, want = dict(got), dict(want)
+            got_admin, want_admin = dict(got.pop("admin", None) or {}), dict(want.pop("admin", None) or {})
+            if got_admin.pop("listen", None) != "0.0.0.0:9464":
+                problems.append(f"{name}: the ConfigMap's config does not listen on the admin port (admin.listen 0.0.0.0:9464)")
+            want_admin.pop("listen", None)
+            if got_admin != want_admin:
+                problems.append(f"{name}: admin keys of the config file are lost: {sorted(want_admin)}")
             if got != want:
                 keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
                 problems.append(f"{name}: the ConfigMap's config differs from {config_source(name).relative_to(root)} in {keys}")

@@ -132,6 +132,11 @@ config.overrides merged in and, for the router, the `mcp` section set from .Valu
 {{- fail (printf "%s: %s" $path (get $cfg "Error")) -}}
 {{- end -}}
 {{- include "fedsearch.mergeInto" (list $cfg (deepCopy (dig "config" "overrides" dict $svc))) -}}
+{{- if $root.Values.admin.enabled -}}
+{{- $admin := get $cfg "admin" | default dict -}}
+{{- $_ := set $admin "listen" (printf "0.0.0.0:%v" $root.Values.admin.port) -}}
+{{- $_ := set $cfg "admin" $admin -}}
+{{- end -}}
 {{- if eq $svc.name "router" -}}
 {{- if $root.Values.mcp.enabled -}}
 {{- $mcp := get $cfg "mcp" | default dict -}}
