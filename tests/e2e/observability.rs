@@ -12,7 +12,7 @@ use std::{
 use fedsearch_proto::api::{GetDocumentRequest, ListSourcesRequest, SearchRequest};
 use tonic_types::StatusExt;
 
-use crate::harness::{Stack, StackOptions, authed, free_port, need_env};
+use crate::harness::{SECRET, Stack, StackOptions, authed, free_port, need_env};
 
 async fn get(url: &str) -> (u16, String) {
     match reqwest::get(url).await {
@@ -193,6 +193,24 @@ async fn errors_carry_a_stable_reason_the_bad_field_and_the_trace_id() {
     assert_eq!(e.get_details_error_info().unwrap().reason, "TOKEN_INVALID");
     let e = c.list_sources(tonic::Request::new(ListSourcesRequest::default())).await.unwrap_err();
     assert_eq!(e.get_details_error_info().unwrap().reason, "TOKEN_MISSING");
+    // Signed with the router's key but expired an hour ago (far beyond the leeway).
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let claims = fedsearch_core::auth::Claims {
+        sub: "alice".into(),
+        groups: vec!["employee".into()],
+        attrs: Default::default(),
+        exp: now - 3600,
+        iat: Some(now - 7200),
+        nbf: None,
+        iss: None,
+        aud: None,
+    };
+    let expired = fedsearch_core::auth::mint_claims(SECRET, &claims).unwrap();
+    let mut r = tonic::Request::new(ListSourcesRequest::default());
+    r.metadata_mut().insert("authorization", format!("Bearer {expired}").parse().unwrap());
+    let e = c.list_sources(r).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unauthenticated);
+    assert_eq!(e.get_details_error_info().unwrap().reason, "TOKEN_EXPIRED");
 
     // A successful call has the trace id in its response headers too.
     let ok = c.list_sources(authed(ListSourcesRequest::default(), "alice")).await.unwrap();
