@@ -15,6 +15,7 @@
 # Knobs (environment): BENCH_OPEN_RATES="100 250 500 750", BENCH_CONCURRENCIES="1 8 32 64",
 # BENCH_OVERLOAD_FACTORS="0.5 1 1.5 2 3" (empty: no overload run), BENCH_OVERLOAD_DEADLINE=1s,
 # BENCH_DURATION=15s, BENCH_WARMUP=3s, BENCH_OUT=BENCHMARKS.md, BENCH_SKIP_FUSION=1,
+# BENCH_OBS_ROUNDS=3 (rounds of the metrics+audit on/off comparison; 0 skips it),
 # BENCH_ROUTER_FUSION=in-process (every router fuses in-process), and
 # BENCH_PERF=1 to sample the router with `perf record` during the target-rate run (the flat
 # profile is written next to the process logs).
@@ -29,6 +30,7 @@ DURATION=${BENCH_DURATION:-15s}
 WARMUP=${BENCH_WARMUP:-3s}
 OUT=${BENCH_OUT:-BENCHMARKS.md}
 TARGET_RATE=500
+OBS_ROUNDS=${BENCH_OBS_ROUNDS:-3}
 ROUTER_FUSION=${BENCH_ROUTER_FUSION:-service}
 LATENCIES=(10 20 30)
 NAMES=(alpha beta gamma)
@@ -122,6 +124,7 @@ stack() {
       echo "fusion: { endpoint: \"http://127.0.0.1:$FUSION_PORT\", timeout: 500ms }"
     fi
     echo "${STACK_LIMITS:-$FANOUT_LIMITS}"
+    [ -n "${STACK_EXTRA:-}" ] && echo "$STACK_EXTRA"
     echo "sources:"
     i=0
     for lat in "$@"; do
@@ -183,6 +186,34 @@ if [ "$ROUTER_FUSION" = service ]; then
   drive "inproc-$TARGET_RATE" "$SLOWEST" --rate "$TARGET_RATE" --label "open $TARGET_RATE q/s, in-process fusion"
   OPEN_RUNS+=("inproc-$TARGET_RATE")
   stop_pids "${STACK_PIDS[@]}"
+fi
+
+# Metrics and audit on vs off: two routers over their own scripted sources, one with the admin
+# port (its /metrics scraped once a second, as Prometheus would, only faster) and the JSON-lines
+# audit sink, one without; driven in turn at the target rate, $OBS_ROUNDS rounds, so both sides see
+# the same machine load.
+OBS_RUNS=()
+if [ "$OBS_ROUNDS" -gt 0 ]; then
+  log "phase 1c: metrics and audit on vs off at $TARGET_RATE q/s, $OBS_ROUNDS interleaved rounds"
+  stack obs-off "${LATENCIES[@]}"
+  OFF=("$ROUTER_PORT" "$ROUTER_PID" "${ADAPTER_PIDS[@]}"); OBS_PIDS=("${STACK_PIDS[@]}")
+  free_port; ADMIN_PORT=$PORT
+  STACK_EXTRA="admin: { listen: \"127.0.0.1:$ADMIN_PORT\" }
+audit: { path: \"$WORK/audit.jsonl\", query: hashed }" stack obs-on "${LATENCIES[@]}"
+  ON=("$ROUTER_PORT" "$ROUTER_PID" "${ADAPTER_PIDS[@]}"); OBS_PIDS+=("${STACK_PIDS[@]}")
+  ( while sleep 1; do curl -fsS -o /dev/null "http://127.0.0.1:$ADMIN_PORT/metrics" || true; done ) &
+  SCRAPER_PID=$!
+  for round in $(seq 1 "$OBS_ROUNDS"); do
+    for side in off on; do
+      if [ $side = off ]; then set -- "${OFF[@]}"; else set -- "${ON[@]}"; fi
+      ROUTER_PORT=$1 ROUTER_PID=$2; shift 2; ADAPTER_PIDS=("$@")
+      drive "obs-$side-$round" "$SLOWEST" --rate "$TARGET_RATE" --label "metrics+audit $side, round $round"
+      OBS_RUNS+=("obs-$side-$round")
+    done
+  done
+  kill "$SCRAPER_PID" 2>/dev/null || true
+  OBS_AUDIT_LINES=$(wc -l <"$WORK/audit.jsonl" 2>/dev/null || echo 0)
+  stop_pids "${OBS_PIDS[@]}"
 fi
 
 log "phase 2: sources at 0 ms, closed loop at concurrency $CONCURRENCIES, $DURATION each"
@@ -327,6 +358,27 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo
   [ -f "$WORK/inproc-$TARGET_RATE.json" ] && verdict "inproc-$TARGET_RATE" "For comparison, router fusing in-process"
   echo
+  if [ ${#OBS_RUNS[@]} -gt 0 ]; then
+    echo "### Metrics and audit: on vs off"
+    echo
+    echo "Two routers over their own sources at ${LATENCIES[*]} ms, at $TARGET_RATE q/s, driven in turn ($OBS_ROUNDS rounds, off then on): one without an admin port or audit sink, one with the admin port (\`/metrics\` scraped every second during the runs) and the JSON-lines audit sink (\`audit.query: hashed\`; $OBS_AUDIT_LINES records written). Router CPU is in ms per answered search."
+    echo
+    echo "Load average (1/5/15 min) at the start of the first round: $(cat "$WORK/obs-off-1.load")."
+    echo
+    echo "| run | achieved q/s | errors | overhead p50 ms | overhead p99 ms | router CPU ms/search |"
+    echo "|---|---|---|---|---|---|"
+    for r in "${OBS_RUNS[@]}"; do
+      jq -r --arg r "$r" --arg cpu "$(cut -d' ' -f1 "$WORK/$r.cpu")" \
+        '"| \($r) | \(.achieved_qps) | \(.error_total) | \(.overhead_ms.p50) | \(.overhead_ms.p99) | \(if .achieved_qps > 0 then (($cpu | tonumber) * 1000 / .achieved_qps * 1000 | round / 1000) else "-" end) |"' "$WORK/$r.json"
+    done
+    echo
+    obs_median() { # SIDE FIELD — the median over the rounds of one side
+      for r in "${OBS_RUNS[@]}"; do [[ $r == obs-$1-* ]] && jq -r "$2" "$WORK/$r.json"; done | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+    }
+    obs_cpu() { for r in "${OBS_RUNS[@]}"; do [[ $r == obs-$1-* ]] && awk -v c="$(cut -d' ' -f1 "$WORK/$r.cpu")" -v q="$(jq -r .achieved_qps "$WORK/$r.json")" 'BEGIN { printf "%.4f\n", c * 1000 / q }'; done | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    echo "Medians over the rounds, on / off: overhead p50 $(obs_median on .overhead_ms.p50) / $(obs_median off .overhead_ms.p50) ms, p99 $(obs_median on .overhead_ms.p99) / $(obs_median off .overhead_ms.p99) ms, router CPU $(obs_cpu on) / $(obs_cpu off) ms per search."
+    echo
+  fi
   echo "### Closed loop, sources at 0 ms (peak throughput; overhead = latency)"
   echo
   for r in "${CLOSED_RUNS[@]}"; do cat "$WORK/$r.row"; done
@@ -386,16 +438,12 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   echo "## Fusion"
   echo
   cat "$FUSION_MD"
-  # The side-by-side with the seed peer is written by scripts/bench-peer.sh: carry it over (from
-  # its heading to the next "## ", trailing blank lines dropped).
-  if [ -f "$OUT" ] && grep -q '^## Against the seed peer$' "$OUT"; then
-    echo
-    awk '/^## / { keep = ($0 == "## Against the seed peer") } keep && NF { while (blank > 0) { print ""; blank-- }; print; next } keep { blank++ }' "$OUT"
-  fi
-  # The answer-quality section is written by hand from `scripts/eval.sh` runs: carry it over.
-  if [ -f "$OUT" ] && grep -q '^## Answer quality' "$OUT"; then
-    echo
-    awk '/^## Answer quality/ { keep = 1 } /^## Against the seed peer$/ { keep = 0 } keep' "$OUT"
+  # Every other "## " section (the side-by-side with the seed peer from scripts/bench-peer.sh,
+  # answer quality from scripts/eval.sh runs, and any other) is carried over in its order.
+  if [ -f "$OUT" ]; then
+    awk '/^## / { keep = ($0 != "## Router fan-out overhead" && $0 != "## Fusion"); blank = 0; if (keep) print "" }
+         keep && NF { while (blank > 0) { print ""; blank-- }; print; next }
+         keep { blank++ }' "$OUT"
   fi
 } >"$TMP_OUT"
 mv "$TMP_OUT" "$OUT"
