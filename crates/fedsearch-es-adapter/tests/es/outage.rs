@@ -23,20 +23,24 @@ fn script() -> PathBuf {
 
 impl OwnNode {
     fn run(&self, args: &[&str]) {
-        let out = Command::new("bash")
-            .arg(script())
-            .args(args)
-            .env("FEDSEARCH_RUN_DIR", self.run_dir.path())
-            .env("OPENSEARCH_PORT", self.port.to_string())
-            .env_remove("OPENSEARCH_URL")
-            .output()
-            .expect("run scripts/backends/opensearch.sh");
+        let out = self.output(args);
         assert!(
             out.status.success(),
             "opensearch.sh {args:?} failed:\n{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    fn output(&self, args: &[&str]) -> std::process::Output {
+        Command::new("bash")
+            .arg(script())
+            .args(args)
+            .env("FEDSEARCH_RUN_DIR", self.run_dir.path())
+            .env("OPENSEARCH_PORT", self.port.to_string())
+            .env_remove("OPENSEARCH_URL")
+            .output()
+            .expect("run scripts/backends/opensearch.sh")
     }
 
     fn url(&self) -> String {
@@ -55,12 +59,13 @@ impl Drop for OwnNode {
     }
 }
 
+/// A free HTTP port above the runner's built-in maximum (9299), whose transport port (HTTP + 100,
+/// scripts/backends/opensearch.sh) is free too: the script must start a node on any port.
 fn free_port() -> u16 {
-    // The runner refuses HTTP ports above 9299 (its built-in maximum), so stay well above the
-    // shared node's default 9201 and below 9300.
-    for port in 9_241..9_300 {
+    let base = 20_000 + (std::process::id() % 5_000) as u16;
+    for port in (base..32_000).chain(20_000..base) {
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
-            && std::net::TcpListener::bind(("127.0.0.1", port - 1)).is_ok()
+            && std::net::TcpListener::bind(("127.0.0.1", port + 100)).is_ok()
         {
             return port;
         }
@@ -86,7 +91,19 @@ async fn blocking(node: &OwnNode, args: &'static [&'static str]) -> std::time::D
 async fn a_stopped_node_is_unavailable_and_a_restarted_one_answers_again() {
     let node = OwnNode { run_dir: tempfile::tempdir().unwrap(), port: free_port() };
     copy_classpath(node.run_dir.path());
+    assert!(node.port > 9_299, "the test must use a port the runner's own main() refuses");
     let started_in = blocking(&node, &["start"]).await;
+    let nodes: serde_json::Value = rest(&node.url())
+        .nodes()
+        .info(elasticsearch::nodes::NodesInfoParts::NodeIdMetric(&["_local"], &["transport"]))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let publish = nodes["nodes"].as_object().unwrap().values().next().unwrap()["transport"]["publish_address"].clone();
+    assert_eq!(publish, format!("127.0.0.1:{}", node.port + 100), "the transport port follows the HTTP port");
     blocking(&node, &["seed"]).await;
 
     let mut s = serve(&config(&node.url(), "")).await;
@@ -107,4 +124,19 @@ async fn a_stopped_node_is_unavailable_and_a_restarted_one_answers_again() {
     let after = search_one(&mut s.client, q()).await.ok().ids();
     assert_eq!(after, before, "same answers after recovery, same adapter");
     eprintln!("own node: first start {started_in:?}, restart {restarted_in:?}");
+}
+
+#[test]
+fn a_failed_start_prints_the_real_cause() {
+    let node = OwnNode { run_dir: tempfile::tempdir().unwrap(), port: free_port() };
+    copy_classpath(node.run_dir.path());
+    // a file where the node's data directory must be: OpenSearch itself refuses to start
+    std::fs::create_dir_all(node.run_dir.path().join("opensearch/node_1")).unwrap();
+    std::fs::write(node.run_dir.path().join("opensearch/node_1/data"), b"not a directory").unwrap();
+    let out = node.output(&["start"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("cause: ") && stderr.contains("Not a directory"), "the cause is shown:\n{stderr}");
+    assert!(stderr.contains("OpenSearch exited during startup"), "{stderr}");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", node.port)).is_err(), "nothing left listening");
 }
