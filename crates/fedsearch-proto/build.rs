@@ -7,6 +7,7 @@ use prost::Message;
 const PROTOS: &[&str] = &[
     "fedsearch/types/v1/types.proto",
     "fedsearch/adapter/v1/adapter.proto",
+    "fedsearch/adapter/v1/diagnostics.proto",
     "fedsearch/fusion/v1/fusion.proto",
     "fedsearch/v1/search.proto",
 ];

@@ -6,6 +6,7 @@
 //! ends each sub-query with a `SubQueryDone` carrying a state and a safe message, cancels work
 //! when the router cancels or disconnects, and serves health, reflection and graceful shutdown.
 
+pub mod diagnostics;
 mod error;
 mod metrics;
 mod service;
@@ -86,6 +87,16 @@ pub trait Adapter: Send + Sync + 'static {
 
     /// Full text of one document as the user in `request.user`, re-checking permission now.
     fn fetch(&self, request: FetchRequest) -> impl Future<Output = Result<FetchResponse, AdapterError>> + Send;
+
+    /// Self-checks of the configured `sources` (empty: all) against the backend, for
+    /// `fedsearch doctor` (see [`diagnostics`]). `None`, the default: this adapter has none.
+    fn diagnose(
+        &self,
+        sources: Vec<String>,
+    ) -> impl Future<Output = Option<Vec<diagnostics::Diagnostic>>> + Send {
+        let _ = sources;
+        async { None }
+    }
 }
 
 /// Time left before a sub-query's deadline (`default` when it carries none).
@@ -139,10 +150,12 @@ pub async fn serve_adapter<A: Adapter>(
     config: &ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let adapter = std::sync::Arc::new(adapter);
+    let diagnostics = diagnostics::DiagnosticsService::new(adapter.clone());
     let service = AdapterService::new(adapter, config.max_concurrent_subqueries, config.default_timeout);
     let served = fedsearch_core::grpc::Served {
-        routes: tonic::service::Routes::new(service.into_server()),
-        service_names: vec!["fedsearch.adapter.v1.SourceAdapter"],
+        routes: tonic::service::Routes::new(service.into_server()).add_service(diagnostics.into_server()),
+        service_names: vec!["fedsearch.adapter.v1.SourceAdapter", diagnostics::SERVICE_NAME],
     };
     fedsearch_core::grpc::serve(listener, served, shutdown, config.shutdown_grace).await
 }

@@ -152,6 +152,10 @@ impl Adapter for EsAdapter {
     fn fetch(&self, request: FetchRequest) -> impl Future<Output = Result<FetchResponse, AdapterError>> + Send {
         self.run_fetch(request)
     }
+
+    async fn diagnose(&self, sources: Vec<String>) -> Option<Vec<fedsearch_adapter_kit::diagnostics::Diagnostic>> {
+        Some(crate::diagnose::diagnose(&self.es, &self.sources, &sources, self.request_timeout).await)
+    }
 }
 
 #[cfg(test)]

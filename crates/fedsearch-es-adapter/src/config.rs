@@ -113,7 +113,10 @@ impl ClusterConfig {
 pub struct SourceConfig {
     /// Adapter-side source name, e.g. `tickets`.
     pub name: String,
-    /// Index name, alias, pattern (`logs-*`) or comma-separated list.
+    /// Index name, alias, pattern (`logs-*`) or comma-separated list; a YAML list of those
+    /// (`index: [orca-cases, "orca-archive-*"]`) is the same as the comma list: one source over
+    /// several indices, searched in one request, hits from any of them.
+    #[serde(deserialize_with = "one_or_many")]
     pub index: String,
     #[serde(default)]
     pub description: String,
@@ -133,6 +136,12 @@ pub struct SourceConfig {
     /// How the question's `multi_match` combines the search fields; see [`MatchType`].
     #[serde(default)]
     pub match_type: MatchType,
+    /// `operator` of the question's `multi_match`: `or` (Elasticsearch's default: any word may
+    /// match, `minimum_should_match` decides how many) or `and` (every word must match, in
+    /// `cross_fields` across the fields). Unset leaves it to the engine (`or`). The terms clause
+    /// is always `or`.
+    #[serde(default)]
+    pub operator: Option<Operator>,
     /// Keyword fields holding ids (`order_no`, `related`, optionally `field^boost`): a sub-query's
     /// entities that equal a value there add an exact-match boost (default
     /// [`DEFAULT_ENTITY_BOOST`]). Empty: entities only count as words of the question.
@@ -208,6 +217,38 @@ impl MatchType {
     }
 }
 
+/// `operator` of a `multi_match` (see [`SourceConfig::operator`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operator {
+    And,
+    Or,
+}
+
+impl Operator {
+    /// The `operator` value in the DSL.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::And => "and",
+            Self::Or => "or",
+        }
+    }
+}
+
+/// `index: name` or `index: [a, b]` (joined by commas, which Elasticsearch reads as a list).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => s,
+        OneOrMany::Many(list) => list.iter().map(|s| s.trim()).collect::<Vec<_>>().join(","),
+    })
+}
+
 /// Where a document keeps its version metadata (field names; dotted paths allowed). Every key is
 /// optional; a hit carries [`fedsearch_proto::types::VersionInfo`] when any of them has a value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -243,6 +284,12 @@ impl VersionFields {
 
 /// Where the adapter finds each part of a document. Permission fields are what the
 /// permission filter runs on; `allowed_users` and `public` may be switched off with `null`.
+///
+/// Every field may be a dotted path into an object (`acl.groups`, `meta.owner`): Elasticsearch
+/// indexes object fields flat, so a `terms` query on the path works as on a top-level field. A
+/// field inside a `nested`-typed object is not reachable that way; list the nested object's path
+/// in `nested` (`nested: [acl]`) and the permission clause on a field under it is wrapped in a
+/// `nested` query (`fedsearch doctor` says when a mapping needs it).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FieldMapping {
@@ -257,6 +304,19 @@ pub struct FieldMapping {
     pub allowed_groups: String,
     pub allowed_users: Option<String>,
     pub public: Option<String>,
+    /// Paths of `nested`-typed objects that hold permission fields (`[acl]`).
+    pub nested: Vec<String>,
+}
+
+impl FieldMapping {
+    /// The configured `nested` path that `field` lies under (the longest one), if any.
+    pub fn nested_path_of(&self, field: &str) -> Option<&str> {
+        self.nested
+            .iter()
+            .map(String::as_str)
+            .filter(|p| field.strip_prefix(p).is_some_and(|rest| rest.starts_with('.')))
+            .max_by_key(|p| p.len())
+    }
 }
 
 impl Default for FieldMapping {
@@ -272,6 +332,7 @@ impl Default for FieldMapping {
             allowed_groups: "allowed_groups".into(),
             allowed_users: Some("allowed_users".into()),
             public: Some("public".into()),
+            nested: Vec::new(),
         }
     }
 }
@@ -382,6 +443,11 @@ impl Validate for EsAdapterConfig {
                     && !valid_field(v)
                 {
                     return Err(format!("`{}`: `{v}` is not a field name", at(key)));
+                }
+            }
+            for (j, p) in m.nested.iter().enumerate() {
+                if !valid_field(p) {
+                    return Err(format!("`{}[{j}]`: `{p}` is not a field path", at("fields.nested")));
                 }
             }
             for (j, f) in s.id_fields.iter().enumerate() {
@@ -541,6 +607,26 @@ sources:
         assert!(s.covers_index("logs-2026.11") && s.covers_index("kb") && !s.covers_index("finance"));
         assert!(!s.single_index());
         assert!(glob_match("a*b*c", "aXbYc") && !glob_match("a*b*c", "aXbY") && glob_match("*", "x"));
+    }
+
+    #[test]
+    fn index_lists_operator_and_nested_paths_load() {
+        let yaml = GOOD.replace("index: tickets", "index: [tickets, \"tickets-archive-*\"]").replace(
+            "filterable_fields: [status]",
+            "filterable_fields: [status]\n    operator: and\n    \
+                 fields: { allowed_groups: acl.groups, allowed_users: acl.users, nested: [acl] }",
+        );
+        let s = load(&yaml).unwrap().sources.remove(0);
+        assert_eq!(s.index, "tickets,tickets-archive-*");
+        assert!(s.covers_index("tickets-archive-2025") && s.covers_index("tickets") && !s.single_index());
+        assert_eq!(s.operator, Some(Operator::And));
+        assert_eq!(s.fields.nested_path_of("acl.groups"), Some("acl"));
+        assert_eq!(s.fields.nested_path_of("aclx.groups"), None);
+        assert_eq!(s.fields.nested_path_of("public"), None);
+        let err = load(&GOOD.replace("filterable_fields: [status]", "operator: maybe")).unwrap_err();
+        assert!(err.contains("maybe") || err.contains("operator"), "{err}");
+        let err = load(&GOOD.replace("filterable_fields: [status]", "fields: { nested: [\"a b\"] }")).unwrap_err();
+        assert!(err.contains("sources[0].fields.nested[0]"), "{err}");
     }
 
     #[test]

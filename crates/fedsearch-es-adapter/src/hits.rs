@@ -219,6 +219,7 @@ mod tests {
             search_fields: vec!["title".into()],
             minimum_should_match: None,
             match_type: Default::default(),
+            operator: None,
             id_fields: vec![],
             version_fields: None,
             snippet_chars: 40,

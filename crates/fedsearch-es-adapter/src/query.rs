@@ -34,7 +34,7 @@ use fedsearch_adapter_kit::{AdapterError, SubQuery, UserContext};
 use fedsearch_proto::types::Filters;
 use serde_json::{Map, Value, json};
 
-use crate::config::{DEFAULT_ENTITY_BOOST, MatchType, SourceConfig, parse_boosted};
+use crate::config::{DEFAULT_ENTITY_BOOST, MatchType, Operator, SourceConfig, parse_boosted};
 
 /// Longest query text accepted, in characters (longer text would only hit clause limits).
 pub const MAX_TEXT_CHARS: usize = 1000;
@@ -51,18 +51,23 @@ const POST_TAG: &str = "</em>";
 /// `public:true OR allowed_groups ∈ user.groups OR allowed_users = user.subject`.
 pub fn permission_filter(source: &SourceConfig, user: &UserContext) -> Value {
     let f = &source.fields;
+    // a field inside a `nested` object is only reachable through a `nested` query on its path
+    let on = |field: &str, clause: Value| match f.nested_path_of(field) {
+        Some(path) => json!({ "nested": { "path": path, "query": clause } }),
+        None => clause,
+    };
     let mut should = Vec::new();
     if let Some(public) = &f.public {
-        should.push(json!({ "term": { public: true } }));
+        should.push(on(public, json!({ "term": { public: true } })));
     }
     let groups: Vec<&str> = user.groups.iter().map(String::as_str).filter(|g| !g.is_empty()).collect();
     if !groups.is_empty() {
-        should.push(json!({ "terms": { &f.allowed_groups: groups } }));
+        should.push(on(&f.allowed_groups, json!({ "terms": { &f.allowed_groups: groups } })));
     }
     if let Some(users) = &f.allowed_users
         && !user.subject.is_empty()
     {
-        should.push(json!({ "term": { users: user.subject } }));
+        should.push(on(users, json!({ "term": { users: user.subject } })));
     }
     if should.is_empty() {
         // Nothing can grant access: match no document.
@@ -170,13 +175,22 @@ fn search_fields(source: &SourceConfig) -> Vec<String> {
 
 /// One `multi_match` of `text` over `fields`. `minimum_should_match` is left out for `phrase`
 /// (it has no meaning there) and `tie_breaker` for `most_fields` (which sums every field).
-fn multi_match(fields: &[String], text: &str, match_type: MatchType, msm: Option<&str>, any_term: bool) -> Value {
+/// `operator` is the source's (`None`: the engine's default); the terms clause passes `Or`.
+fn multi_match(
+    fields: &[String],
+    text: &str,
+    match_type: MatchType,
+    msm: Option<&str>,
+    operator: Option<Operator>,
+) -> Value {
     let mut mm = json!({ "query": text, "fields": fields, "type": match_type.as_str() });
     if matches!(match_type, MatchType::BestFields | MatchType::CrossFields | MatchType::Phrase) {
         mm["tie_breaker"] = TIE_BREAKER.into();
     }
-    if any_term {
-        mm["operator"] = "or".into();
+    if let Some(op) = operator
+        && match_type != MatchType::Phrase
+    {
+        mm["operator"] = op.as_str().into();
     }
     if let Some(msm) = msm
         && match_type != MatchType::Phrase
@@ -216,12 +230,12 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
     let terms = joined_terms(&query.terms);
     let mut should = Vec::new();
     if !question.is_empty() {
-        should.push(multi_match(&fields, question, source.match_type, msm, false));
+        should.push(multi_match(&fields, question, source.match_type, msm, source.operator));
     }
     // The router's `terms` rewrite is the terms joined: already an alternative below.
     let in_terms = text.split_whitespace().all(|w| query.terms.iter().any(|t| t.trim() == w));
     if !text.is_empty() && text != question && !in_terms {
-        should.push(multi_match(&fields, text, source.match_type, msm, false));
+        should.push(multi_match(&fields, text, source.match_type, msm, source.operator));
     }
     if !terms.is_empty() {
         // A phrase of joined terms would match nothing; terms use the default type instead.
@@ -229,7 +243,7 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
             MatchType::Phrase => MatchType::default(),
             other => other,
         };
-        should.push(multi_match(&fields, &terms, match_type, None, true));
+        should.push(multi_match(&fields, &terms, match_type, None, Some(Operator::Or)));
     }
     let mut entities: Vec<&str> = Vec::new();
     for e in query.entities.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
@@ -369,6 +383,7 @@ mod tests {
             search_fields: vec!["title^3".into(), "title.cjk^3".into(), "body".into()],
             minimum_should_match: None,
             match_type: MatchType::CrossFields,
+            operator: None,
             id_fields: vec![],
             version_fields: None,
             snippet_chars: 120,
@@ -586,6 +601,39 @@ mod tests {
             ], "minimum_should_match": 1 } })
         );
         assert_eq!(body["query"]["bool"]["filter"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn permission_fields_under_a_nested_path_are_wrapped_in_nested_queries() {
+        let mut s = source();
+        s.fields.allowed_groups = "acl.groups".into();
+        s.fields.allowed_users = Some("acl.users".into());
+        s.fields.public = Some("visibility.public".into());
+        s.fields.nested = vec!["acl".into()];
+        assert_eq!(
+            permission_filter(&s, &alice()),
+            json!({ "bool": { "should": [
+                { "term": { "visibility.public": true } },
+                { "nested": { "path": "acl", "query": { "terms": { "acl.groups": ["employee", "support"] } } } },
+                { "nested": { "path": "acl", "query": { "term": { "acl.users": "alice" } } } },
+            ], "minimum_should_match": 1 } })
+        );
+    }
+
+    #[test]
+    fn the_configured_operator_reaches_the_question_clause_only() {
+        let mut s = source();
+        let mut q = query("payment timeout", Filters::default());
+        q.terms = vec!["payment".into(), "timeout".into(), "refund".into()];
+        let clauses = |s: &SourceConfig| scoring_clauses(s, &q, "payment timeout", "");
+        let unset = clauses(&s);
+        assert!(unset[0]["multi_match"].get("operator").is_none(), "{unset:?}");
+        s.operator = Some(Operator::And);
+        let and = clauses(&s);
+        assert_eq!(and[0]["multi_match"]["operator"], "and");
+        assert_eq!(and[1]["multi_match"]["operator"], "or", "the terms stay alternatives: {and:?}");
+        s.match_type = MatchType::Phrase;
+        assert!(clauses(&s)[0]["multi_match"].get("operator").is_none(), "a phrase has no operator");
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub fn config(url: &str, extra_sources: &str) -> EsAdapterConfig {
 /// A running in-process adapter and a client connected to it over real gRPC.
 pub struct Served {
     pub client: SourceAdapterClient<Channel>,
+    /// The adapter's self-check service (`fedsearch doctor`), on the same server.
+    pub diagnostics:
+        fedsearch_proto::adapter::adapter_diagnostics_service_client::AdapterDiagnosticsServiceClient<Channel>,
     _shutdown: oneshot::Sender<()>,
 }
 
@@ -73,7 +76,13 @@ pub async fn serve(config: &EsAdapterConfig) -> Served {
         .unwrap();
     });
     let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
-    Served { client: SourceAdapterClient::new(channel), _shutdown: tx }
+    Served {
+        client: SourceAdapterClient::new(channel.clone()),
+        diagnostics: fedsearch_proto::adapter::adapter_diagnostics_service_client::AdapterDiagnosticsServiceClient::new(
+            channel,
+        ),
+        _shutdown: tx,
+    }
 }
 
 pub fn user(subject: &str) -> UserContext {
@@ -295,11 +304,16 @@ pub struct ScratchIndex {
 
 impl ScratchIndex {
     pub async fn create(url: &str, purpose: &str, docs: &[Value]) -> Self {
+        let mapping =
+            json_of(rest(url).indices().get_mapping(IndicesGetMappingParts::Index(&["tickets"])).send().await).await;
+        Self::create_with_mappings(url, purpose, mapping["tickets"]["mappings"].clone(), docs).await
+    }
+
+    /// A throw-away index with the given `mappings`; deleted on drop.
+    pub async fn create_with_mappings(url: &str, purpose: &str, mappings: Value, docs: &[Value]) -> Self {
         let name = format!("es-adapter-test-{purpose}-{}", std::process::id());
         let es = rest(url);
         let _ = es.indices().delete(IndicesDeleteParts::Index(&[&name])).send().await;
-        let mapping = json_of(es.indices().get_mapping(IndicesGetMappingParts::Index(&["tickets"])).send().await).await;
-        let mappings = mapping["tickets"]["mappings"].clone();
         let r = es
             .indices()
             .create(IndicesCreateParts::Index(&name))

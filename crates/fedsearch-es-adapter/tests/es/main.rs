@@ -14,3 +14,4 @@ mod latency;
 mod outage;
 mod permissions;
 mod relevance;
+mod shapes;
