@@ -83,18 +83,33 @@ impl AnswerCache {
     }
 }
 
-/// The connection, once made; and when connecting last failed (no new try for a second).
+/// The connection, once made; whether a call is connecting now; and when connecting last failed
+/// (no new try for a second).
 #[derive(Default)]
 struct Connection {
     manager: Option<redis::aio::ConnectionManager>,
+    connecting: bool,
     failed_at: Option<Instant>,
+}
+
+/// Clears `connecting` when the call that connects ends, finished or dropped mid-way.
+struct Connecting<'a>(&'a std::sync::Mutex<Connection>);
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        let mut c = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        c.connecting = false;
+        if c.manager.is_none() {
+            c.failed_at = Some(Instant::now());
+        }
+    }
 }
 
 /// The shared tier: Redis, through a lazily-connected, self-reconnecting connection manager.
 #[derive(Clone)]
 pub struct SharedCache {
     client: redis::Client,
-    conn: Arc<tokio::sync::Mutex<Connection>>,
+    conn: Arc<std::sync::Mutex<Connection>>,
     prefix: String,
     timeout: Duration,
 }
@@ -121,22 +136,31 @@ impl SharedCache {
         format!("{}{hex}", self.prefix)
     }
 
-    /// A connection, connecting (within the timeout) if there is none yet.
+    /// A connection, connecting (within the timeout) if there is none yet. One call connects at a
+    /// time, and no lock is held while it does: the others answer without the cache meanwhile.
     async fn connection(&self) -> Option<redis::aio::ConnectionManager> {
-        let mut c = self.conn.lock().await;
-        let recently_failed = c.failed_at.is_some_and(|t| t.elapsed() < Duration::from_secs(1));
-        if c.manager.is_none() && !recently_failed {
-            let connect = self.client.get_connection_manager();
-            match tokio::time::timeout(self.timeout * 4, connect).await {
-                Ok(Ok(m)) => c.manager = Some(m),
-                Ok(Err(e)) => tracing::warn!(error = %e, "shared cache unreachable; answering without it"),
-                Err(_) => tracing::warn!("shared cache did not connect in time; answering without it"),
+        {
+            let mut c = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+            let recently_failed = c.failed_at.is_some_and(|t| t.elapsed() < Duration::from_secs(1));
+            if c.manager.is_some() || c.connecting || recently_failed {
+                return c.manager.clone();
             }
-            if c.manager.is_none() {
-                c.failed_at = Some(Instant::now());
-            }
+            c.connecting = true;
         }
-        c.manager.clone()
+        let _connecting = Connecting(&self.conn);
+        let manager = match tokio::time::timeout(self.timeout * 4, self.client.get_connection_manager()).await {
+            Ok(Ok(m)) => Some(m),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "shared cache unreachable; answering without it");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("shared cache did not connect in time; answering without it");
+                None
+            }
+        };
+        self.conn.lock().unwrap_or_else(|e| e.into_inner()).manager.clone_from(&manager);
+        manager
     }
 
     async fn get(&self, key: &[u8]) -> Option<(Vec<SourceHit>, Duration)> {
@@ -267,6 +291,31 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    /// A Redis that accepts connections and never answers: connecting hangs until the timeout.
+    async fn silent_redis() -> (tokio::net::TcpListener, SharedCache) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let section = crate::config::SharedCacheSection {
+            redis_url: format!("redis://{}/", listener.local_addr().unwrap()),
+            key_prefix: "t:".into(),
+            timeout: Duration::from_secs(3600),
+        };
+        (listener, SharedCache::new(&section).unwrap())
+    }
+
+    #[tokio::test]
+    async fn while_one_call_connects_the_others_go_on_without_the_cache() {
+        use futures::FutureExt;
+        let (_listener, cache) = silent_redis().await;
+        let mut first = Box::pin(cache.connection());
+        assert!((&mut first).now_or_never().is_none(), "the first call is connecting");
+        // Not waiting for the first call's connect: answered at once, without a connection.
+        assert!(matches!(cache.connection().now_or_never(), Some(None)));
+        // The connecting call given up: the next try waits out the one-second pause.
+        drop(first);
+        let c = cache.conn.lock().unwrap();
+        assert!(!c.connecting && c.failed_at.is_some() && c.manager.is_none());
     }
 
     #[test]
