@@ -163,7 +163,7 @@ impl SqlAdapter {
                 }
             };
             tracing::debug!(template = %run.template.name, rows = rows.len(), "template answered");
-            hits.extend(rows.iter().filter_map(|record| mapping::to_hit(run.template, record, 0)));
+            hits.extend(rows.iter().filter_map(|record| mapping::to_hit(run.template, record, 0, &self.catalog.time)));
         }
         let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
         crate::ranking::by_question(&mut hits, asked, &query.terms);
@@ -212,7 +212,7 @@ impl SqlAdapter {
         let (sql, binds) = template.bind(&self.catalog, &values, &user)?;
         let rows = self.db.query(sql, binds, 1, self.default_timeout).await?;
         rows.first()
-            .and_then(|record| mapping::to_fetch(template, record))
+            .and_then(|record| mapping::to_fetch(template, record, &self.catalog.time))
             .ok_or_else(|| AdapterError::NotFound("no such record".into()))
     }
 }

@@ -102,6 +102,14 @@ pub struct DatabaseConfig {
     /// Upper bound for one statement; the sub-query deadline lowers it further.
     #[serde(default = "default_statement_timeout", with = "fedsearch_core::config::duration")]
     pub statement_timeout: Duration,
+    /// The zone the database's zone-less times are in (IANA name, e.g. `Asia/Shanghai`); time
+    /// parameters are bound and zone-less values read in it. Unset: UTC.
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    /// How the database writes timestamps: a strftime pattern for text columns (bound and read
+    /// with it, in `time_zone`), or `native` for typed columns. Default `%Y-%m-%dT%H:%M:%SZ`.
+    #[serde(default)]
+    pub timestamp_format: Option<String>,
 }
 
 fn default_max_connections() -> u32 {
@@ -143,6 +151,11 @@ impl DatabaseConfig {
             Some(var) => Err(format!("`database.url_env`: environment variable {var} is not set")),
             None => Err("`database` needs one of `url_env`, `url_file` or `url`".into()),
         }
+    }
+
+    /// The time zone and timestamp format ([`crate::timefmt`]).
+    pub fn time_settings(&self) -> Result<crate::timefmt::TimeSettings, String> {
+        crate::timefmt::TimeSettings::new(self.time_zone.as_deref(), self.timestamp_format.as_deref())
     }
 
     /// The engine of the resolved DSN.
@@ -232,6 +245,20 @@ pub struct TemplateConfig {
     /// The fetch entity the row ids belong to (`full_text_ref` = `<fetch>:<id>`).
     #[serde(default)]
     pub fetch: Option<String>,
+    /// The parameters a `time_range` filter fills (default `from` / `to`), e.g.
+    /// `{from: since, to: until}`.
+    #[serde(default)]
+    pub time_range: Option<TimeRangeParams>,
+}
+
+/// Which template parameters the bounds of a `time_range` filter fill.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeRangeParams {
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<String>,
 }
 
 fn default_max_rows() -> u32 {
@@ -303,8 +330,9 @@ pub struct HitConfig {
     /// URL with `{column}` placeholders (values are percent-encoded).
     #[serde(default)]
     pub url: Option<String>,
-    /// Column with an RFC 3339 text or unix-seconds integer.
-    #[serde(default)]
+    /// The column holding the hit's date (`date_column` is the same key): a native date or
+    /// timestamp, a unix-seconds integer, or text in RFC 3339 or `database.timestamp_format`.
+    #[serde(default, alias = "date_column")]
     pub updated_at: Option<String>,
     pub doc_type: String,
     #[serde(default)]

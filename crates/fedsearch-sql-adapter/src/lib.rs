@@ -20,6 +20,7 @@ pub mod ranking;
 pub mod select;
 pub mod sql;
 pub mod template;
+pub mod timefmt;
 
 pub use adapter::{ADAPTER_NAME, Outcome, SqlAdapter};
 pub use config::SqlAdapterConfig;

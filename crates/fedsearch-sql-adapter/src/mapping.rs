@@ -9,6 +9,7 @@ use fedsearch_adapter_kit::{FetchResponse, SourceHit};
 use crate::{
     db::{Cell, Record},
     template::Template,
+    timefmt::TimeSettings,
 };
 
 /// The longest snippet, in characters.
@@ -75,12 +76,14 @@ fn fill(pattern: &str, record: &Record, encode: impl Fn(String) -> String) -> St
     out
 }
 
-fn updated_at(record: &Record, column: Option<&str>) -> Option<prost_types::Timestamp> {
-    match get(record, column?)? {
-        Cell::Text(s) => fedsearch_core::time::parse_rfc3339(s.trim()),
-        Cell::Int(secs) => Some(prost_types::Timestamp { seconds: *secs, nanos: 0 }),
-        _ => None,
-    }
+fn updated_at(record: &Record, column: Option<&str>, time: &TimeSettings) -> Option<prost_types::Timestamp> {
+    let at = match get(record, column?)? {
+        Cell::Time { at, .. } => (*at)?,
+        Cell::Text(s) => time.parse_text(s)?,
+        Cell::Int(secs) => return Some(prost_types::Timestamp { seconds: *secs, nanos: 0 }),
+        _ => return None,
+    };
+    Some(prost_types::Timestamp { seconds: at.timestamp(), nanos: at.timestamp_subsec_nanos() as i32 })
 }
 
 fn metadata(template: &Template, record: &Record) -> HashMap<String, String> {
@@ -99,7 +102,7 @@ pub fn row_id(template: &Template, record: &Record) -> Option<String> {
 }
 
 /// One search hit; `rank` is 1-based within the sub-query.
-pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceHit> {
+pub fn to_hit(template: &Template, record: &Record, rank: u32, time: &TimeSettings) -> Option<SourceHit> {
     let id = row_id(template, record)?;
     let hit = &template.hit;
     let mut meta = metadata(template, record);
@@ -109,7 +112,7 @@ pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceH
         title: field(&hit.title, record),
         snippet: hit.snippet.as_deref().map(|c| snippet(&field(c, record), SNIPPET_CHARS)).unwrap_or_default(),
         url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
-        updated_at: updated_at(record, hit.updated_at.as_deref()),
+        updated_at: updated_at(record, hit.updated_at.as_deref(), time),
         rank,
         score: None,
         metadata: meta,
@@ -121,7 +124,7 @@ pub fn to_hit(template: &Template, record: &Record, rank: u32) -> Option<SourceH
 }
 
 /// The full record of a fetch: `content` is one `column: value` line per content column.
-pub fn to_fetch(template: &Template, record: &Record) -> Option<FetchResponse> {
+pub fn to_fetch(template: &Template, record: &Record, time: &TimeSettings) -> Option<FetchResponse> {
     let id = row_id(template, record)?;
     let hit = &template.hit;
     let lines: Vec<String> = record
@@ -134,7 +137,7 @@ pub fn to_fetch(template: &Template, record: &Record) -> Option<FetchResponse> {
         title: field(&hit.title, record),
         content: lines.join("\n"),
         url: hit.url.as_deref().map(|u| url(u, record)).unwrap_or_default(),
-        updated_at: updated_at(record, hit.updated_at.as_deref()),
+        updated_at: updated_at(record, hit.updated_at.as_deref(), time),
         metadata: metadata(template, record),
         doc_type: hit.doc_type.clone(),
     })
@@ -170,10 +173,17 @@ mod tests {
     }
 
     #[test]
-    fn updated_at_reads_iso_text_and_unix_seconds() {
-        let record: Record = vec![("a".into(), Cell::Text("2026-11-28T09:15:00Z".into())), ("b".into(), Cell::Int(10))];
-        assert_eq!(updated_at(&record, Some("a")).unwrap().seconds, 1_795_857_300);
-        assert_eq!(updated_at(&record, Some("b")).unwrap().seconds, 10);
-        assert!(updated_at(&record, Some("missing")).is_none());
+    fn updated_at_reads_iso_text_local_text_and_unix_seconds() {
+        let record: Record = vec![
+            ("a".into(), Cell::Text("2026-11-28T09:15:00Z".into())),
+            ("b".into(), Cell::Int(10)),
+            ("c".into(), Cell::Text("2026-11-28 17:15:00".into())),
+        ];
+        let utc = TimeSettings::default();
+        assert_eq!(updated_at(&record, Some("a"), &utc).unwrap().seconds, 1_795_857_300);
+        assert_eq!(updated_at(&record, Some("b"), &utc).unwrap().seconds, 10);
+        assert!(updated_at(&record, Some("missing"), &utc).is_none());
+        let shanghai = TimeSettings::new(Some("Asia/Shanghai"), Some("%Y-%m-%d %H:%M:%S")).unwrap();
+        assert_eq!(updated_at(&record, Some("c"), &shanghai).unwrap().seconds, 1_795_857_300, "local text in the zone");
     }
 }

@@ -13,7 +13,8 @@ use fedsearch_adapter_kit::{AdapterError, SubQuery};
 
 use crate::{
     config::ParamType,
-    template::{Catalog, LIMIT_PARAM, Template, Value, iso_utc},
+    template::{Catalog, LIMIT_PARAM, Template, Value},
+    timefmt::TimeSettings,
 };
 
 /// One template to run with its checked values.
@@ -71,7 +72,7 @@ pub fn plan<'a>(
             values.insert(key.clone(), template.params[key].parse_at(key, raw, now).map_err(invalid)?);
         }
         capture(template, &query.text, &mut values)?;
-        apply_filters(template, query, &mut values, &mut plan.notes)?;
+        apply_filters(template, &catalog.time, query, &mut values, &mut plan.notes)?;
         finish(template, query.limit, &mut values, true, now)?;
         plan.runs.push(Run { template, values });
         return Ok(plan);
@@ -110,7 +111,7 @@ pub fn plan<'a>(
                 }
             }
         }
-        apply_filters(template, query, &mut values, &mut plan.notes)?;
+        apply_filters(template, &catalog.time, query, &mut values, &mut plan.notes)?;
         if finish(template, query.limit, &mut values, false, now)? {
             plan.runs.push(Run { template, values });
         }
@@ -140,6 +141,7 @@ fn capture(template: &Template, text: &str, values: &mut BTreeMap<String, Value>
 
 fn apply_filters(
     template: &Template,
+    time: &TimeSettings,
     query: &SubQuery,
     values: &mut BTreeMap<String, Value>,
     notes: &mut Vec<String>,
@@ -148,18 +150,22 @@ fn apply_filters(
         return Ok(());
     };
     if let Some(range) = &filters.time_range {
-        let bounds = [("from", range.from.as_ref()), ("to", range.to.as_ref())];
+        let bounds = [
+            ("from", template.time_range.0.as_str(), range.from.as_ref()),
+            ("to", template.time_range.1.as_str(), range.to.as_ref()),
+        ];
         let mut applied = false;
-        for (name, bound) in bounds {
+        for (bound_name, name, bound) in bounds {
             let Some(ts) = bound else { continue };
             let Some(param) = template.params.get(name) else {
                 continue;
             };
             let t = fedsearch_core::time::to_chrono(ts)
-                .ok_or_else(|| invalid(format!("time_range.{name} is not a valid time")))?;
+                .ok_or_else(|| invalid(format!("time_range.{bound_name} is not a valid time")))?;
             let value = match param.spec.kind {
-                ParamType::Timestamp => Value::Text(iso_utc(t)),
-                ParamType::Date => Value::Text(t.format("%Y-%m-%d").to_string()),
+                ParamType::Timestamp => Value::Instant(t),
+                // The calendar day of the bound in the database's zone.
+                ParamType::Date => Value::Day(t.with_timezone(&time.tz()).date_naive()),
                 _ => continue,
             };
             values.insert(name.to_string(), value);
@@ -248,6 +254,10 @@ templates:
         SubQuery { id: "1".into(), text: text.into(), limit: 10, ..Default::default() }
     }
 
+    fn instant(s: &str) -> Value {
+        Value::Instant(chrono::DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&chrono::Utc))
+    }
+
     fn names(plan: &Plan<'_>) -> Vec<String> {
         plan.runs.iter().map(|r| r.template.name.clone()).collect()
     }
@@ -329,7 +339,7 @@ templates:
         });
         let plan = plan(&c, &query, &BTreeMap::new()).unwrap();
         assert_eq!(names(&plan), ["refunds"]);
-        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-11-01T00:00:00Z".into()));
+        assert_eq!(plan.runs[0].values["from"], instant("2026-11-01T00:00:00Z"));
         assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
     }
 
@@ -339,9 +349,9 @@ templates:
         let mut query = q("refunds");
         query.as_of = Some(fedsearch_core::time::parse_rfc3339("2026-07-20T10:00:00Z").unwrap());
         let plan = plan(&c, &query, &BTreeMap::new()).unwrap();
-        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-06-20T10:00:00Z".into()), "now-30d from as_of");
+        assert_eq!(plan.runs[0].values["from"], instant("2026-06-20T10:00:00Z"), "now-30d from as_of");
         query.params.insert("from".into(), "now-1d".into());
         let plan = super::plan(&c, &query, &BTreeMap::new()).unwrap();
-        assert_eq!(plan.runs[0].values["from"], Value::Text("2026-07-19T10:00:00Z".into()));
+        assert_eq!(plan.runs[0].values["from"], instant("2026-07-19T10:00:00Z"));
     }
 }

@@ -7,13 +7,14 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use fedsearch_adapter_kit::{AdapterError, UserContext};
 use regex::Regex;
 
 use crate::{
     config::{EngineText, HitConfig, ParamSpec, ParamType, SqlAdapterConfig, TemplateConfig},
     sql::{self, Engine, ParsedSql},
+    timefmt::TimeSettings,
 };
 
 /// The longest value any parameter may carry, whatever its schema says.
@@ -30,6 +31,16 @@ pub enum Value {
     Text(String),
     Int(i64),
     Float(f64),
+    /// A time parameter's instant; bound per `database.timestamp_format` ([`crate::timefmt`]):
+    /// as text, or (native) a `timestamptz` on PostgreSQL.
+    Instant(DateTime<Utc>),
+    /// A wall time in the database's zone (native binding on MySQL/MariaDB).
+    Wall(chrono::NaiveDateTime),
+    /// A date parameter; bound as `YYYY-MM-DD` text, or a typed `DATE` with native binding.
+    Day(NaiveDate),
+    /// A NULL of a typed parameter (an absent int, float, date or timestamp), so PostgreSQL
+    /// compares it with the column's type and not as text.
+    NullOf(ParamType),
     /// Expanded to one placeholder per element (one NULL placeholder when empty, which
     /// matches nothing in `IN (...)`).
     List(Vec<String>),
@@ -58,6 +69,8 @@ pub struct Template {
     pub keywords: Vec<String>,
     pub hit: HitConfig,
     pub fetch: Option<String>,
+    /// The parameters a `time_range` filter fills: (from, to).
+    pub time_range: (String, String),
 }
 
 /// Every compiled template for one engine.
@@ -67,6 +80,8 @@ pub struct Catalog {
     pub templates: Vec<Template>,
     pub fetch: BTreeMap<String, Template>,
     pub list_attributes: HashSet<String>,
+    /// The database's time zone and timestamp format.
+    pub time: TimeSettings,
 }
 
 fn ident_ok(s: &str) -> bool {
@@ -123,7 +138,8 @@ impl Catalog {
                 return Err(format!("`templates.{i}.fetch`: no fetch template for entity `{entity}`"));
             }
         }
-        Ok(Self { engine, templates, fetch, list_attributes })
+        let time = config.database.time_settings()?;
+        Ok(Self { engine, templates, fetch, list_attributes, time })
     }
 
     pub fn template(&self, name: &str) -> Option<&Template> {
@@ -201,6 +217,23 @@ impl Template {
         if t.max_rows == 0 {
             return Err(format!("`{key}.max_rows` must be at least 1"));
         }
+        let time_range = match &t.time_range {
+            None => ("from".to_string(), "to".to_string()),
+            Some(r) => {
+                for (bound, name) in [("from", &r.from), ("to", &r.to)] {
+                    let Some(name) = name else { continue };
+                    match params.get(name).map(|p| p.spec.kind) {
+                        Some(ParamType::Date | ParamType::Timestamp) => {}
+                        _ => {
+                            return Err(format!(
+                                "`{key}.time_range.{bound}`: `{name}` is not a date or timestamp parameter of the template"
+                            ));
+                        }
+                    }
+                }
+                (r.from.clone().unwrap_or_default(), r.to.clone().unwrap_or_default())
+            }
+        };
         Ok(Self {
             name: t.name.clone(),
             description: t.description.clone(),
@@ -214,6 +247,7 @@ impl Template {
             keywords: t.matching.keywords.iter().map(|k| k.to_lowercase()).collect(),
             hit: t.hit.clone(),
             fetch: t.fetch.clone(),
+            time_range,
         })
     }
 
@@ -231,7 +265,10 @@ impl Template {
             }
             let value = match name.strip_prefix("user.") {
                 Some(attr) => user_value(attr, user, &catalog.list_attributes),
-                None => values.get(name).cloned().unwrap_or(Value::Null),
+                None => values.get(name).cloned().unwrap_or_else(|| match self.params.get(name) {
+                    Some(p) if p.spec.kind != ParamType::String => Value::NullOf(p.spec.kind),
+                    _ => Value::Null,
+                }),
             };
             resolved.insert(name, value);
         }
@@ -245,11 +282,28 @@ impl Template {
             match resolved.get(name) {
                 Some(Value::List(items)) if items.is_empty() => binds.push(Value::Null),
                 Some(Value::List(items)) => binds.extend(items.iter().cloned().map(Value::Text)),
-                Some(v) => binds.push(v.clone()),
+                Some(v) => binds.push(for_database(v, catalog)),
                 None => binds.push(Value::Null),
             }
         }
         Ok((sql, binds))
+    }
+}
+
+/// A time value as this database takes it (see [`crate::timefmt`]); other values unchanged.
+pub fn for_database(value: &Value, catalog: &Catalog) -> Value {
+    let time = &catalog.time;
+    match (value, time.is_native(), catalog.engine) {
+        (Value::Instant(t), false, _) => Value::Text(time.text_of(*t)),
+        (Value::Instant(t), true, Engine::Postgres) => Value::Instant(*t),
+        (Value::Instant(t), true, Engine::Mysql) => Value::Wall(time.wall_time(*t)),
+        (Value::Instant(t), true, Engine::Sqlite) => Value::Text(time.text_of(*t)),
+        (Value::Day(d), true, Engine::Postgres | Engine::Mysql) => Value::Day(*d),
+        (Value::Day(d), _, _) => Value::Text(d.format("%Y-%m-%d").to_string()),
+        (Value::NullOf(ParamType::Timestamp | ParamType::Date), false, _)
+        | (Value::NullOf(ParamType::Timestamp | ParamType::Date), true, Engine::Sqlite) => Value::Null,
+        (Value::NullOf(ParamType::Timestamp), true, Engine::Mysql) => Value::NullOf(ParamType::Date),
+        (v, _, _) => v.clone(),
     }
 }
 
@@ -285,11 +339,6 @@ fn user_value(attr: &str, user: &UserContext, lists: &HashSet<String>) -> Value 
             None => Value::Null,
         },
     }
-}
-
-/// Formats a time the way the sample schema stores it: `2026-11-28T09:15:00Z`.
-pub fn iso_utc(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 fn relative_now(raw: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
@@ -372,7 +421,7 @@ impl Param {
                     })
                     .or_else(|| relative_now(raw, now).map(|t| t.date_naive()))
                     .ok_or_else(|| format!("parameter `{name}` must be a date (YYYY-MM-DD)"))?;
-                Value::Text(d.format("%Y-%m-%d").to_string())
+                Value::Day(d)
             }
             ParamType::Timestamp => {
                 let t = DateTime::parse_from_rfc3339(raw.trim())
@@ -386,7 +435,7 @@ impl Param {
                     })
                     .or_else(|| relative_now(raw, now))
                     .ok_or_else(|| format!("parameter `{name}` must be an RFC 3339 timestamp"))?;
-                Value::Text(iso_utc(t))
+                Value::Instant(t)
             }
         };
         Ok(value)
@@ -410,6 +459,10 @@ impl Param {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(s: &str) -> Value {
+        Value::Instant(DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc))
+    }
 
     fn config(yaml_templates: &str) -> Result<SqlAdapterConfig, String> {
         let yaml = format!(
@@ -527,10 +580,9 @@ templates:
             },
             pattern: None,
         };
-        assert_eq!(p.parse("from", "2026-11-28T10:15:00+01:00").unwrap(), Value::Text("2026-11-28T09:15:00Z".into()));
-        assert_eq!(p.parse("from", "2026-11-28").unwrap(), Value::Text("2026-11-28T00:00:00Z".into()));
-        let Value::Text(t) = p.parse("from", "now-7d").unwrap() else { panic!("text") };
-        assert_eq!(t.len(), 20);
+        assert_eq!(p.parse("from", "2026-11-28T10:15:00+01:00").unwrap(), at("2026-11-28T09:15:00Z"));
+        assert_eq!(p.parse("from", "2026-11-28").unwrap(), at("2026-11-28T00:00:00Z"));
+        assert!(matches!(p.parse("from", "now-7d").unwrap(), Value::Instant(_)));
         assert!(p.parse("from", "yesterday").is_err());
     }
 }

@@ -14,6 +14,7 @@ mod outage;
 mod readonly;
 mod templates;
 mod timeout;
+mod types;
 
 /// Declares one `#[tokio::test]` per engine for `scenario(db)`.
 #[macro_export]
