@@ -112,9 +112,13 @@ impl Terms {
                 if let Some(t) = (0..own.len()).find(|&t| concept.found.iter().any(|f| pass(t, f))) {
                     placed[c] = true;
                     let script = |s: &str| s.chars().any(crate::analysis::is_cjk);
+                    // A glossary term inside a longer content word (保险 in 买保险) first: a wiki
+                    // page about insurance need not hold the longer word.
+                    let inside = concept.found.iter().filter(|f| Term::new(f).found_in(&prepared[t]) && !same(t, f));
                     let mut syn: Vec<&String> = concept.others.iter().collect();
                     // The other script first: the translation is what the term cannot find itself.
                     syn.sort_by_key(|s| script(s) == script(&own[t]));
+                    let syn: Vec<&String> = inside.chain(syn).collect();
                     for s in syn {
                         let s = if s.contains(' ') { format!("\"{s}\"") } else { s.clone() };
                         if out[t].len() < MAX_SYNONYMS && !out[t].contains(&s) && s != own[t] {
@@ -129,6 +133,21 @@ impl Terms {
         );
         (out, orphans)
     }
+}
+
+/// Where a question splits into Latin words: anything but ASCII letters, digits and `-`.
+fn is_word_break(c: char) -> bool {
+    !c.is_ascii_alphanumeric() && c != '-'
+}
+
+/// A word worth sending (lowered `w`, as `asked`): letters with inner hyphens (`e-bike`,
+/// `anti-dumping`, `cut-offs`) of three or more letters that are not a stop word, or an
+/// acronym of two capitals as written (`HS code`, `DG cargo`).
+fn is_content_word(w: &str, asked: &str) -> bool {
+    let letters = w.chars().filter(char::is_ascii_alphabetic).count();
+    let lettered = w.chars().all(|c| c.is_ascii_alphabetic() || c == '-') && !w.contains("--");
+    let acronym = letters == 2 && w.len() == 2 && asked.chars().all(|c| c.is_ascii_uppercase());
+    lettered && (letters >= 3 || acronym) && !crate::analysis::is_stop_word(w)
 }
 
 fn push_unique(v: &mut Vec<String>, s: &str) {
@@ -184,9 +203,12 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<S
         }
     }
     t.keywords = longest_only(found);
-    for w in lowered.split(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
+    for asked in query.split(is_word_break) {
+        let asked = asked.trim_matches('-');
+        let lowered_word = asked.to_ascii_lowercase();
+        let w = lowered_word.as_str();
         let covered = t.keywords.iter().any(|k| k.contains(w)) || t.entities.iter().any(|e| e.to_lowercase() == w);
-        if w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic()) && !crate::analysis::is_stop_word(w) && !covered {
+        if is_content_word(w, asked) && !covered {
             push_unique(&mut t.words, w);
         }
     }
@@ -404,6 +426,28 @@ mod tests {
         let wiki = t.for_adapter(true);
         assert!(wiki.contains(&"东西签收".to_string()), "{wiki:?}");
         assert!(wiki.iter().any(|w| w.starts_with("签收|")), "{wiki:?}");
+    }
+
+    #[tokio::test]
+    async fn hyphenated_words_and_two_capital_acronyms_are_kept() {
+        let r = registry();
+        let q = "出口 e-bike 到德国，HS code 是多少？有没有 anti-dumping？cut-offs -- ok is an it";
+        let t = extract(&r, q, clock(), vec![]);
+        assert_eq!(t.words, vec!["e-bike", "hs", "code", "anti-dumping", "cut-offs"], "not ok/is/an/it in lower case");
+        let t = extract(&r, "Is it OK for DG cargo? IT said x-ray", clock(), vec![]);
+        assert_eq!(t.words, vec!["ok", "dg", "cargo", "x-ray"], "`Is` and `it` are not capitals; IT is a stop word");
+    }
+
+    #[tokio::test]
+    async fn a_glossary_term_inside_a_longer_chinese_word_travels_with_it() {
+        let r =
+            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let q = "那票货有没有买保险？";
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let wiki = t.for_adapter(true);
+        let insured = wiki.iter().find(|w| w.starts_with("买保险|")).expect("买保险 carries the concept");
+        assert!(insured.starts_with("买保险|保险|"), "the glossary's own word first, then translations: {insured}");
+        assert!(insured.contains("insurance"), "{insured}");
     }
 
     #[tokio::test]
