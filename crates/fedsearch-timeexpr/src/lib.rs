@@ -40,6 +40,7 @@
 //! | before | before last week, before yesterday, before 2026-11-01, prior to Nov 1, earlier than November, before 2025, before last Friday, 11月1日之前, 11月1日以前, 11月1日前, 2026-11-01之前, 上周以前, 上周五之前, 昨天之前, 2025年以前, 早于11月1日 | from 1970-01-01 up to (not including) the first day of the start (any day, week of a named week's weekday, month, quarter, half year or year above): before last week = through the Sunday before last week's Monday. A start still to come is a deadline and gives no window (before 2027-01-01; 12月1日之前 asked in November, whose date without a year is read as this year's); so does a bare weekday (周五之前, 周五前, before Friday) |
 //! | since | since Monday, since Nov 3, since 2026-11-01, since last week, since 2025, 自11月1日以来, 11月1日以来, 从11月1日起, 从周一开始, 自从周一, 11月1日至今, 今年以来, Nov 1 to date | from the first day of the start (any day, weekday, week, month, quarter, half year or year above) through today; a start not yet begun gives none |
 //! | month | 10月, 十月, 10月份, 2026年10月, 去年10月, 2026-10, October, Oct 2026, October 2026 | that calendar month |
+//! | part of a month | early June, mid-July, late October 2025, the beginning/middle/end of June, the end of last month, 6月上旬, 七月中旬, 2026年7月下旬, 9月初, 6月底, 6月末, 上个月底, 本月初 | early, 上旬, 初: days 1–10; mid, 中旬: 11–20; late, 下旬, 底, 末: the 21st to the month's end (a part of this month ends today; one not yet begun gives none, and the month is read instead) |
 //! | quarter | Q3, Q3 2026, 2026 Q3, third quarter of 2026, 第三季度, 三季度, 2026年第三季度 | that calendar quarter |
 //! | half year | 上半年, 下半年, 2026年上半年, 去年下半年, H1 2026, 2026 H2, 2026-H1, first half of 2026, second half of last year | January–June or July–December; without a year (上半年, 下半年) of this year, and 下半年 before July gives no window; H1 and H2 need a year |
 //! | year | 2025年, in 2025, during 2025, year 2025 | that calendar year |
@@ -64,6 +65,10 @@
 //! Friday, 周五前) or a holiday (Black Friday, Cyber Monday, Good Friday, 黑色星期五). 周 after a
 //! number is a count of weeks and a day's character that starts a word is that word: 一周一次,
 //! 两周三次, 上周一共 (上周 and 一共), 本周五个订单, 本周日志, 这周天气 hold no weekday.
+//!
+//! Two phrases joined by a connector (or, and, 或, 或者, 和, 及, 、, a comma) whose days adjoin are
+//! one window: "yesterday or the day before", 昨天或前天, 昨天或前一天, "June and July", 9月、10月.
+//! Phrases that do not adjoin are not joined ("2026-11-03 or yesterday": the rule below).
 //!
 //! When the question holds several phrases, the most specific one wins: the finest grain (hours,
 //! then day, week, month, quarter, half year, year), then a named date over a relative word at the

@@ -59,6 +59,7 @@ type NotWindow = fn(Cur<'_>, NaiveDate) -> Option<usize>;
 const MATCHERS: &[Matcher] = &[
     relative_day,
     calendar_relative,
+    month_part,
     rolling,
     explicit,
     year_with_word,
@@ -95,20 +96,60 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
             kept.push(f);
         }
     }
-    kept.into_iter()
-        .filter_map(|(start, end, span)| {
-            let span = span?;
-            Some(Found {
-                start,
-                end,
-                first: span.first,
-                end_date: span.end_date,
-                hours: span.hours,
-                grain: span.grain,
-                explicit: span.explicit,
-            })
-        })
-        .min_by_key(|f| (f.grain, !f.explicit, f.start))
+    kept.sort_by_key(|&(start, ..)| start);
+    let mut windows: Vec<Found> = Vec::new();
+    for (start, end, span) in kept {
+        let Some(span) = span else { continue };
+        let f = Found {
+            start,
+            end,
+            first: span.first,
+            end_date: span.end_date,
+            hours: span.hours,
+            grain: span.grain,
+            explicit: span.explicit,
+        };
+        match windows.last_mut() {
+            Some(prev) if alternatives(&s, prev, &f) => *prev = prev.joined(&f),
+            _ => windows.push(f),
+        }
+    }
+    windows.into_iter().min_by_key(|f| (f.grain, !f.explicit, f.start))
+}
+
+impl Found {
+    /// Two phrases read as one: from the first's start to the second's end, all their days.
+    fn joined(&self, other: &Found) -> Found {
+        Found {
+            start: self.start,
+            end: other.end,
+            first: self.first.min(other.first),
+            end_date: self.end_date.max(other.end_date),
+            hours: None,
+            grain: self.grain.max(other.grain),
+            explicit: self.explicit && other.explicit,
+        }
+    }
+}
+
+/// Whether `b`, just after `a`, is an alternative to it or the next of a list (昨天或前天,
+/// June and July): only a connector between them, both whole days, and one's days end where
+/// the other's begin — so the joined window holds no day neither named (2026-11-03 or yesterday
+/// is not joined, nor a narrowing such as "this year, in October": the most specific wins).
+fn alternatives(s: &str, a: &Found, b: &Found) -> bool {
+    if a.hours.is_some() || b.hours.is_some() || b.start < a.end {
+        return false;
+    }
+    if a.end_date != b.first && b.end_date != a.first {
+        return false;
+    }
+    let mut c = Cur { s, pos: a.end };
+    c.ws0();
+    if c.longest(CONNECTORS).is_none() {
+        return false;
+    }
+    c.ws0();
+    c.pos == b.start
 }
 
 fn is_word_char(c: char) -> bool {
@@ -158,6 +199,13 @@ impl<'a> Cur<'a> {
     /// Reads a phrase: its words separated by any whitespace, ending on a word boundary when it
     /// ends in a letter or digit (so "oct" does not read the start of "octopus").
     fn phrase(&mut self, phrase: &str) -> bool {
+        // Most phrases of a table do not start with the next byte: say so before splitting.
+        if let Some(&first) = phrase.as_bytes().first()
+            && first != b' '
+            && self.rest().as_bytes().first() != Some(&first)
+        {
+            return false;
+        }
         let save = *self;
         for (i, word) in phrase.split(' ').enumerate() {
             if (i > 0 && !self.ws1()) || !self.lit(word) {
@@ -411,8 +459,39 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     ];
     let back = c.longest(DAYS_BACK)?;
     let day = today.checked_sub_days(Days::new(back))?;
+    // "yesterday or the day before", 昨天或前一天: the day before is one more day.
+    let mut r = c;
+    r.ws0();
+    if r.longest(CONNECTORS).is_some() {
+        r.ws0();
+        if r.longest(&[("the day before", ()), ("the previous day", ()), ("前一天", ())]).is_some() {
+            return Some((r.pos, day_span(Grain::Day, false, day.pred_opt()?, day)?));
+        }
+    }
     Some((c.pos, day_span(Grain::Day, false, day, day)?))
 }
+
+/// What joins two time phrases that are alternatives or a list: yesterday or the day before,
+/// 昨天和前天, June and July.
+const CONNECTORS: &[(&str, ())] = &[
+    ("or", ()),
+    ("and", ()),
+    ("or on", ()),
+    ("and on", ()),
+    ("or in", ()),
+    ("and in", ()),
+    (",", ()),
+    ("/", ()),
+    ("或", ()),
+    ("或者", ()),
+    ("和", ()),
+    ("跟", ()),
+    ("与", ()),
+    ("及", ()),
+    ("还是", ()),
+    ("、", ()),
+    ("，", ()),
+];
 
 #[derive(Debug, Clone, Copy)]
 enum Relative {
@@ -485,6 +564,94 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         YearBeforeLast => return Some((c.pos, year_span(today.year() - 2, false)?)),
     };
     Some((c.pos, Span::days(grain, false, first, end_date)))
+}
+
+/// A third of a month: days 1–10, 11–20, 21 to the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Third {
+    Early,
+    Mid,
+    Late,
+}
+
+/// Part of a month: early/mid/late June, mid-July 2026, the end of last month, the beginning of
+/// this month; 6月上旬, 七月中旬, 2026年7月下旬, 7月初, 6月底, 上个月底, 本月初. Early is days 1–10,
+/// mid 11–20, late the 21st to the month's end; a part of this month ends today, and a part not
+/// yet begun gives no window.
+fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    const EN: &[(&str, Third)] = &[
+        ("early", Third::Early),
+        ("the beginning of", Third::Early),
+        ("beginning of", Third::Early),
+        ("the start of", Third::Early),
+        ("start of", Third::Early),
+        ("mid", Third::Mid),
+        ("the middle of", Third::Mid),
+        ("middle of", Third::Mid),
+        ("late", Third::Late),
+        ("the end of", Third::Late),
+        ("end of", Third::Late),
+    ];
+    const ZH: &[(&str, Third)] = &[
+        ("上旬", Third::Early),
+        ("初", Third::Early),
+        ("中旬", Third::Mid),
+        ("下旬", Third::Late),
+        ("底", Third::Late),
+        ("末", Third::Late),
+    ];
+    let (third, month) = if let Some(third) = c.longest(EN) {
+        if !c.lit("-") && !c.ws1() {
+            return None;
+        }
+        (third, month_en(&mut c, today)?)
+    } else {
+        let month = month_zh(&mut c, today)?;
+        (c.longest(ZH)?, month)
+    };
+    let (first, end, explicit) = month;
+    let month_end = first.checked_add_months(Months::new(1))?;
+    let (from, to) = match third {
+        Third::Early => (first, first.checked_add_days(Days::new(10))?),
+        Third::Mid => (first.checked_add_days(Days::new(10))?, first.checked_add_days(Days::new(20))?),
+        Third::Late => (first.checked_add_days(Days::new(20))?, month_end),
+    };
+    let to = to.min(end).min(today.succ_opt()?);
+    (from < to).then_some(())?;
+    Some((c.pos, Span::days(Grain::Week, explicit, from, to)))
+}
+
+/// The month after "early", "mid", "the end of": June, July 2026, Oct, this month, last month.
+/// Returns its first day, the end of its window (today's end for this month) and whether it is
+/// named.
+fn month_en(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate, bool)> {
+    let mut r = *c;
+    if let Some((month, _)) = month_name(&mut r) {
+        let p = Partial { year: r.year_tail(), month: Some(month), day: None };
+        let (first, end) = p.span(today)?;
+        *c = r;
+        return Some((first, end, true));
+    }
+    relative_month(c, today)
+}
+
+/// The month before 上旬, 初, 底: 6月, 七月, 2026年7月, 上个月, 本月.
+fn month_zh(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate, bool)> {
+    let mut r = *c;
+    if let Some(p @ Partial { month: Some(_), day: None, .. }) = chinese(&mut r, today) {
+        let (first, end) = p.span(today)?;
+        *c = r;
+        return Some((first, end, true));
+    }
+    relative_month(c, today)
+}
+
+/// This month or last month, as [`calendar_relative`] reads them.
+fn relative_month(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate, bool)> {
+    let (end, span) = calendar_relative(*c, today)?;
+    (span.grain == Grain::Month).then_some(())?;
+    c.pos = end;
+    Some((span.first, span.end_date, false))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -273,7 +273,7 @@ fn the_most_specific_phrase_wins() {
         ("上个月 最近一周", Some(("最近一周", days("2026-11-12", "2026-11-18")))),
         ("2025年 Q3", Some(("2025年 Q3", days("2025-07-01", "2025-09-30")))),
         ("今年10月3日", Some(("今年10月3日", day("2026-10-03")))),
-        ("昨天和今天", Some(("昨天", day("2026-11-17")))),
+        ("昨天和今天", Some(("昨天和今天", days("2026-11-17", "2026-11-18")))),
     ]);
 }
 
@@ -767,4 +767,47 @@ fn parse_tz_names_the_bad_zone() {
     let err = parse_tz("Mars/Olympus").unwrap_err();
     assert!(err.contains("\"Mars/Olympus\""), "{err}");
     assert!(err.starts_with("unknown time zone"), "{err}");
+}
+
+#[test]
+fn parts_of_a_month() {
+    check_wed(&[
+        ("Was there an outage in early June?", Some(("early June", days("2026-06-01", "2026-06-10")))),
+        ("parts that left Shanghai in mid-July", Some(("mid-July", days("2026-07-11", "2026-07-20")))),
+        ("late October 2025", Some(("late October 2025", days("2025-10-21", "2025-10-31")))),
+        ("at the end of September", Some(("the end of September", days("2026-09-21", "2026-09-30")))),
+        ("early May", Some(("early May", days("2026-05-01", "2026-05-10")))),
+        ("the beginning of this month", Some(("the beginning of this month", days("2026-11-01", "2026-11-10")))),
+        ("the end of last month", Some(("the end of last month", days("2026-10-21", "2026-10-31")))),
+        ("mid this month", Some(("mid this month", days("2026-11-11", "2026-11-18")))),
+        ("6月上旬的报关故障", Some(("6月上旬", days("2026-06-01", "2026-06-10")))),
+        ("七月中旬发的货", Some(("七月中旬", days("2026-07-11", "2026-07-20")))),
+        ("2025年10月下旬", Some(("2025年10月下旬", days("2025-10-21", "2025-10-31")))),
+        ("9月初", Some(("9月初", days("2026-09-01", "2026-09-10")))),
+        ("6月底到的货", Some(("6月底", days("2026-06-21", "2026-06-30")))),
+        ("上个月底的账单", Some(("上个月底", days("2026-10-21", "2026-10-31")))),
+        ("本月初", Some(("本月初", days("2026-11-01", "2026-11-10")))),
+        // Not begun: the month is read instead; and words that only start like a part.
+        ("本月下旬", Some(("本月", days("2026-11-01", "2026-11-18")))),
+        ("late delivery in June", Some(("June", days("2026-06-01", "2026-06-30")))),
+        ("a mid-sized order", None),
+        ("月底前付款", None),
+    ]);
+}
+
+#[test]
+fn alternatives_and_lists_are_one_window() {
+    check_wed(&[
+        (
+            "Which orders were placed yesterday or the day before?",
+            Some(("yesterday or the day before", days("2026-11-16", "2026-11-17"))),
+        ),
+        ("昨天或前一天的订单", Some(("昨天或前一天", days("2026-11-16", "2026-11-17")))),
+        ("昨天或前天的订单", Some(("昨天或前天", days("2026-11-16", "2026-11-17")))),
+        ("today and yesterday", Some(("today and yesterday", days("2026-11-17", "2026-11-18")))),
+        ("June and July", Some(("June and July", days("2026-06-01", "2026-07-31")))),
+        ("9月、10月的退款", Some(("9月、10月", days("2026-09-01", "2026-10-31")))),
+        // Not joined: something else between them; the most specific wins as before.
+        ("orders from yesterday that shipped in October", Some(("yesterday", day("2026-11-17")))),
+    ]);
 }
