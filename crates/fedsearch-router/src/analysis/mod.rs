@@ -129,9 +129,20 @@ pub struct Prepared {
 impl Prepared {
     pub fn new(text: &str) -> Prepared {
         let lowered = text.to_lowercase();
-        let stems = words(&lowered).map(|w| stem(w.trim_matches('-'))).collect();
+        let stems = words(&lowered).map(|w| match_stem(w.trim_matches('-'))).collect();
         Prepared { lowered, stems }
     }
+}
+
+/// The stem terms are matched by: [`stem`], less a final silent `e` (not of `ee`, nor of a word
+/// of three letters), so the bare verb meets its other forms — `insure` meets "insured"
+/// (`insur`), `damage` "damaged", `case` "cases" (`cas`), `dispute` "disputed".
+fn match_stem(word: &str) -> String {
+    let mut s = stem(word);
+    if s.len() > 3 && s.ends_with('e') && !s.ends_with("ee") {
+        s.pop();
+    }
+    s
 }
 
 /// A glossary or keyword term, ready to match: CJK terms by substring, Latin terms by the stems
@@ -146,7 +157,7 @@ pub struct Term {
 impl Term {
     pub fn new(term: &str) -> Term {
         let text = term.trim().to_lowercase();
-        let stems = (!text.chars().any(is_cjk)).then(|| words(&text).map(stem).collect());
+        let stems = (!text.chars().any(is_cjk)).then(|| words(&text).map(match_stem).collect());
         Term { text, stems }
     }
 
@@ -326,6 +337,10 @@ mod tests {
         assert!(mentions("客户拒收了", "拒收"));
         assert!(!mentions("reorder", "order"));
         assert!(mentions("our return policies", "policy"));
+        assert!(mentions("did not insure the cargo", "insured"), "insure and insured meet");
+        assert!(mentions("is the damage covered", "damaged"));
+        assert!(mentions("which case is it", "cases"), "cases stems to cas: case meets it");
+        assert!(mentions("no fees", "fee") && !mentions("for free", "fre"), "ee stays");
         assert!(mentions("why was it shipped", "shipping"));
         assert!(mentions("refuse delivery twice", "refuse delivery"));
         assert!(!mentions("refuse the delivery", "refuse delivery"));
