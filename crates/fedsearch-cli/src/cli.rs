@@ -41,6 +41,23 @@ pub enum Command {
     Eval(EvalArgs),
     /// Adoption per source from the router's feedback file, and the fusion weights it suggests.
     Weights(WeightsArgs),
+    /// Check every source of a router config as the token's user: adapter reachable, Describe,
+    /// the adapter's self-check (mappings, permission fields, templates, time zones), a probe
+    /// query. Prints what to fix, one line each; exits 1 when anything failed.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// The router's config file (its `auth:` verifies --token; its `sources:` are checked).
+    #[arg(long)]
+    pub config: std::path::PathBuf,
+    /// The probe query's text.
+    #[arg(long, default_value = "test")]
+    pub probe: String,
+    /// Check only these sources (repeatable); default every source.
+    #[arg(long = "source")]
+    pub sources: Vec<String>,
 }
 
 #[derive(Args, Debug)]

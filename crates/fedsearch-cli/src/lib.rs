@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod doctor;
 pub mod eval;
 pub mod json;
 pub mod presets;
@@ -49,6 +50,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Eval(args) = &cli.command {
         return eval::run(&cli.router, args, cli.json).await;
     }
+    if let Command::Doctor(args) = &cli.command {
+        let clean = doctor::run(&args.config, cli.token.as_deref(), &args.probe, &args.sources).await?;
+        return if clean { Ok(()) } else { Err(Failure::Other("doctor found problems (the FAIL lines above)".into())) };
+    }
     if let Command::Weights(args) = &cli.command {
         let text = std::fs::read_to_string(&args.feedback)
             .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", args.feedback.display())))?;
@@ -58,7 +63,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     }
     let client = client::connect(&cli.router, BearerAuth::new(cli.token.as_deref())?)?;
     let result = match &cli.command {
-        Command::Token(_) | Command::Eval(_) | Command::Weights(_) => Ok(()),
+        Command::Token(_) | Command::Eval(_) | Command::Weights(_) | Command::Doctor(_) => Ok(()),
         Command::Search(args) if args.stream => search_stream(client, args, cli.json).await,
         Command::Search(args) => search(client, args, cli.json).await,
         Command::Sources => sources(client, cli.json).await,

@@ -11,10 +11,11 @@
 //! [`confluence`] (CQL over REST; verified against documented shapes only), [`terms`] (a
 //! sub-query → several OR-ed searches), [`merge`] (their answers → one ranked list),
 //! [`version`] (version lines in page text, `_<year>` ids), [`text`] (clean, bounded snippets),
-//! [`http`] (shared HTTP error mapping).
+//! [`http`] (shared HTTP error mapping), [`diagnose`] (the self-check of `fedsearch doctor`).
 
 pub mod config;
 pub mod confluence;
+pub mod diagnose;
 pub mod dokuwiki;
 pub mod http;
 pub mod identity;
@@ -144,5 +145,15 @@ impl Adapter for WikiAdapter {
     async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, AdapterError> {
         let source = self.source(&request.source)?;
         source.fetch(&request.reference, request.user.as_ref(), self.default_timeout).await
+    }
+
+    async fn diagnose(&self, sources: Vec<String>) -> Option<Vec<fedsearch_adapter_kit::diagnostics::Diagnostic>> {
+        let mut out = Vec::new();
+        for name in self.order.iter().filter(|n| fedsearch_adapter_kit::diagnostics::wanted(&sources, n)) {
+            if let Some(source) = self.sources.get(name) {
+                out.extend(diagnose::diagnose_source(source).await);
+            }
+        }
+        Some(out)
     }
 }

@@ -1,0 +1,453 @@
+//! `fedsearch doctor --config router.yaml --token …`: checks a deployment source by source, the
+//! way the router will use it, and prints what to fix, one line each.
+//!
+//! For every source of the router's config: connect to its adapter, call `Describe` (does the
+//! adapter serve the source the router names?), ask the adapter's self-check
+//! (`fedsearch.adapter.v1.AdapterDiagnosticsService`: index mappings and permission fields, SQL
+//! templates and their columns, time zones, the adapter's own credentials), and run a probe
+//! sub-query as the token's user, so wrong credentials, a refused user or a failing backend show
+//! up before a real question does. The token is verified with the router's own `auth:` section
+//! (and `FEDSEARCH_AUTH__*` overrides, as the router reads them).
+//!
+//! Output lines: `ok|warn|FAIL  <source>  <check>: <what> [— fix: <what to change>]`, then a
+//! summary. Exit 0 when nothing FAILed, 1 otherwise, 2 on usage errors (unreadable config).
+//! The token and secrets are never printed.
+
+use std::{collections::BTreeMap, path::Path, time::Duration};
+
+use fedsearch_core::auth::{Identity, JwtConfig, JwtVerifier};
+use fedsearch_proto::{
+    adapter::{
+        DescribeRequest, DiagnoseRequest, DiagnosticSeverity, ResultFrame, SearchFrame, SubQuery,
+        adapter_diagnostics_service_client::AdapterDiagnosticsServiceClient, result_frame, search_frame,
+        source_adapter_client::SourceAdapterClient,
+    },
+    types::SourceState,
+};
+use serde_yaml::Value;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::client::Failure;
+
+/// How long one adapter call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One source of the router's config, as the doctor needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouterSource {
+    pub name: String,
+    /// Every replica's address.
+    pub adapters: Vec<String>,
+    /// The adapter-side source name.
+    pub target: String,
+    pub required_groups: Vec<String>,
+}
+
+/// What the doctor reads of a router config: the `auth:` section and the sources.
+pub struct RouterView {
+    pub auth: JwtConfig,
+    pub sources: Vec<RouterSource>,
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_sequence().map(|s| s.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default()
+}
+
+/// Reads the parts of `router.yaml` the doctor uses (other keys are the router's business; the
+/// router itself refuses unknown ones). `env` supplies `FEDSEARCH_AUTH__<KEY>` overrides.
+pub fn read_router_config(text: &str, env: &BTreeMap<String, String>) -> Result<RouterView, String> {
+    let root: Value = serde_yaml::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let mut auth = root.get("auth").cloned().unwrap_or(Value::Mapping(Default::default()));
+    if let Value::Mapping(m) = &mut auth {
+        for (key, value) in env {
+            if let Some(k) = key.strip_prefix("FEDSEARCH_AUTH__") {
+                m.insert(Value::String(k.to_ascii_lowercase()), Value::String(value.clone()));
+            }
+        }
+    }
+    let auth: JwtConfig = serde_yaml::from_value(auth).map_err(|e| format!("`auth`: {e}"))?;
+    let list = root.get("sources").and_then(Value::as_sequence).ok_or("`sources` is missing or not a list")?;
+    let mut sources = Vec::new();
+    for (i, s) in list.iter().enumerate() {
+        let name = s.get("name").and_then(Value::as_str).ok_or(format!("`sources[{i}].name` is missing"))?;
+        let adapter = s.get("adapter").and_then(Value::as_str).ok_or(format!("`sources[{i}].adapter` is missing"))?;
+        // a replicated adapter is "http://a:1,http://b:1" (or "http://a:1,b:1")
+        let adapters = adapter
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(|a| if a.contains("://") { a.to_string() } else { format!("http://{a}") })
+            .collect();
+        let target = s.get("target").and_then(Value::as_str).unwrap_or(name).to_string();
+        let required_groups = s.get("required_groups").map(strings).unwrap_or_default();
+        sources.push(RouterSource { name: name.to_string(), adapters, target, required_groups });
+    }
+    Ok(RouterView { auth, sources })
+}
+
+/// One printed line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub level: Level,
+    pub source: String,
+    pub check: String,
+    pub message: String,
+    pub fix: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Line {
+    fn new(level: Level, source: &str, check: &str, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { level, source: source.into(), check: check.into(), message: message.into(), fix: fix.into() }
+    }
+
+    pub fn text(&self) -> String {
+        let level = match self.level {
+            Level::Ok => "ok  ",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        };
+        let source = if self.source.is_empty() { "-" } else { &self.source };
+        let mut s = format!("{level}  {source}  {}: {}", self.check, one_line(&self.message));
+        if !self.fix.is_empty() {
+            s.push_str(" — fix: ");
+            s.push_str(&one_line(&self.fix));
+        }
+        s
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn channel(address: &str) -> Result<Channel, String> {
+    let endpoint = Endpoint::from_shared(address.to_string()).map_err(|_| format!("`{address}` is not a URL"))?;
+    Ok(endpoint.connect_timeout(Duration::from_secs(3)).timeout(CALL_TIMEOUT).connect_lazy())
+}
+
+fn status_line(status: &tonic::Status) -> String {
+    let m = status.message();
+    let m = if m.is_empty() { status.code().description() } else { m };
+    format!("{}: {m}", fedsearch_core::grpc::code_name(status.code()))
+}
+
+/// A fix for a probe that ended with `code`.
+fn probe_fix(code: &str) -> &'static str {
+    match code {
+        "UNAUTHENTICATED" => {
+            "give this user a credential for the source (the adapter's identity mapping / secrets file)"
+        }
+        "PERMISSION_DENIED" => "check the account the adapter uses for this user, or the source's ACLs",
+        "UNAVAILABLE" => "start the backend, or fix the adapter's backend address",
+        "FAILED_PRECONDITION" => "fix the adapter config or its credentials (see the lines above)",
+        "DEADLINE_EXCEEDED" => "the backend is too slow for the source's timeout; check it or raise `timeout`",
+        _ => "see the adapter's log for this sub-query",
+    }
+}
+
+/// Checks one source; every line it finds.
+pub async fn check_source(source: &RouterSource, user: Option<&Identity>, probe: &str) -> Vec<Line> {
+    let name = source.name.as_str();
+    let mut lines = Vec::new();
+    if source.adapters.is_empty() {
+        lines.push(Line::new(Level::Fail, name, "adapter", "no adapter address", "set `adapter` of this source"));
+        return lines;
+    }
+    for address in &source.adapters {
+        let channel = match channel(address) {
+            Ok(c) => c,
+            Err(e) => {
+                lines.push(Line::new(Level::Fail, name, "adapter", e, "set `adapter` to http://host:port"));
+                continue;
+            }
+        };
+        let mut adapter = SourceAdapterClient::new(channel.clone());
+        let described = match adapter.describe(DescribeRequest {}).await {
+            Ok(r) => r.into_inner(),
+            Err(status) => {
+                lines.push(Line::new(
+                    Level::Fail,
+                    name,
+                    "adapter",
+                    format!("adapter at {address} did not answer Describe ({})", status_line(&status)),
+                    "start the adapter, or fix `adapter` of this source in router.yaml",
+                ));
+                continue;
+            }
+        };
+        let served: Vec<&str> = described.sources.iter().map(|s| s.name.as_str()).collect();
+        if !served.contains(&source.target.as_str()) {
+            lines.push(Line::new(
+                Level::Fail,
+                name,
+                "describe",
+                format!(
+                    "{} at {address} does not serve source `{}` (it serves: {})",
+                    described.adapter,
+                    source.target,
+                    served.join(", ")
+                ),
+                "set `target` of this source to one of those, or add the source to the adapter's config",
+            ));
+            continue;
+        }
+        lines.push(Line::new(
+            Level::Ok,
+            name,
+            "describe",
+            format!("{} at {address} serves `{}`", described.adapter, source.target),
+            "",
+        ));
+
+        let mut diagnostics = AdapterDiagnosticsServiceClient::new(channel.clone());
+        match diagnostics.diagnose(DiagnoseRequest { sources: vec![source.target.clone()] }).await {
+            Ok(r) => {
+                for d in r.into_inner().diagnostics {
+                    let level = match DiagnosticSeverity::try_from(d.severity) {
+                        Ok(DiagnosticSeverity::Ok) => Level::Ok,
+                        Ok(DiagnosticSeverity::Warning) => Level::Warn,
+                        _ => Level::Fail,
+                    };
+                    lines.push(Line::new(level, name, &d.check, d.message, d.fix));
+                }
+            }
+            Err(status) if status.code() == tonic::Code::Unimplemented => lines.push(Line::new(
+                Level::Warn,
+                name,
+                "self-check",
+                format!("{} has no self-check; only Describe and the probe were checked", described.adapter),
+                "",
+            )),
+            Err(status) => lines.push(Line::new(
+                Level::Fail,
+                name,
+                "self-check",
+                format!("the self-check failed ({})", status_line(&status)),
+                "see the adapter's log",
+            )),
+        }
+
+        match user {
+            None => {}
+            Some(user) if !user.in_any_group(&source.required_groups) => lines.push(Line::new(
+                Level::Warn,
+                name,
+                "probe",
+                format!(
+                    "not probed: `{}` is in none of `required_groups` ({})",
+                    user.subject,
+                    source.required_groups.join(", ")
+                ),
+                "use a token of a user who may use this source",
+            )),
+            Some(user) => lines.push(probe_line(&mut adapter, source, user, probe).await),
+        }
+    }
+    lines
+}
+
+async fn probe_line(
+    adapter: &mut SourceAdapterClient<Channel>,
+    source: &RouterSource,
+    user: &Identity,
+    text: &str,
+) -> Line {
+    let name = source.name.as_str();
+    let deadline = std::time::SystemTime::now() + CALL_TIMEOUT;
+    let query = SubQuery {
+        id: "doctor-probe".into(),
+        source: source.target.clone(),
+        text: text.into(),
+        original_text: text.into(),
+        limit: 3,
+        deadline: Some(fedsearch_core::time::to_timestamp(deadline)),
+        user: Some(user.to_user_context()),
+        ..Default::default()
+    };
+    let frames = tokio_stream::once(SearchFrame { frame: Some(search_frame::Frame::SubQuery(query)) });
+    let mut stream = match adapter.search(frames).await {
+        Ok(r) => r.into_inner(),
+        Err(status) => {
+            return Line::new(
+                Level::Fail,
+                name,
+                "probe",
+                format!("the search stream was refused ({})", status_line(&status)),
+                "see the adapter's log",
+            );
+        }
+    };
+    let mut hits = 0usize;
+    loop {
+        match stream.message().await {
+            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Batch(b)) })) => hits += b.hits.len(),
+            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(d)) })) => {
+                let state = SourceState::try_from(d.state).unwrap_or(SourceState::Unspecified);
+                return if state == SourceState::Ok {
+                    Line::new(
+                        Level::Ok,
+                        name,
+                        "probe",
+                        format!("searched {text:?} as `{}`: {hits} hit(s)", user.subject),
+                        "",
+                    )
+                } else {
+                    Line::new(
+                        Level::Fail,
+                        name,
+                        "probe",
+                        format!(
+                            "searched {text:?} as `{}`: {} {} ({})",
+                            user.subject,
+                            state.as_str_name(),
+                            d.code,
+                            d.message
+                        ),
+                        probe_fix(&d.code),
+                    )
+                };
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Line::new(
+                    Level::Fail,
+                    name,
+                    "probe",
+                    "the stream ended without an answer",
+                    "see the adapter's log",
+                );
+            }
+            Err(status) => {
+                return Line::new(
+                    Level::Fail,
+                    name,
+                    "probe",
+                    format!("the search failed ({})", status_line(&status)),
+                    "see the adapter's log",
+                );
+            }
+        }
+    }
+}
+
+/// The whole command: prints every line and a summary; Ok(true) when nothing FAILed.
+pub async fn run(config: &Path, token: Option<&str>, probe: &str, only: &[String]) -> Result<bool, Failure> {
+    let text = std::fs::read_to_string(config)
+        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", config.display())))?;
+    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("FEDSEARCH_AUTH__")).collect();
+    let view = read_router_config(&text, &env).map_err(|e| Failure::Usage(format!("{}: {e}", config.display())))?;
+    if let Some(unknown) = only.iter().find(|o| !view.sources.iter().any(|s| &s.name == *o)) {
+        return Err(Failure::Usage(format!("--source {unknown}: no such source in {}", config.display())));
+    }
+    let mut lines = Vec::new();
+    let user = match token {
+        None => {
+            lines.push(Line::new(
+                Level::Warn,
+                "",
+                "token",
+                "no --token: sources are not probed as a user",
+                "pass --token <a user's JWT>",
+            ));
+            None
+        }
+        Some(token) => {
+            let verified = JwtVerifier::new(&view.auth)
+                .map_err(|e| Failure::Usage(format!("`auth` of {}: {e}", config.display())))?
+                .verify(token);
+            match verified {
+                Ok(identity) => {
+                    lines.push(Line::new(
+                        Level::Ok,
+                        "",
+                        "token",
+                        format!(
+                            "verified with the router's auth: `{}` in groups {}",
+                            identity.subject,
+                            identity.groups.join(", ")
+                        ),
+                        "",
+                    ));
+                    Some(identity)
+                }
+                Err(e) => {
+                    lines.push(Line::new(
+                        Level::Fail,
+                        "",
+                        "token",
+                        format!("the router would refuse this token: {e}"),
+                        "mint it with the key in the router's `auth` section (fedsearch token --secret …)",
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    for line in &lines {
+        println!("{}", line.text());
+    }
+    for source in view.sources.iter().filter(|s| only.is_empty() || only.contains(&s.name)) {
+        let source_lines = check_source(source, user.as_ref(), probe).await;
+        for line in &source_lines {
+            println!("{}", line.text());
+        }
+        lines.extend(source_lines);
+    }
+    let count = |l: Level| lines.iter().filter(|x| x.level == l).count();
+    let (fails, warns) = (count(Level::Fail), count(Level::Warn));
+    println!(
+        "doctor: {} source(s), {} ok, {warns} warning(s), {fails} problem(s){}",
+        view.sources.iter().filter(|s| only.is_empty() || only.contains(&s.name)).count(),
+        count(Level::Ok),
+        if fails == 0 { "" } else { " — fix the FAIL lines above" }
+    );
+    Ok(fails == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = r#"
+server: { listen: 127.0.0.1:0 }
+auth: { hs256_secret: "from-the-file-0123456789-0123456789" }
+sources:
+  - { name: tickets, adapter: "http://127.0.0.1:1", description: x }
+  - { name: orders, adapter: "http://127.0.0.1:2,127.0.0.2:2", target: orders_v2, required_groups: [finance], description: y }
+"#;
+
+    #[test]
+    fn the_router_config_gives_sources_targets_replicas_and_auth_with_env_overrides() {
+        let view = read_router_config(CONFIG, &BTreeMap::new()).unwrap();
+        assert_eq!(view.auth.hs256_secret.as_deref(), Some("from-the-file-0123456789-0123456789"));
+        assert_eq!(
+            view.sources[0],
+            RouterSource {
+                name: "tickets".into(),
+                adapters: vec!["http://127.0.0.1:1".into()],
+                target: "tickets".into(),
+                required_groups: vec![],
+            }
+        );
+        assert_eq!(view.sources[1].adapters, ["http://127.0.0.1:2", "http://127.0.0.2:2"]);
+        assert_eq!(view.sources[1].target, "orders_v2");
+        assert_eq!(view.sources[1].required_groups, ["finance"]);
+        let env = BTreeMap::from([("FEDSEARCH_AUTH__HS256_SECRET".to_string(), "from-env".to_string())]);
+        assert_eq!(read_router_config(CONFIG, &env).unwrap().auth.hs256_secret.as_deref(), Some("from-env"));
+        assert!(read_router_config("auth: {}\n", &BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn lines_are_one_line_each_with_the_fix() {
+        let l = Line::new(Level::Fail, "kb", "index", "index `kb`\ndoes not exist", "create it");
+        assert_eq!(l.text(), "FAIL  kb  index: index `kb` does not exist — fix: create it");
+        assert_eq!(Line::new(Level::Ok, "", "token", "fine", "").text(), "ok    -  token: fine");
+    }
+}
