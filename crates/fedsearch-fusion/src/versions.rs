@@ -520,8 +520,18 @@ enum Tok {
     Cjk(char),
 }
 
+/// The title NFKC-normalised and lower-cased, as chars. ASCII text is its own NFKC form, so
+/// it skips the normaliser (most titles; the profile showed it).
+fn lowered_chars(title: &str) -> Vec<char> {
+    if title.is_ascii() {
+        title.bytes().map(|b| char::from(b.to_ascii_lowercase())).collect()
+    } else {
+        title.nfkc().flat_map(char::to_lowercase).collect()
+    }
+}
+
 fn tokenize(title: &str) -> Vec<Tok> {
-    let chars: Vec<char> = title.nfkc().flat_map(char::to_lowercase).collect();
+    let chars = lowered_chars(title);
     let mut toks = Vec::new();
     let mut i = 0;
     let digit_at = |j: usize| chars.get(j).is_some_and(char::is_ascii_digit);

@@ -214,3 +214,12 @@ fn drafts_stand_aside_and_results_do_not_depend_on_input_order() {
     }
     assert_eq!(again, r);
 }
+
+proptest::proptest! {
+    /// The ASCII fast path of title parsing reads exactly what the NFKC path reads.
+    #[test]
+    fn ascii_titles_read_the_same_without_the_normaliser(title in "[ -~]{0,40}") {
+        let general: Vec<char> = title.nfkc().flat_map(char::to_lowercase).collect();
+        proptest::prop_assert_eq!(lowered_chars(&title), general);
+    }
+}
