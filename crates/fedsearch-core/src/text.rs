@@ -4,7 +4,7 @@
 //! (a one-character run is kept whole), the standard CJK analysis: 发货 in 为什么还没发货 meets
 //! 发货 in a description without a dictionary.
 
-use std::collections::HashSet;
+use std::{borrow::Cow, collections::HashSet, sync::LazyLock};
 
 const STOP_WORDS: &[&str] = &[
     "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "why", "what", "when", "which", "who",
@@ -40,16 +40,21 @@ pub fn is_cjk(c: char) -> bool {
 
 /// Light English stemming: plural and past/progressive endings, enough to meet other forms.
 pub fn stem(word: &str) -> String {
+    stem_cow(word).into_owned()
+}
+
+/// [`stem`], borrowing from `word` unless the stem is not a part of it (`policies` → `policy`).
+fn stem_cow(word: &str) -> Cow<'_, str> {
     let n = word.len();
     // "shipped" → "ship", "planning" → "plan": one of a doubled final consonant goes too.
     let cut = |k: usize| {
         let base = &word[..n - k];
         let b = base.as_bytes();
         let doubled = b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2] && !b"aeioulsz".contains(&b[b.len() - 1]);
-        if doubled { base[..base.len() - 1].to_string() } else { base.to_string() }
+        Cow::Borrowed(if doubled { &base[..base.len() - 1] } else { base })
     };
     if n > 4 && word.ends_with("ies") {
-        return format!("{}y", &word[..n - 3]);
+        return Cow::Owned(format!("{}y", &word[..n - 3]));
     }
     if n > 5 && word.ends_with("ing") {
         return cut(3);
@@ -63,12 +68,18 @@ pub fn stem(word: &str) -> String {
     if n > 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
         return cut(1);
     }
-    word.to_string()
+    Cow::Borrowed(word)
 }
 
 /// Whether `w` is a stop word (lowercased).
 pub fn is_stop_word(w: &str) -> bool {
-    STOP_WORDS.contains(&w)
+    // A sorted copy: a binary search instead of comparing with every stop word.
+    static SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        let mut v = STOP_WORDS.to_vec();
+        v.sort_unstable();
+        v
+    });
+    SORTED.binary_search(&w).is_ok()
 }
 
 /// The lowercased Latin words of a text (letters, digits, `-`), in order.
@@ -78,40 +89,48 @@ pub fn words(lowered: &str) -> impl Iterator<Item = &str> {
 
 /// Matching tokens of a text: stemmed content words and CJK bigrams, each once, in order.
 pub fn tokens(text: &str) -> Vec<String> {
-    let lowered = text.to_lowercase();
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut push = |t: String| {
-        if seen.insert(t.clone()) {
-            out.push(t);
+    each_token(text, |t| {
+        if !seen.contains(t) {
+            seen.insert(t.to_string());
+            out.push(t.to_string());
         }
-    };
+    });
+    out
+}
+
+/// Every token of `text` in order, repeats included (see [`tokens`]), borrowed where it can be:
+/// callers that only look tokens up allocate nothing per token.
+pub fn each_token(text: &str, mut push: impl FnMut(&str)) {
+    let lowered = text.to_lowercase();
     for w in words(&lowered) {
         let w = w.trim_matches('-');
         if w.chars().count() >= 2 && !is_stop_word(w) && w.chars().any(char::is_alphabetic) {
-            push(stem(w));
+            push(&stem_cow(w));
         }
     }
-    let chars: Vec<char> = lowered.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if !is_cjk(chars[i]) {
-            i += 1;
+    // Each run of CJK characters: its bigrams (a one-character run whole), as slices.
+    let mut chars = lowered.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if !is_cjk(c) {
             continue;
         }
-        let start = i;
-        while i < chars.len() && is_cjk(chars[i]) {
-            i += 1;
+        let mut prev = start;
+        let mut run_len = 1;
+        while let Some(&(i, d)) = chars.peek() {
+            if !is_cjk(d) {
+                break;
+            }
+            chars.next();
+            push(&lowered[prev..i + d.len_utf8()]);
+            prev = i;
+            run_len += 1;
         }
-        let run = &chars[start..i];
-        if run.len() == 1 {
-            push(run[0].to_string());
-        }
-        for pair in run.windows(2) {
-            push(pair.iter().collect());
+        if run_len == 1 {
+            push(&lowered[start..start + c.len_utf8()]);
         }
     }
-    out
 }
 
 /// The tokens of `question` with weight 1, then the tokens of each `extra` term that the
@@ -129,7 +148,15 @@ pub fn weighted_tokens(question: &str, extra: &[String], extra_weight: f64) -> V
 
 /// The tokens of several texts (a hit's title, snippet and metadata values), as one set.
 pub fn token_set<'a>(parts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
-    parts.into_iter().flat_map(tokens).collect()
+    let mut set = HashSet::new();
+    for part in parts {
+        each_token(part, |t| {
+            if !set.contains(t) {
+                set.insert(t.to_string());
+            }
+        });
+    }
+    set
 }
 
 /// Each hit's share of the question it shows, 0..=1: Σ weight × IDF over the question's tokens
@@ -184,6 +211,12 @@ mod tests {
         assert_eq!(tokens("为什么还没发货"), vec!["为什", "什么", "么还", "还没", "没发", "发货"]);
         assert_eq!(tokens("Refunds 退款 refund"), vec!["refund", "退款"]);
         assert!(tokens("the of and").is_empty());
+        // One-character runs whole, bigrams per run, words first, each token once.
+        assert_eq!(tokens("发 退款政策 the policies, 退款 发"), vec!["policy", "发", "退款", "款政", "政策"]);
+        assert_eq!(
+            token_set(["Shipped 发货", "planning 货"]),
+            ["ship", "发货", "plan", "货"].into_iter().map(String::from).collect::<HashSet<String>>()
+        );
         assert_eq!(stem("policies"), "policy");
     }
 

@@ -22,16 +22,24 @@ use std::collections::{HashMap, HashSet};
 
 use fedsearch_proto::types::Hit;
 
-fn shown_tokens(h: &Hit) -> HashSet<String> {
-    let mut keys: Vec<&String> = h.metadata.keys().collect();
-    keys.sort();
-    let meta = keys.into_iter().map(|k| h.metadata[k].as_str());
-    fedsearch_core::text::token_set([h.title.as_str(), h.snippet.as_str()].into_iter().chain(meta))
+/// The question's tokens that `h` shows in its title, snippet or metadata values (coverage
+/// asks only about those, so no other token is kept).
+fn shown_tokens(h: &Hit, asked: &HashSet<&str>) -> HashSet<String> {
+    let mut shown = HashSet::new();
+    for part in [h.title.as_str(), h.snippet.as_str()].into_iter().chain(h.metadata.values().map(String::as_str)) {
+        fedsearch_core::text::each_token(part, |t| {
+            if asked.contains(t) && !shown.contains(t) {
+                shown.insert(t.to_string());
+            }
+        });
+    }
+    shown
 }
 
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
 pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
-    let shown: Vec<HashSet<String>> = hits.iter().map(shown_tokens).collect();
+    let asked: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
+    let shown: Vec<HashSet<String>> = hits.iter().map(|h| shown_tokens(h, &asked)).collect();
     fedsearch_core::text::coverage(question, &shown)
 }
 
