@@ -5,6 +5,11 @@
 
 use fedsearch_fusion::FusionConfig;
 
+/// mimalloc instead of glibc malloc: the hot path allocates many small, short-lived buffers
+/// across the runtime's threads (BENCHMARKS.md, "Against the seed peer").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(clap::Parser, Debug)]
 struct Args {
     /// YAML config file; `FEDSEARCH_*` environment variables override it.

@@ -2,6 +2,11 @@
 
 use clap::Parser;
 
+/// mimalloc instead of glibc malloc: the hot path allocates many small, short-lived buffers
+/// across the runtime's threads (BENCHMARKS.md, "Against the seed peer").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser, Debug)]
 #[command(about = "fedsearch router: one question, many sources, one cited answer")]
 struct Args {
