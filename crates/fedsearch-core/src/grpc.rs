@@ -203,7 +203,15 @@ pub fn client_endpoint(url: &str, connect_timeout: Duration) -> anyhow::Result<t
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(30))
-        .keep_alive_while_idle(true))
+        .keep_alive_while_idle(true)
+        // A cancelled call resets its stream; frames the server had already sent for it are
+        // ignored only while h2 remembers the reset (10 by default), and each frame for a
+        // forgotten one counts toward the 1024 "local error resets" after which h2 closes the
+        // connection — a burst of cancellations (a client going away mid-load) then failed
+        // every call on that channel. Remember a burst's worth, for as long as frames in flight
+        // take to arrive.
+        .http2_max_concurrent_reset_streams(4 * MAX_CONCURRENT_STREAMS as usize)
+        .http2_reset_stream_duration(Duration::from_secs(5)))
 }
 
 /// Whether the service behind `channel` answers `grpc.health.v1.Health/Check` (service "")
