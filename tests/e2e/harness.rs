@@ -8,8 +8,9 @@ use std::{
     time::Duration,
 };
 
+use fedsearch_e2e::pki::Pki;
 use fedsearch_proto::api::federated_search_client::FederatedSearchClient;
-use tonic::transport::Channel;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 pub const SECRET: &str = "e2e-test-secret-0123456789abcdef-xyz";
 
@@ -53,6 +54,30 @@ pub fn free_port() -> u16 {
     panic!("no free port in 20000-29999 on 127.0.0.1");
 }
 
+/// A TLS client identity: the CA to trust and a certificate to show (PEM).
+#[derive(Clone)]
+pub struct TlsClient {
+    pub ca: String,
+    pub cert: Option<(String, String)>,
+}
+
+impl TlsClient {
+    /// The router's identity of `pki` (the one name the services allow).
+    pub fn router(pki: &Pki) -> TlsClient {
+        let (ca, cert, key) = pki.client_pems("router");
+        TlsClient { ca, cert: Some((cert, key)) }
+    }
+
+    /// Connects to `url` (https://) with this identity.
+    pub async fn connect(&self, url: &str) -> Result<Channel, tonic::transport::Error> {
+        let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&self.ca));
+        if let Some((cert, key)) = &self.cert {
+            tls = tls.identity(Identity::from_pem(cert, key));
+        }
+        Endpoint::from_shared(url.to_string())?.tls_config(tls)?.connect().await
+    }
+}
+
 /// A service process; SIGTERM (graceful: flushes spans) on drop.
 pub struct Proc {
     pub name: String,
@@ -64,6 +89,8 @@ pub struct Proc {
     log: PathBuf,
     args: Vec<String>,
     env: HashMap<String, String>,
+    /// How to reach it when it serves mutual TLS.
+    pub tls: Option<TlsClient>,
 }
 
 impl Proc {
@@ -78,7 +105,21 @@ impl Proc {
         let log = logs.join(format!("{name}.log"));
         let child = Self::launch(name, args, &env, &log);
         let args = args.iter().map(|a| a.to_string()).collect();
-        Proc { name: name.into(), host, port, admin_port, child, log, args, env }
+        Proc { name: name.into(), host, port, admin_port, child, log, args, env, tls: None }
+    }
+
+    /// This process serves mutual TLS; `client` may call it.
+    pub fn with_tls(mut self, client: TlsClient) -> Proc {
+        self.tls = Some(client);
+        self
+    }
+
+    /// A channel to this process (over TLS with its client identity when it serves TLS).
+    pub async fn channel(&self) -> Result<Channel, tonic::transport::Error> {
+        match &self.tls {
+            Some(tls) => tls.connect(&self.url()).await,
+            None => Channel::from_shared(self.url()).unwrap().connect().await,
+        }
     }
 
     fn launch(name: &str, args: &[&str], env: &HashMap<String, String>, log: &Path) -> Child {
@@ -93,6 +134,11 @@ impl Proc {
             .stderr(out)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {name}: {e}"))
+    }
+
+    /// The process id (changes when it is restarted).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends `signal` (e.g. `KILL`, `STOP`, `CONT`) to the process.
@@ -115,7 +161,8 @@ impl Proc {
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}:{}", self.host, self.port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}:{}", self.host, self.port)
     }
 
     /// Waits until grpc.health.v1 says SERVING (or the process died).
@@ -124,7 +171,7 @@ impl Proc {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("{} exited with {status}; log:\n{}", self.name, self.log_text());
             }
-            if let Ok(ch) = Channel::from_shared(self.url()).unwrap().connect().await {
+            if let Ok(ch) = self.channel().await {
                 let mut health = tonic_health::pb::health_client::HealthClient::new(ch);
                 if let Ok(r) = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await
                     && r.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
@@ -169,6 +216,8 @@ pub struct Stack {
     pub other_routers: Vec<String>,
     /// The MCP endpoint, `http://127.0.0.1:<port>/mcp`.
     pub mcp_url: String,
+    /// The throwaway CA and certificates every internal hop uses (mutual TLS).
+    pub pki: Pki,
     _logs: tempfile::TempDir,
 }
 
@@ -216,40 +265,67 @@ impl Stack {
         let es_cfg_path = logs.path().join("es-adapter.yaml");
         std::fs::write(&es_cfg_path, es_cfg).unwrap();
 
+        // Every internal hop is mutual TLS with certificates of a CA made for this stack.
+        let pki = Pki::generate(&logs.path().join("tls"));
+        let secured = |service: &str, extra: &[(&str, String)]| {
+            let mut all: Vec<(&str, String)> = pki.env(service);
+            all.extend(extra.iter().cloned());
+            with(&all)
+        };
+        let client = TlsClient::router(&pki);
         let (fusion_port, es_port, sql_port, wiki_port, router_port, mcp_port) =
             (free_port(), free_port(), free_port(), free_port(), free_port(), free_port());
-        let mut procs =
-            vec![Proc::spawn("fusion", &["--config", &cfg("fusion")], &with(&[listen(fusion_port)]), logs.path())];
+        let mut procs = vec![
+            Proc::spawn(
+                "fusion",
+                &["--config", &cfg("fusion")],
+                &secured("fusion", &[listen(fusion_port)]),
+                logs.path(),
+            )
+            .with_tls(client.clone()),
+        ];
         // Replica r of an adapter listens on 127.0.0.(r+1), all on the adapter's one port.
         let replicas = opts.adapter_replicas.max(1);
         let at = |ip: u8, port: u16| ("FEDSEARCH_SERVER__LISTEN", format!("127.0.0.{ip}:{port}"));
         for r in 1..=replicas as u8 {
-            procs.push(Proc::spawn(
-                "es-adapter",
-                &["--config", es_cfg_path.to_str().unwrap()],
-                &with(&[at(r, es_port)]),
-                logs.path(),
-            ));
-            procs.push(Proc::spawn(
-                "sql-adapter",
-                &["--config", &cfg("sql-adapter")],
-                &with(&[at(r, sql_port), ("SQL_ADAPTER_DATABASE_URL", sql_url.clone())]),
-                logs.path(),
-            ));
-            procs.push(Proc::spawn(
-                "wiki-adapter",
-                &["--config", &cfg("wiki-adapter")],
-                &with(&[
-                    at(r, wiki_port),
-                    ("DOKUWIKI_URL", wiki_url.clone()),
-                    ("DOKUWIKI_SECRETS", wiki_secrets.clone()),
-                ]),
-                logs.path(),
-            ));
+            procs.push(
+                Proc::spawn(
+                    "es-adapter",
+                    &["--config", es_cfg_path.to_str().unwrap()],
+                    &secured("es-adapter", &[at(r, es_port)]),
+                    logs.path(),
+                )
+                .with_tls(client.clone()),
+            );
+            procs.push(
+                Proc::spawn(
+                    "sql-adapter",
+                    &["--config", &cfg("sql-adapter")],
+                    &secured("sql-adapter", &[at(r, sql_port), ("SQL_ADAPTER_DATABASE_URL", sql_url.clone())]),
+                    logs.path(),
+                )
+                .with_tls(client.clone()),
+            );
+            procs.push(
+                Proc::spawn(
+                    "wiki-adapter",
+                    &["--config", &cfg("wiki-adapter")],
+                    &secured(
+                        "wiki-adapter",
+                        &[
+                            at(r, wiki_port),
+                            ("DOKUWIKI_URL", wiki_url.clone()),
+                            ("DOKUWIKI_SECRETS", wiki_secrets.clone()),
+                        ],
+                    ),
+                    logs.path(),
+                )
+                .with_tls(client.clone()),
+            );
         }
         // The router's address of an adapter: every replica, as a list.
         let address =
-            |port: u16| (1..=replicas).map(|r| format!("127.0.0.{r}:{port}")).collect::<Vec<_>>().join(",http://");
+            |port: u16| (1..=replicas).map(|r| format!("127.0.0.{r}:{port}")).collect::<Vec<_>>().join(",https://");
         let router_cfg = std::fs::read_to_string(cfg("router"))
             .unwrap()
             .replace("127.0.0.1:50052", &format!("127.0.0.1:{fusion_port}"))
@@ -281,7 +357,8 @@ impl Stack {
         procs.push(Proc::spawn(
             "router",
             &["--config", router_cfg_path.to_str().unwrap()],
-            &with(
+            &secured(
+                "router",
                 &[listen(router_port), ("FEDSEARCH_AUTH__HS256_SECRET", SECRET.to_string())]
                     .into_iter()
                     .chain(opts.router_env.iter().cloned())
@@ -296,7 +373,8 @@ impl Stack {
             procs.push(Proc::spawn(
                 "router",
                 &["--config", router_cfg_path.to_str().unwrap()],
-                &with(
+                &secured(
+                    "router",
                     &[
                         listen(port),
                         ("FEDSEARCH_MCP__LISTEN", format!("127.0.0.1:{mcp}")),
@@ -318,6 +396,7 @@ impl Stack {
             other_routers,
             mcp_url: format!("http://127.0.0.1:{mcp_port}/mcp"),
             procs,
+            pki,
             _logs: logs,
         }
     }

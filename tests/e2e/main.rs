@@ -11,3 +11,4 @@ mod observability;
 mod replicas;
 mod spine;
 mod trace;
+mod zero_trust;

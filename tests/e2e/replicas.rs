@@ -25,6 +25,7 @@ fn router(logs: &std::path::Path, adapters: &str) -> Proc {
         &config,
         format!(
             "server: {{ listen: \"127.0.0.1:{port}\", shutdown_grace: 1s }}\nauth: {{}}\nfusion: {{}}\n\
+             internal_tls: {{ insecure: true }}\n\
              sources:\n  - {{ name: kb, adapter: \"{adapters}\", description: \"knowledge base\", timeout: 2s }}\n"
         ),
     )

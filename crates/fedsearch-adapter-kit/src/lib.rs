@@ -90,10 +90,7 @@ pub trait Adapter: Send + Sync + 'static {
 
     /// Self-checks of the configured `sources` (empty: all) against the backend, for
     /// `fedsearch doctor` (see [`diagnostics`]). `None`, the default: this adapter has none.
-    fn diagnose(
-        &self,
-        sources: Vec<String>,
-    ) -> impl Future<Output = Option<Vec<diagnostics::Diagnostic>>> + Send {
+    fn diagnose(&self, sources: Vec<String>) -> impl Future<Output = Option<Vec<diagnostics::Diagnostic>>> + Send {
         let _ = sources;
         async { None }
     }
@@ -119,6 +116,15 @@ pub struct ServerConfig {
     /// Deadline applied when a sub-query carries none.
     #[serde(default = "default_timeout", with = "fedsearch_core::config::duration")]
     pub default_timeout: Duration,
+    /// Mutual TLS (`ca_file`, `cert_file`, `key_file`, `allowed_clients`), or `insecure: true`.
+    /// The binary refuses to start without one of the two; see [`fedsearch_core::tls`].
+    #[serde(default)]
+    pub tls: Option<fedsearch_core::tls::TlsConfig>,
+    /// How the router's identity assertions are verified (`jwks_file`), or
+    /// `trust_unsigned: true`. The binary refuses to start without one of the two; see
+    /// [`fedsearch_core::assertion`].
+    #[serde(default)]
+    pub identity: Option<fedsearch_core::assertion::VerifierConfig>,
 }
 
 fn default_grace() -> Duration {
@@ -139,11 +145,33 @@ impl ServerConfig {
         if self.default_timeout.is_zero() {
             return Err("`server.default_timeout` must be positive".into());
         }
+        if let Some(tls) = &self.tls {
+            tls.validate_server("server.tls")?;
+        }
+        if let Some(identity) = &self.identity {
+            identity.validate("server.identity")?;
+        }
+        Ok(())
+    }
+
+    /// What a deployed adapter must say explicitly: how callers are authenticated (`server.tls`)
+    /// and how the user is known (`server.identity`).
+    pub fn require_security(&self) -> Result<(), String> {
+        if self.tls.is_none() {
+            return Err("`server.tls` is required: certificate files and allowed_clients, or `insecure: true`".into());
+        }
+        if self.identity.is_none() {
+            return Err("`server.identity` is required: the router's `jwks_file`, or `trust_unsigned: true`".into());
+        }
         Ok(())
     }
 }
 
-/// Serves `adapter` on `listener` until `shutdown` resolves, then drains.
+/// Serves `adapter` on `listener` until `shutdown` resolves, then drains. Over mutual TLS when
+/// `config.tls` says so; with `config.identity` every sub-query and fetch must carry a valid
+/// router-signed assertion. Without `config.identity` (in-process tests) the plain
+/// `UserContext` is believed; the binary ([`run`]) refuses to start that way unless the config
+/// says `trust_unsigned: true`.
 pub async fn serve_adapter<A: Adapter>(
     adapter: A,
     listener: tokio::net::TcpListener,
@@ -152,12 +180,22 @@ pub async fn serve_adapter<A: Adapter>(
 ) -> anyhow::Result<()> {
     let adapter = std::sync::Arc::new(adapter);
     let diagnostics = diagnostics::DiagnosticsService::new(adapter.clone());
-    let service = AdapterService::new(adapter, config.max_concurrent_subqueries, config.default_timeout);
+    let tls = match &config.tls {
+        Some(tls) => fedsearch_core::tls::ServerTls::from_config(tls, "server.tls").map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    let verifier = match &config.identity {
+        Some(identity) => fedsearch_core::assertion::AssertionVerifier::from_config(identity, "server.identity")
+            .map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    let service =
+        AdapterService::new(adapter, config.max_concurrent_subqueries, config.default_timeout).with_verifier(verifier);
     let served = fedsearch_core::grpc::Served {
         routes: tonic::service::Routes::new(service.into_server()).add_service(diagnostics.into_server()),
         service_names: vec!["fedsearch.adapter.v1.SourceAdapter", diagnostics::SERVICE_NAME],
     };
-    fedsearch_core::grpc::serve(listener, served, shutdown, config.shutdown_grace).await
+    fedsearch_core::grpc::serve_tls(listener, served, shutdown, config.shutdown_grace, tls).await
 }
 
 /// What the kit needs from an adapter's config file: `server:` and `telemetry:` sections.
@@ -198,6 +236,10 @@ where
             std::process::exit(2);
         }
     };
+    if let Err(e) = config.server().require_security() {
+        eprintln!("{service}: invalid config: {e}");
+        std::process::exit(2);
+    }
     let telemetry = fedsearch_core::telemetry::init(service, config.telemetry())?;
     if let Err(e) = config.admin().validate() {
         eprintln!("{service}: invalid config: {e}");

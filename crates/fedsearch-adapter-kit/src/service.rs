@@ -21,7 +21,28 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
+use fedsearch_core::assertion::{AssertionError, AssertionVerifier};
+use fedsearch_proto::types::UserContext;
+
 use crate::{Adapter, AdapterError, HitSink, error::code_name};
+
+/// Replaces the user of a call by the one its assertion proves (keeping the delegated
+/// credential, which is not part of the identity), or says why it cannot.
+fn verified_user(
+    verifier: Option<&AssertionVerifier>,
+    user: &mut Option<UserContext>,
+    audience: &str,
+    scope: &str,
+) -> Result<(), AssertionError> {
+    let Some(verifier) = verifier else { return Ok(()) };
+    let token = user.as_ref().and_then(|u| u.assertion.as_ref()).map(|a| a.value.as_str()).unwrap_or_default();
+    let identity = verifier.verify(token, audience, scope)?;
+    let delegated = user.take().and_then(|u| u.delegated_credential);
+    let mut ctx = identity.to_user_context();
+    ctx.delegated_credential = delegated;
+    *user = Some(ctx);
+    Ok(())
+}
 
 /// Sub-queries above this limit are refused.
 pub const MAX_LIMIT: u32 = 200;
@@ -35,12 +56,26 @@ pub struct AdapterService<A> {
     default_timeout: Duration,
     /// The logical sources the adapter describes: the only values of the metrics' source label.
     sources: Arc<std::collections::HashSet<String>>,
+    /// Verifies the router's identity assertions; `None` believes the plain `UserContext`.
+    verifier: Option<Arc<AssertionVerifier>>,
 }
 
 impl<A: Adapter> AdapterService<A> {
     pub fn new(adapter: A, max_concurrent: usize, default_timeout: Duration) -> Self {
         let sources = Arc::new(adapter.describe().sources.into_iter().map(|s| s.name).collect());
-        Self { adapter: Arc::new(adapter), permits: Arc::new(Semaphore::new(max_concurrent)), default_timeout, sources }
+        Self {
+            adapter: Arc::new(adapter),
+            permits: Arc::new(Semaphore::new(max_concurrent)),
+            default_timeout,
+            sources,
+            verifier: None,
+        }
+    }
+
+    /// Requires a valid router-signed assertion on every sub-query and fetch (when `Some`),
+    /// and uses the user it asserts instead of the plain `UserContext` fields.
+    pub fn with_verifier(self, verifier: Option<Arc<AssertionVerifier>>) -> Self {
+        Self { verifier, ..self }
     }
 
     pub fn into_server(self) -> SourceAdapterServer<Self> {
@@ -90,6 +125,7 @@ fn check(query: &mut SubQuery) -> Result<(), AdapterError> {
 }
 
 /// Runs one sub-query to completion and returns its `SubQueryDone`.
+#[allow(clippy::too_many_arguments)]
 async fn run_one<A: Adapter>(
     adapter: Arc<A>,
     permits: Arc<Semaphore>,
@@ -98,9 +134,17 @@ async fn run_one<A: Adapter>(
     default_timeout: Duration,
     stream_deadline: Option<tokio::time::Instant>,
     source: String,
+    verifier: Option<Arc<AssertionVerifier>>,
 ) -> ResultFrame {
     let started = Instant::now();
     let id = query.id.clone();
+    // Who the user is comes from the router's signature, checked before anything else.
+    let scope = fedsearch_core::assertion::search_scope(&id);
+    if let Err(e) = verified_user(verifier.as_deref(), &mut query.user, &query.source, &scope) {
+        tracing::info!(sub_query_id = %id, reason = e.reason().as_str(), "sub-query refused: {e}");
+        crate::metrics::subquery_done(&source, SourceState::Denied, started, 0);
+        return done(&id, SourceState::Denied, "UNAUTHENTICATED", e.to_string(), 0, started);
+    }
     // The stream's relative budget (grpc-timeout), measured on this host's clock, wins over an
     // absolute deadline written by another host (clock skew would shrink or stretch it).
     if let Some(until) = stream_deadline {
@@ -175,6 +219,7 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
         let permits = self.permits.clone();
         let default_timeout = self.default_timeout;
         let known = self.sources.clone();
+        let verifier = self.verifier.clone();
         let driver = async move {
             let mut tasks: JoinSet<ResultFrame> = JoinSet::new();
             let mut running: HashMap<String, tokio::task::AbortHandle> = HashMap::new();
@@ -211,7 +256,7 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                             let id = q.id.clone();
                             let label = if known.contains(&q.source) { q.source.clone() } else { "_OTHER".to_string() };
                             let handle = tasks.spawn(
-                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline, label)
+                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline, label, verifier.clone())
                                     .instrument(span),
                             );
                             ids.insert(handle.id(), id.clone());
@@ -264,13 +309,18 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
     }
 
     async fn fetch(&self, request: Request<FetchRequest>) -> Result<Response<FetchResponse>, Status> {
-        let request = request.into_inner();
+        let mut request = request.into_inner();
         if request.reference.is_empty() {
             return Err(fedsearch_core::errors::invalid_field(
                 fedsearch_core::errors::Reason::InvalidArgument,
                 "reference",
                 "reference must not be empty",
             ));
+        }
+        let scope = fedsearch_core::assertion::fetch_scope(&request.reference);
+        if let Err(e) = verified_user(self.verifier.as_deref(), &mut request.user, &request.source, &scope) {
+            tracing::info!(reason = e.reason().as_str(), "fetch refused: {e}");
+            return Err(e.status());
         }
         if request.user.as_ref().is_none_or(|u| u.subject.is_empty()) {
             return Err(fedsearch_core::errors::status(

@@ -52,6 +52,8 @@ async fn serve() -> String {
         shutdown_grace: Duration::from_millis(100),
         max_concurrent_subqueries: 8,
         default_timeout: Duration::from_secs(5),
+        tls: None,
+        identity: None,
     };
     tokio::spawn(async move { serve_adapter(Noting, listener, &config, std::future::pending()).await });
     format!("http://{addr}")
@@ -133,6 +135,8 @@ async fn shutdown_reports_not_serving_and_drains_in_flight_sub_queries() {
         shutdown_grace: Duration::from_secs(5),
         max_concurrent_subqueries: 8,
         default_timeout: Duration::from_secs(5),
+        tls: None,
+        identity: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {

@@ -67,6 +67,8 @@ impl ScriptedArgs {
             shutdown_grace: Duration::from_secs(2),
             max_concurrent_subqueries: self.max_concurrent,
             default_timeout: Duration::from_secs(5),
+            tls: None,
+            identity: None,
         };
         Ok((adapter, config))
     }

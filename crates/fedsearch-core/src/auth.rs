@@ -127,6 +127,7 @@ impl Identity {
             groups: self.groups.clone(),
             attributes: self.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<HashMap<_, _>>(),
             delegated_credential: None,
+            assertion: None,
         }
     }
 }
@@ -153,9 +154,12 @@ impl std::fmt::Debug for JwtVerifier {
 /// Minimum HS256 secret length, in bytes.
 pub const MIN_SECRET_LEN: usize = 32;
 
-/// The keys of a JWKS file, by `kid`, re-read when the file changes.
-struct Jwks {
+/// The keys of a JWKS file, by `kid`, re-read when the file changes. Also verifies the
+/// router's identity assertions ([`crate::assertion`]).
+pub(crate) struct Jwks {
     path: PathBuf,
+    /// The config key messages name, e.g. `auth.jwks_file`.
+    label: &'static str,
     state: RwLock<JwksState>,
 }
 
@@ -168,33 +172,33 @@ struct JwksState {
     checked: Instant,
 }
 
-fn read_jwks(path: &std::path::Path) -> Result<(KeysByKid, Option<SystemTime>), String> {
+fn read_jwks(path: &std::path::Path, label: &str) -> Result<(KeysByKid, Option<SystemTime>), String> {
     use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
-    let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("auth.jwks_file {shown}: {e}"))?;
+    let shown = format!("{label} {}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let set: JwkSet = serde_json::from_str(&text).map_err(|e| format!("auth.jwks_file {shown} is not a JWKS: {e}"))?;
+    let set: JwkSet = serde_json::from_str(&text).map_err(|e| format!("{shown} is not a JWKS: {e}"))?;
     let mut keys = HashMap::new();
     for jwk in &set.keys {
-        let kid = jwk.common.key_id.clone().ok_or_else(|| format!("auth.jwks_file {shown}: a key has no kid"))?;
+        let kid = jwk.common.key_id.clone().ok_or_else(|| format!("{shown}: a key has no kid"))?;
         let alg = match &jwk.algorithm {
             AlgorithmParameters::RSA(_) => Algorithm::RS256,
             AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => Algorithm::ES256,
-            _ => return Err(format!("auth.jwks_file {shown}: key {kid} is neither RSA nor P-256")),
+            _ => return Err(format!("{shown}: key {kid} is neither RSA nor P-256")),
         };
-        let key = DecodingKey::from_jwk(jwk).map_err(|e| format!("auth.jwks_file {shown}: key {kid}: {e}"))?;
+        let key = DecodingKey::from_jwk(jwk).map_err(|e| format!("{shown}: key {kid}: {e}"))?;
         keys.insert(kid, (key, alg));
     }
     if keys.is_empty() {
-        return Err(format!("auth.jwks_file {shown} holds no keys"));
+        return Err(format!("{shown} holds no keys"));
     }
     Ok((keys, modified))
 }
 
 impl Jwks {
-    fn load(path: PathBuf) -> Result<Self, String> {
-        let (keys, modified) = read_jwks(&path)?;
-        Ok(Self { path, state: RwLock::new(JwksState { keys, modified, checked: Instant::now() }) })
+    pub(crate) fn load(path: PathBuf, label: &'static str) -> Result<Self, String> {
+        let (keys, modified) = read_jwks(&path, label)?;
+        Ok(Self { path, label, state: RwLock::new(JwksState { keys, modified, checked: Instant::now() }) })
     }
 
     /// Re-reads the file if it changed (at most once a second). A file that cannot be read or
@@ -209,25 +213,25 @@ impl Jwks {
         if modified == s.modified {
             return;
         }
-        match read_jwks(&self.path) {
+        match read_jwks(&self.path, self.label) {
             Ok((keys, modified)) => {
-                tracing::info!(keys = keys.len(), "auth.jwks_file re-read");
+                tracing::info!(keys = keys.len(), file = self.label, "JWKS file re-read");
                 s.keys = keys;
                 s.modified = modified;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "auth.jwks_file changed but cannot be used; keeping the keys loaded before")
+                tracing::warn!(error = %e, "JWKS file changed but cannot be used; keeping the keys loaded before")
             }
         }
     }
 
-    fn key(&self, kid: &str) -> Option<(DecodingKey, Algorithm)> {
+    pub(crate) fn key(&self, kid: &str) -> Option<(DecodingKey, Algorithm)> {
         self.refresh();
         self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned()
     }
 }
 
-fn map_jwt_error(e: jsonwebtoken::errors::Error) -> AuthError {
+pub(crate) fn map_jwt_error(e: jsonwebtoken::errors::Error) -> AuthError {
     use jsonwebtoken::errors::ErrorKind;
     match e.kind() {
         ErrorKind::ExpiredSignature => AuthError::Expired,
@@ -260,9 +264,10 @@ impl JwtVerifier {
                     .map_err(|e| format!("auth.rs256_public_key_pem is not a valid RSA public key: {e}"))?;
                 (Keys::One(key), vec![Algorithm::RS256])
             }
-            (None, None, Some(path)) => {
-                (Keys::Jwks(Arc::new(Jwks::load(path.clone())?)), vec![Algorithm::RS256, Algorithm::ES256])
-            }
+            (None, None, Some(path)) => (
+                Keys::Jwks(Arc::new(Jwks::load(path.clone(), "auth.jwks_file")?)),
+                vec![Algorithm::RS256, Algorithm::ES256],
+            ),
             (None, None, None) => return Err("auth: set hs256_secret, rs256_public_key_pem or jwks_file".into()),
             _ => return Err("auth: set only one of hs256_secret, rs256_public_key_pem and jwks_file".into()),
         };

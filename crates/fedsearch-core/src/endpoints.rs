@@ -15,7 +15,11 @@ use std::{
     time::Duration,
 };
 
-use tonic::transport::{Channel, channel::Change};
+use std::sync::Arc;
+
+use tonic::transport::{Channel, Endpoint, channel::Change};
+
+use crate::tls::ClientTls;
 
 /// One URL of an address list, checked.
 #[derive(Debug, Clone)]
@@ -35,38 +39,101 @@ fn parse(url: &str) -> anyhow::Result<Target> {
     Ok(Target { scheme: scheme.to_string(), host: bare.to_string(), port, ip: bare.parse().ok() })
 }
 
-/// A channel to every replica behind `address` (see the module doc).
+/// A channel to every replica behind `address` (see the module doc), over mutual TLS when
+/// `tls` is set (then every URL must be `https://`). When the TLS files change, every endpoint
+/// is replaced by one with the new certificate: calls in flight finish on the connections they
+/// have, new calls open connections with the new files.
 pub fn replicated_channel(
     address: &str,
     connect_timeout: Duration,
     resolve_every: Duration,
+    tls: Option<Arc<ClientTls>>,
 ) -> anyhow::Result<Channel> {
     let targets = address.split(',').map(parse).collect::<anyhow::Result<Vec<_>>>()?;
+    let https = tls.is_some();
+    if let Some(t) = targets.iter().find(|t| (t.scheme == "https") != https) {
+        anyhow::bail!(
+            "endpoint `{}://{}:{}` must be {} (TLS is {})",
+            t.scheme,
+            t.host,
+            t.port,
+            if https { "https://" } else { "http://" },
+            if https { "on" } else { "off: insecure" }
+        );
+    }
+    let build = {
+        let tls = tls.clone();
+        move |url: &str, name: Option<&str>| -> anyhow::Result<Endpoint> {
+            let ep = crate::grpc::client_endpoint(url, connect_timeout)?;
+            match &tls {
+                Some(t) => t.endpoint(ep, name),
+                None => Ok(ep),
+            }
+        }
+    };
     if let [one] = targets.as_slice()
         && one.ip.is_some()
     {
-        return crate::grpc::lazy_channel(address.trim(), connect_timeout);
+        let Some(tls) = tls else { return crate::grpc::lazy_channel(address.trim(), connect_timeout) };
+        // One endpoint behind a balancer of one, so that it can be replaced on a new certificate.
+        let url = address.trim().to_string();
+        let (channel, changes) = Channel::balance_channel::<u8>(4);
+        let mut generation = tls.generation();
+        changes.try_send(Change::Insert(0, build(&url, None)?)).map_err(|_| anyhow::anyhow!("channel closed"))?;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(crate::tls::RELOAD_CHECK).await;
+                if changes.is_closed() {
+                    return;
+                }
+                let now = tls.generation();
+                if now != generation {
+                    generation = now;
+                    match build(&url, None) {
+                        Ok(ep) => {
+                            if changes.send(Change::Insert(0, ep)).await.is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot use the new TLS files for an endpoint"),
+                    }
+                }
+            }
+        });
+        return Ok(channel);
     }
     let (channel, changes) = Channel::balance_channel::<SocketAddr>(64);
     tokio::spawn(async move {
         let scheme = targets.first().map_or("http", |t| t.scheme.as_str()).to_string();
         let url = |addr: &SocketAddr| format!("{scheme}://{addr}");
+        // The name a replica's certificate is checked against: the name it was resolved from.
+        let mut names: BTreeMap<SocketAddr, Option<String>> = BTreeMap::new();
         // Every known address, with a channel of its own for the health checks.
         let mut known: BTreeMap<SocketAddr, Channel> = BTreeMap::new();
         let mut balanced: BTreeSet<SocketAddr> = BTreeSet::new();
         let mut resolved_at: Option<tokio::time::Instant> = None;
+        let mut generation = tls.as_ref().map(|t| t.generation());
         loop {
-            if resolved_at.is_none_or(|t| t.elapsed() >= resolve_every) {
+            let now = tls.as_ref().map(|t| t.generation());
+            let renewed = now != generation;
+            generation = now;
+            if renewed {
+                // New certificate: new health-check channels, and every balanced endpoint again.
+                known.clear();
+                balanced.clear();
+            }
+            if renewed || resolved_at.is_none_or(|t| t.elapsed() >= resolve_every) {
                 let wanted = resolve_all(&targets).await;
                 // A name that resolves to nothing right now (DNS hiccup) keeps what it had.
                 if !wanted.is_empty() {
-                    known.retain(|a, _| wanted.contains(a));
-                    for addr in wanted {
+                    known.retain(|a, _| wanted.contains_key(a));
+                    for (addr, name) in wanted {
                         if let std::collections::btree_map::Entry::Vacant(e) = known.entry(addr)
-                            && let Ok(ep) = crate::grpc::client_endpoint(&url(&addr), connect_timeout)
+                            && let Ok(ep) = build(&url(&addr), name.as_deref())
                         {
                             e.insert(ep.connect_lazy());
                         }
+                        names.insert(addr, name);
                     }
                 }
                 resolved_at = Some(tokio::time::Instant::now());
@@ -83,7 +150,9 @@ pub fn replicated_channel(
                 }
             }
             for new in healthy.difference(&balanced) {
-                let Ok(ep) = crate::grpc::client_endpoint(&url(new), connect_timeout) else { continue };
+                let name = names.get(new).cloned().flatten();
+                let Ok(ep) = build(&url(new), name.as_deref()) else { continue };
+                // Inserting a known key replaces its endpoint (a renewed certificate).
                 if changes.send(Change::Insert(*new, ep)).await.is_err() {
                     return;
                 }
@@ -98,15 +167,16 @@ pub fn replicated_channel(
 /// How often every endpoint of a replicated address is health-checked.
 pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 
-async fn resolve_all(targets: &[Target]) -> BTreeSet<SocketAddr> {
-    let mut out = BTreeSet::new();
+/// Every address of every target, with the host name it was resolved from (none for an IP).
+async fn resolve_all(targets: &[Target]) -> BTreeMap<SocketAddr, Option<String>> {
+    let mut out = BTreeMap::new();
     for t in targets {
         match t.ip {
             Some(ip) => {
-                out.insert(SocketAddr::new(ip, t.port));
+                out.insert(SocketAddr::new(ip, t.port), None);
             }
             None => match tokio::net::lookup_host((t.host.as_str(), t.port)).await {
-                Ok(addrs) => out.extend(addrs),
+                Ok(addrs) => out.extend(addrs.map(|a| (a, Some(t.host.clone())))),
                 Err(e) => tracing::warn!(host = %t.host, error = %e, "cannot resolve an endpoint's name"),
             },
         }
@@ -136,8 +206,12 @@ mod tests {
             parse("http://localhost:7002").unwrap(),
         ];
         let all = resolve_all(&targets).await;
-        assert!(all.contains(&"127.0.0.1:7001".parse().unwrap()));
-        assert!(all.contains(&"127.0.0.2:7001".parse().unwrap()));
-        assert!(all.iter().any(|a| a.port() == 7002 && a.ip().is_loopback()), "{all:?}");
+        assert!(all.contains_key(&"127.0.0.1:7001".parse().unwrap()));
+        assert!(all.contains_key(&"127.0.0.2:7001".parse().unwrap()));
+        assert!(
+            all.iter()
+                .any(|(a, name)| a.port() == 7002 && a.ip().is_loopback() && name.as_deref() == Some("localhost")),
+            "{all:?}"
+        );
     }
 }

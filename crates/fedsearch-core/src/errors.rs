@@ -42,6 +42,12 @@ pub enum Reason {
     SourceUnavailable,
     /// The deadline passed.
     DeadlineExceeded,
+    /// A call between the services carries no router-signed identity assertion.
+    AssertionMissing,
+    /// The identity assertion is not valid: signature, issuer, audience, sub-query or expiry.
+    AssertionInvalid,
+    /// The identity assertion was already used (replayed).
+    AssertionReplayed,
     /// Anything else; the message is safe, the details are in the service's log.
     Internal,
 }
@@ -62,6 +68,9 @@ impl Reason {
             Reason::Overloaded => "OVERLOADED",
             Reason::SourceUnavailable => "SOURCE_UNAVAILABLE",
             Reason::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Reason::AssertionMissing => "ASSERTION_MISSING",
+            Reason::AssertionInvalid => "ASSERTION_INVALID",
+            Reason::AssertionReplayed => "ASSERTION_REPLAYED",
             Reason::Internal => "INTERNAL",
         }
     }

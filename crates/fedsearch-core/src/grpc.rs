@@ -79,6 +79,18 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> anyhow::Result<()> {
+    serve_tls(listener, served, shutdown, grace, None).await
+}
+
+/// [`serve`], over mutual TLS when `tls` is set ([`crate::tls`]: every connection's client
+/// certificate is checked at its handshake, with the certificate files of the moment).
+pub async fn serve_tls(
+    listener: TcpListener,
+    served: Served,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+    tls: Option<std::sync::Arc<crate::tls::ServerTls>>,
+) -> anyhow::Result<()> {
     let (reporter, health_service) = tonic_health::server::health_reporter();
     set_all(&reporter, &served.service_names, ServingStatus::Serving).await;
     crate::admin::set_ready(true);
@@ -98,16 +110,19 @@ pub async fn serve(
         tracing::info!("not serving any more; draining in-flight calls");
         let _ = stop_tx.send(());
     };
-    let server = limited_server()
+    let router = limited_server()
         .layer(trace_layer())
         .layer(crate::metrics::RpcMetricsLayer)
         .layer(tower::util::MapResponseLayer::new(caller_statuses))
-        .add_routes(routes)
-        .serve_with_incoming_shutdown(
-            // Without TCP_NODELAY small gRPC frames wait on Nagle + delayed ACK (~40 ms a call).
+        .add_routes(routes);
+    let server: std::pin::Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>> = match tls {
+        // Without TCP_NODELAY small gRPC frames wait on Nagle + delayed ACK (~40 ms a call).
+        None => Box::pin(router.serve_with_incoming_shutdown(
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             signal,
-        );
+        )),
+        Some(tls) => Box::pin(router.serve_with_incoming_shutdown(crate::tls::incoming(listener, tls), signal)),
+    };
     tokio::pin!(server);
     tokio::select! {
         res = &mut server => res.map_err(|e| anyhow::anyhow!("server error: {e}"))?,

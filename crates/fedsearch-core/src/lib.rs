@@ -5,6 +5,7 @@
 //! is written once.
 
 pub mod admin;
+pub mod assertion;
 pub mod auth;
 pub mod config;
 pub mod endpoints;
@@ -15,6 +16,7 @@ pub mod propagation;
 pub mod shutdown;
 pub mod telemetry;
 pub mod text;
+pub mod tls;
 pub mod time;
 
 pub use auth::{AuthError, Identity, JwtConfig, JwtVerifier};

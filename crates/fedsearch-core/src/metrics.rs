@@ -269,6 +269,19 @@ impl Drop for RecordingBody {
     }
 }
 
+static TLS_REFUSED: LazyLock<opentelemetry::metrics::Counter<u64>> = LazyLock::new(|| {
+    meter()
+        .u64_counter("fedsearch.tls.handshakes.refused")
+        .with_unit("{handshake}")
+        .with_description("incoming TLS handshakes that failed or timed out (no certificate, another CA, a name not allowed)")
+        .build()
+});
+
+/// Counts one refused incoming TLS handshake ([`crate::tls::incoming`]).
+pub fn tls_handshake_failed() {
+    TLS_REFUSED.add(1, &[]);
+}
+
 /// Attributes shared by the per-source instruments.
 pub fn source_attrs(source: &str, state: &'static str) -> [KeyValue; 2] {
     [KeyValue::new("fedsearch.source", source.to_string()), KeyValue::new("fedsearch.source.state", state)]

@@ -3,3 +3,5 @@
 //! The tests live in the top-level `tests/e2e/` folder (one test binary, a module per
 //! scenario); this crate only gives them a package. Run them with `make test`, which builds the
 //! binaries and starts PostgreSQL, MariaDB, SQLite, OpenSearch and DokuWiki first.
+
+pub mod pki;

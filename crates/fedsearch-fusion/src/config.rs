@@ -35,6 +35,10 @@ pub struct ServerConfig {
     /// How long in-flight streams may drain after SIGTERM.
     #[serde(default = "default_grace", with = "fedsearch_core::config::duration")]
     pub shutdown_grace: Duration,
+    /// Mutual TLS (the router's certificate name in `allowed_clients`), or `insecure: true`;
+    /// the binary refuses to start without one of the two. See [`fedsearch_core::tls`].
+    #[serde(default)]
+    pub tls: Option<fedsearch_core::tls::TlsConfig>,
 }
 
 fn default_grace() -> Duration {
@@ -46,6 +50,9 @@ impl Validate for FusionConfig {
         self.admin.validate()?;
         if self.server.shutdown_grace > Duration::from_secs(300) {
             return Err("`server.shutdown_grace` must be at most 5m".into());
+        }
+        if let Some(tls) = &self.server.tls {
+            tls.validate_server("server.tls")?;
         }
         Ok(())
     }

@@ -38,5 +38,9 @@ pub async fn serve(
         routes: tonic::service::Routes::new(FusionService.into_server()),
         service_names: vec![SERVICE_NAME],
     };
-    fedsearch_core::grpc::serve(listener, served, shutdown, config.server.shutdown_grace).await
+    let tls = match &config.server.tls {
+        Some(tls) => fedsearch_core::tls::ServerTls::from_config(tls, "server.tls").map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    fedsearch_core::grpc::serve_tls(listener, served, shutdown, config.server.shutdown_grace, tls).await
 }

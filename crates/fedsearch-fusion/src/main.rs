@@ -24,6 +24,12 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("fusion: {e}");
         std::process::exit(2);
     });
+    if config.server.tls.is_none() {
+        eprintln!(
+            "fusion: invalid config: `server.tls` is required: certificate files and allowed_clients, or `insecure: true`"
+        );
+        std::process::exit(2);
+    }
     let telemetry = fedsearch_core::telemetry::init("fusion", &config.telemetry)?;
     let admin = fedsearch_core::admin::start("fusion", &config.admin, &config.telemetry).await?;
     let listener = fedsearch_core::grpc::bind(config.server.listen).await?;

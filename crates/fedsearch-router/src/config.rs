@@ -51,6 +51,16 @@ pub struct RouterConfig {
     /// The audit trail of every call (see [`crate::audit`]); off when neither sink is set.
     #[serde(default)]
     pub audit: AuditSection,
+    /// Mutual TLS of every call to the adapters and to fusion (`ca_file`, `cert_file`,
+    /// `key_file`, optional `server_name`), or `insecure: true`; the binary refuses to start
+    /// without one of the two. See [`fedsearch_core::tls`].
+    #[serde(default)]
+    pub internal_tls: Option<fedsearch_core::tls::TlsConfig>,
+    /// The key the router signs each sub-query's identity assertion with
+    /// (`signing_key_file`, see [`fedsearch_core::assertion`]); unset, sub-queries carry none
+    /// and adapters that verify refuse them.
+    #[serde(default)]
+    pub identity: Option<fedsearch_core::assertion::SignerConfig>,
 }
 
 /// `audit:` — one JSON record per call, to a JSON-lines file and/or an append-only
@@ -614,6 +624,14 @@ impl Validate for RouterConfig {
     fn validate(&self) -> Result<(), String> {
         fedsearch_core::JwtVerifier::new(&self.auth)?;
         self.admin.validate()?;
+        if let Some(tls) = &self.internal_tls {
+            tls.validate_client("internal_tls")?;
+            let endpoints =
+                self.sources.iter().flat_map(|s| s.adapter.split(',')).chain(self.fusion.endpoint.as_deref());
+            for url in endpoints {
+                tls.check_scheme(url).map_err(|e| format!("internal_tls: {e}"))?;
+            }
+        }
         if self.audit.buffer == 0 {
             return Err("`audit.buffer` must be at least 1".into());
         }

@@ -30,6 +30,10 @@ pub async fn get(state: &RouterState, user: &Identity, req: GetDocumentRequest) 
     })?;
     let mut ctx = user.to_user_context();
     ctx.delegated_credential = req.source_credentials.get(name).cloned();
+    if let Some(signer) = &source.signer {
+        let scope = fedsearch_core::assertion::fetch_scope(reference);
+        signer.sign_context(&mut ctx, &source.target, &scope, std::time::SystemTime::now() + source.config.timeout);
+    }
     let fetch = FetchRequest { source: source.target.clone(), reference: reference.to_string(), user: Some(ctx) };
     let mut client = source.client.clone();
     let mut call = Request::new(fetch);

@@ -264,6 +264,12 @@ async fn open_stream(
     budget: Duration,
 ) -> Result<(mpsc::Sender<SearchFrame>, tonic::Streaming<ResultFrame>), tonic::Status> {
     let (tx, rx) = mpsc::channel(1);
+    let mut sub_query = sub_query;
+    // Each attempt proves the user afresh: an assertion is accepted once.
+    if let (Some(signer), Some(user)) = (&source.signer, sub_query.user.as_mut()) {
+        let scope = fedsearch_core::assertion::search_scope(&sub_query.id);
+        signer.sign_context(user, &sub_query.source, &scope, std::time::SystemTime::now() + budget);
+    }
     let _ = tx.try_send(SearchFrame { frame: Some(search_frame::Frame::SubQuery(sub_query)) });
     let mut client = source.client.clone();
     let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));

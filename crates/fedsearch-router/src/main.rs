@@ -25,7 +25,16 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(2);
         }
     };
+    if config.internal_tls.is_none() {
+        eprintln!("router: invalid config: `internal_tls` is required: certificate files, or `insecure: true`");
+        std::process::exit(2);
+    }
     let telemetry = fedsearch_core::telemetry::init("router", &config.telemetry)?;
+    if config.identity.is_none() {
+        tracing::warn!(
+            "no `identity.signing_key_file`: sub-queries carry no signed identity; verifying adapters refuse them"
+        );
+    }
     let admin = fedsearch_core::admin::start("router", &config.admin, &config.telemetry).await?;
     let listener = fedsearch_core::grpc::bind(config.server.listen).await?;
     tracing::info!(listen = %listener.local_addr()?, sources = config.sources.len(), "router serving");

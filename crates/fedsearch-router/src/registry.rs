@@ -39,6 +39,8 @@ pub struct Source {
     pub profile: BTreeSet<String>,
     /// Tokens of `when_not_to_use` that are not in the profile.
     pub negative: BTreeSet<String>,
+    /// Signs the user of every call to the adapter ([`fedsearch_core::assertion`]).
+    pub signer: Option<Arc<fedsearch_core::assertion::AssertionSigner>>,
 }
 
 /// The tokens of a text and of its glossary expansions.
@@ -87,6 +89,18 @@ pub struct Registry {
 impl Registry {
     /// Builds the registry; adapter channels connect lazily and are shared per address.
     pub fn new(configs: &[SourceConfig], breaker: &CircuitBreakerConfig, glossary: Glossary) -> anyhow::Result<Self> {
+        Self::secured(configs, breaker, glossary, None, None)
+    }
+
+    /// [`Registry::new`] with channels over mutual TLS (`tls`) and sub-queries carrying
+    /// identity assertions signed by `signer`.
+    pub fn secured(
+        configs: &[SourceConfig],
+        breaker: &CircuitBreakerConfig,
+        glossary: Glossary,
+        tls: Option<Arc<fedsearch_core::tls::ClientTls>>,
+        signer: Option<Arc<fedsearch_core::assertion::AssertionSigner>>,
+    ) -> anyhow::Result<Self> {
         let mut channels: HashMap<String, Channel> = HashMap::new();
         let mut sources = Vec::with_capacity(configs.len());
         let shared_cache = crate::cache::SharedHandle::default();
@@ -99,6 +113,7 @@ impl Registry {
                         &c.adapter,
                         std::time::Duration::from_millis(500),
                         std::time::Duration::from_secs(10),
+                        tls.clone(),
                     )?;
                     channels.insert(c.adapter.clone(), ch.clone());
                     ch
@@ -122,6 +137,7 @@ impl Registry {
                 breaker: CircuitBreaker::new(breaker),
                 channel,
                 cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000, shared_cache.clone())),
+                signer: signer.clone(),
                 config: c.clone(),
             });
         }

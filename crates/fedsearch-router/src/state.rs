@@ -21,17 +21,32 @@ pub struct RouterState {
 impl RouterState {
     pub fn new(config: RouterConfig) -> anyhow::Result<Self> {
         let verifier = JwtVerifier::new(&config.auth).map_err(|e| anyhow::anyhow!(e))?;
-        let registry = Registry::new(
+        let tls = match &config.internal_tls {
+            Some(t) => fedsearch_core::tls::ClientTls::from_config(t, "internal_tls").map_err(anyhow::Error::msg)?,
+            None => None,
+        };
+        let signer = match &config.identity {
+            Some(s) => Some(fedsearch_core::assertion::AssertionSigner::load(s).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        let registry = Registry::secured(
             &config.sources,
             &config.circuit_breaker,
             crate::analysis::Glossary::new(config.glossary.builtin, &config.glossary.groups),
+            tls.clone(),
+            signer,
         )?;
         if let Some(shared) = &config.shared_cache {
             registry.use_shared_cache(crate::cache::SharedCache::new(shared)?);
         }
         let fusion = match &config.fusion.endpoint {
             Some(ep) => Some(FusionClient::with_interceptor(
-                fedsearch_core::grpc::lazy_channel(ep, config.fusion.connect_timeout)?,
+                fedsearch_core::endpoints::replicated_channel(
+                    ep,
+                    config.fusion.connect_timeout,
+                    std::time::Duration::from_secs(10),
+                    tls,
+                )?,
                 TraceInjector,
             )),
             None => None,

@@ -300,6 +300,33 @@ pub struct ParamSpec {
     pub default: Option<String>,
     #[serde(default)]
     pub description: String,
+    /// A value map (strings): words a question or caller uses → the code the column holds,
+    /// e.g. `{已发货: SHIPPED, shipped: SHIPPED}` (case-insensitive). A given or captured value
+    /// that is a word becomes its code; when no value is given, a word found in the question
+    /// (CJK anywhere, Latin on word boundaries, the longest first) fills the parameter.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
+    /// A LIKE pattern built from the value (strings): `contains`, `prefix` or `suffix`. `%`, `_`
+    /// and `!` in the value match literally; the placeholder must follow `LIKE` and gets
+    /// ` ESCAPE '!'`.
+    #[serde(default)]
+    pub like: Option<LikeMode>,
+    /// Several values (strings): split on whitespace and commas, each checked and bound as its
+    /// own placeholder (`IN (:p)`, or one repetition each of an `{any: ...}` / `{all: ...}` block).
+    #[serde(default)]
+    pub multi: bool,
+    /// With `multi`: when no value is given, the sub-query's terms are the values.
+    #[serde(default)]
+    pub from_terms: bool,
+}
+
+/// How a `like` parameter's value becomes a pattern.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LikeMode {
+    Contains,
+    Prefix,
+    Suffix,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]

@@ -85,7 +85,9 @@ fn boundary(text: &str, at: usize) -> bool {
     text[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric() || is_cjk(c))
 }
 
-fn found(text: &str, name: &str) -> bool {
+/// Whether `name` (lower-cased) occurs in `text` (lower-cased): CJK anywhere, Latin on word
+/// boundaries (a trailing plural `s` allowed).
+pub fn found(text: &str, name: &str) -> bool {
     if name.chars().any(is_cjk) {
         return text.contains(name);
     }

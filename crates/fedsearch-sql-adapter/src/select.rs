@@ -72,6 +72,7 @@ pub fn plan<'a>(
             values.insert(key.clone(), template.params[key].parse_at(key, raw, now).map_err(invalid)?);
         }
         capture(template, &query.text, &mut values)?;
+        from_question(template, query, &mut values)?;
         apply_filters(template, &catalog.time, query, &mut values, &mut plan.notes)?;
         finish(template, query.limit, &mut values, true, now)?;
         plan.runs.push(Run { template, values });
@@ -103,6 +104,7 @@ pub fn plan<'a>(
             }
         }
         capture(template, &query.text, &mut values)?;
+        from_question(template, query, &mut values)?;
         for p in linked_here {
             if !values.contains_key(p.as_str()) {
                 // A linked value that does not fit the parameter's schema is no link.
@@ -120,6 +122,32 @@ pub fn plan<'a>(
         plan.notes.push("no template matched the query".into());
     }
     Ok(plan)
+}
+
+/// Fills parameters still unset from the question: a value-map word it contains (the code), or a
+/// `from_terms` list from the sub-query's terms.
+fn from_question(
+    template: &Template,
+    query: &SubQuery,
+    values: &mut BTreeMap<String, Value>,
+) -> Result<(), AdapterError> {
+    for (name, param) in &template.params {
+        if values.contains_key(name) {
+            continue;
+        }
+        if !param.words.is_empty() {
+            let code = param.word_in(&query.text).or_else(|| param.word_in(&query.original_text));
+            if let Some(code) = code {
+                values.insert(name.clone(), param.parse(name, code).map_err(invalid)?);
+                continue;
+            }
+        }
+        if param.spec.from_terms && !query.terms.is_empty() {
+            let terms: Vec<&str> = query.terms.iter().map(String::as_str).take(crate::template::MAX_TERMS).collect();
+            values.insert(name.clone(), param.parse_terms(name, &terms).map_err(invalid)?);
+        }
+    }
+    Ok(())
 }
 
 /// Fills parameters not set yet from the named groups of the first matching pattern/capture.

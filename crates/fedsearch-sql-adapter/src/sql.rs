@@ -42,6 +42,12 @@ impl fmt::Display for Engine {
     }
 }
 
+/// Whether SQL text ends with `LIKE` / `ILIKE` (a pattern placeholder follows it).
+pub fn follows_like(before: &str) -> bool {
+    let last = before.trim_end().rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    last.eq_ignore_ascii_case("like") || last.eq_ignore_ascii_case("ilike")
+}
+
 /// One piece of template SQL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment {
@@ -49,6 +55,9 @@ pub enum Segment {
     Text(String),
     /// A named parameter, e.g. `order_no` or `user.business_lines`.
     Param(String),
+    /// `{any: <sql>}` / `{all: <sql>}`: the inner SQL once per element of the list parameter it
+    /// binds, joined by OR / AND in parentheses (`1=1` when the list is empty or absent).
+    Repeat { all: bool, inner: Vec<Segment> },
 }
 
 /// Template SQL split into text and parameters.
@@ -122,6 +131,22 @@ pub fn parse(sql: &str) -> Result<ParsedSql, String> {
                 return Err("positional `$n` placeholders are not allowed; use named :parameters".into());
             }
             ';' => return Err("`;` is not allowed: a template is exactly one statement".into()),
+            '{' if chars[i + 1..].starts_with(&['a', 'n', 'y', ':'])
+                || chars[i + 1..].starts_with(&['a', 'l', 'l', ':']) =>
+            {
+                let all = chars[i + 1] == 'a' && chars[i + 2] == 'l';
+                let end = chars[i..].iter().position(|&d| d == '}').ok_or("unterminated `{any:` / `{all:`")? + i;
+                let inner: String = chars[i + 5..end].iter().collect();
+                let inner = parse(&inner)?;
+                if inner.segments.iter().any(|s| matches!(s, Segment::Repeat { .. })) {
+                    return Err("`{any:` / `{all:` cannot be nested".into());
+                }
+                if !text.is_empty() {
+                    segments.push(Segment::Text(std::mem::take(&mut text)));
+                }
+                segments.push(Segment::Repeat { all, inner: inner.segments });
+                i = end + 1;
+            }
             _ => {
                 text.push(c);
                 i += 1;
@@ -135,40 +160,104 @@ pub fn parse(sql: &str) -> Result<ParsedSql, String> {
 }
 
 impl ParsedSql {
-    /// The parameter names in order of appearance (with repeats).
-    pub fn params(&self) -> impl Iterator<Item = &str> {
-        self.segments.iter().filter_map(|s| match s {
-            Segment::Param(p) => Some(p.as_str()),
-            Segment::Text(_) => None,
-        })
+    /// The parameter names in order of appearance (with repeats; inside `{any:}` once).
+    pub fn params(&self) -> std::vec::IntoIter<&str> {
+        fn walk<'a>(segments: &'a [Segment], out: &mut Vec<&'a str>) {
+            for s in segments {
+                match s {
+                    Segment::Param(p) => out.push(p),
+                    Segment::Repeat { inner, .. } => walk(inner, out),
+                    Segment::Text(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.segments, &mut out);
+        out.into_iter()
+    }
+
+    /// Renders the SQL for `engine` and lists the placeholders' parameters in order.
+    /// `arity(name)` says how many placeholders a parameter outside `{any:}` expands to (1 for
+    /// scalars, the element count for lists, at least 1); `repeat(inner)` how many times an
+    /// `{any:}` / `{all:}` block repeats (0: `1=1`); `suffix(name)` is text after each of the
+    /// parameter's placeholders (` ESCAPE '!'` for LIKE patterns). Placeholders of a repeated
+    /// block are numbered per repetition: `(name, k)` binds element k of a list parameter
+    /// (a scalar whatever k).
+    pub fn render_bound(
+        &self,
+        engine: Engine,
+        arity: impl Fn(&str) -> usize,
+        repeat: impl Fn(&[Segment]) -> usize,
+        suffix: impl Fn(&str, &str) -> &'static str,
+    ) -> (String, Vec<(String, usize)>) {
+        let mut out = String::new();
+        let mut order = Vec::new();
+        let placeholder = |out: &mut String, order: &mut Vec<(String, usize)>, p: &str, k: usize, before: &str| {
+            order.push((p.to_string(), k));
+            match engine {
+                Engine::Postgres => {
+                    out.push('$');
+                    out.push_str(&order.len().to_string());
+                }
+                Engine::Mysql | Engine::Sqlite => out.push('?'),
+            }
+            out.push_str(suffix(p, before));
+        };
+        let mut before = "";
+        for segment in &self.segments {
+            match segment {
+                Segment::Text(t) => {
+                    out.push_str(t);
+                    before = t;
+                }
+                Segment::Param(p) => {
+                    let n = arity(p).max(1);
+                    for k in 0..n {
+                        if k > 0 {
+                            out.push_str(", ");
+                        }
+                        placeholder(&mut out, &mut order, p, k, before);
+                    }
+                    before = "";
+                }
+                Segment::Repeat { all, inner } => {
+                    let times = repeat(inner);
+                    if times == 0 {
+                        out.push_str("(1=1)");
+                        continue;
+                    }
+                    out.push('(');
+                    for k in 0..times {
+                        if k > 0 {
+                            out.push_str(if *all { " AND " } else { " OR " });
+                        }
+                        let mut before = "";
+                        for s in inner {
+                            match s {
+                                Segment::Text(t) => {
+                                    out.push_str(t);
+                                    before = t;
+                                }
+                                Segment::Param(p) => {
+                                    placeholder(&mut out, &mut order, p, k, before);
+                                    before = "";
+                                }
+                                Segment::Repeat { .. } => {}
+                            }
+                        }
+                    }
+                    out.push(')');
+                    before = "";
+                }
+            }
+        }
+        (out, order)
     }
 
     /// Renders the SQL for `engine`; `arity(name)` says how many placeholders a parameter
     /// expands to (1 for scalars, the element count for lists, at least 1).
-    pub fn render(&self, engine: Engine, mut arity: impl FnMut(&str) -> usize) -> String {
-        let mut out = String::new();
-        let mut n = 0usize;
-        for segment in &self.segments {
-            match segment {
-                Segment::Text(t) => out.push_str(t),
-                Segment::Param(p) => {
-                    for k in 0..arity(p).max(1) {
-                        if k > 0 {
-                            out.push_str(", ");
-                        }
-                        n += 1;
-                        match engine {
-                            Engine::Postgres => {
-                                out.push('$');
-                                out.push_str(&n.to_string());
-                            }
-                            Engine::Mysql | Engine::Sqlite => out.push('?'),
-                        }
-                    }
-                }
-            }
-        }
-        out
+    pub fn render(&self, engine: Engine, arity: impl Fn(&str) -> usize) -> String {
+        self.render_bound(engine, &arity, |_| 1, |_, _| "").0
     }
 }
 
@@ -206,6 +295,22 @@ mod tests {
         assert_eq!(p.render(Engine::Postgres, arity), "a = $1 AND b IN ($2, $3, $4) AND c = $5");
         assert_eq!(p.render(Engine::Mysql, arity), "a = ? AND b IN (?, ?, ?) AND c = ?");
         assert_eq!(p.render(Engine::Sqlite, |_| 0), "a = ? AND b IN (?) AND c = ?");
+    }
+
+    #[test]
+    fn any_and_all_blocks_repeat_per_element() {
+        let p = parse("x = :a AND {any: note LIKE :terms} AND {all: t LIKE :w}").unwrap();
+        assert_eq!(p.params().collect::<Vec<_>>(), ["a", "terms", "w"]);
+        let (sql, order) = p.render_bound(
+            Engine::Postgres,
+            |_| 1,
+            |inner| if inner.iter().any(|s| *s == Segment::Param("terms".into())) { 2 } else { 0 },
+            |n, before| if n != "a" && follows_like(before) { " ESCAPE '!'" } else { "" },
+        );
+        assert_eq!(sql, "x = $1 AND ( note LIKE $2 ESCAPE '!' OR  note LIKE $3 ESCAPE '!') AND (1=1)");
+        assert_eq!(order[1], ("terms".to_string(), 0));
+        assert_eq!(order[2], ("terms".to_string(), 1));
+        assert!(parse("{any: a LIKE :x").is_err());
     }
 
     #[test]

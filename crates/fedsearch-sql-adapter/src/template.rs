@@ -12,7 +12,7 @@ use fedsearch_adapter_kit::{AdapterError, UserContext};
 use regex::Regex;
 
 use crate::{
-    config::{EngineText, HitConfig, ParamSpec, ParamType, SqlAdapterConfig, TemplateConfig},
+    config::{EngineText, HitConfig, LikeMode, ParamSpec, ParamType, SqlAdapterConfig, TemplateConfig},
     sql::{self, Engine, ParsedSql},
     timefmt::TimeSettings,
 };
@@ -51,6 +51,28 @@ pub enum Value {
 pub struct Param {
     pub spec: ParamSpec,
     pattern: Option<Regex>,
+    /// The value map: (lower-cased word, code), longest words first.
+    pub words: Vec<(String, String)>,
+}
+
+/// The longest list a `multi` parameter takes.
+pub const MAX_TERMS: usize = 16;
+
+/// A LIKE pattern matching `term` literally (`!` escapes `%`, `_` and itself; bound with
+/// `ESCAPE '!'`, which reads the same on every engine).
+pub fn like_pattern(term: &str, mode: LikeMode) -> String {
+    let mut escaped = String::with_capacity(term.len() + 2);
+    for c in term.chars() {
+        if matches!(c, '!' | '%' | '_') {
+            escaped.push('!');
+        }
+        escaped.push(c);
+    }
+    match mode {
+        LikeMode::Contains => format!("%{escaped}%"),
+        LikeMode::Prefix => format!("{escaped}%"),
+        LikeMode::Suffix => format!("%{escaped}"),
+    }
 }
 
 /// A compiled template.
@@ -194,7 +216,23 @@ impl Template {
                 .map(|p| Regex::new(&format!("^(?:{p})$")))
                 .transpose()
                 .map_err(|e| format!("`{key}.params.{name}.pattern`: {e}"))?;
-            let param = Param { spec: spec.clone(), pattern };
+            if (spec.like.is_some() || spec.multi || !spec.values.is_empty() || spec.from_terms)
+                && spec.kind != ParamType::String
+            {
+                return Err(format!(
+                    "`{key}.params.{name}`: `like`, `multi`, `from_terms` and `values` need `type: string`"
+                ));
+            }
+            if spec.from_terms && !spec.multi {
+                return Err(format!("`{key}.params.{name}.from_terms` needs `multi: true`"));
+            }
+            let mut words: Vec<(String, String)> =
+                spec.values.iter().map(|(w, code)| (w.trim().to_lowercase(), code.clone())).collect();
+            words.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()).then_with(|| a.cmp(b)));
+            if words.iter().any(|(w, _)| w.is_empty()) {
+                return Err(format!("`{key}.params.{name}.values`: a word must not be empty"));
+            }
+            let param = Param { spec: spec.clone(), pattern, words };
             if let Some(d) = &spec.default {
                 param.parse(name, d).map_err(|e| format!("`{key}.params.{name}.default`: {e}"))?;
             }
@@ -209,6 +247,7 @@ impl Template {
                 return Err(format!("`{key}.sql` uses `:{name}`, which `{key}.params` does not declare"));
             }
         }
+        check_like_placement(&sql.segments, &params, key)?;
         if is_fetch && !sql.params().any(|n| n == ID_PARAM) {
             return Err(format!("`{key}.sql`: a fetch template must bind `:id`"));
         }
@@ -272,22 +311,95 @@ impl Template {
             };
             resolved.insert(name, value);
         }
-        let arity = |n: &str| match resolved.get(n) {
-            Some(Value::List(items)) => items.len(),
-            _ => 1,
+        let len = |n: &str| match resolved.get(n) {
+            Some(Value::List(items)) => Some(items.len()),
+            _ => None,
         };
-        let sql = self.sql.render(catalog.engine, arity);
-        let mut binds = Vec::new();
-        for name in self.sql.params() {
-            match resolved.get(name) {
-                Some(Value::List(items)) if items.is_empty() => binds.push(Value::Null),
-                Some(Value::List(items)) => binds.extend(items.iter().cloned().map(Value::Text)),
+        let (sql, order) = self.sql.render_bound(
+            catalog.engine,
+            |n| len(n).unwrap_or(1),
+            // A block repeats once per element of the list it binds (0 when absent or empty).
+            |inner| {
+                inner
+                    .iter()
+                    .filter_map(|s| match s {
+                        sql::Segment::Param(p) => len(p),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0)
+            },
+            |n, before| {
+                if sql::follows_like(before) && self.params.get(n).is_some_and(|p| p.spec.like.is_some()) {
+                    " ESCAPE '!'"
+                } else {
+                    ""
+                }
+            },
+        );
+        let mut binds = Vec::with_capacity(order.len());
+        for (name, k) in &order {
+            match resolved.get(name.as_str()) {
+                Some(Value::List(items)) => binds.push(items.get(*k).cloned().map_or(Value::Null, Value::Text)),
                 Some(v) => binds.push(for_database(v, catalog)),
                 None => binds.push(Value::Null),
             }
         }
         Ok((sql, binds))
     }
+}
+
+/// A `like` parameter must follow `LIKE` somewhere (there it gets ` ESCAPE '!'`; `:p IS NULL`
+/// elsewhere is fine), and a `multi` LIKE pattern only inside an `{any:}` / `{all:}` block,
+/// which binds exactly one `multi` parameter.
+fn check_like_placement(segments: &[sql::Segment], params: &BTreeMap<String, Param>, key: &str) -> Result<(), String> {
+    let is = |p: &str, f: fn(&ParamSpec) -> bool| params.get(p).is_some_and(|x| f(&x.spec));
+    let mut after_like: HashSet<&str> = HashSet::new();
+    let mut before = "";
+    for s in segments {
+        match s {
+            sql::Segment::Text(t) => before = t,
+            sql::Segment::Param(p) => {
+                if sql::follows_like(before) {
+                    if is(p, |s| s.like.is_some() && s.multi) {
+                        return Err(format!(
+                            "`{key}.sql`: `:{p}` has several terms; write its LIKE inside `{{any: ...}}` or `{{all: ...}}`"
+                        ));
+                    }
+                    after_like.insert(p);
+                }
+                before = "";
+            }
+            sql::Segment::Repeat { inner, .. } => {
+                let lists = inner.iter().filter(|s| matches!(s, sql::Segment::Param(p) if is(p, |s| s.multi))).count();
+                if lists != 1 {
+                    return Err(format!(
+                        "`{key}.sql`: an `{{any:}}` / `{{all:}}` block binds exactly one `multi` parameter"
+                    ));
+                }
+                let mut b = "";
+                for s in inner {
+                    match s {
+                        sql::Segment::Text(t) => b = t,
+                        sql::Segment::Param(p) => {
+                            if sql::follows_like(b) {
+                                after_like.insert(p);
+                            }
+                            b = "";
+                        }
+                        sql::Segment::Repeat { .. } => {}
+                    }
+                }
+                before = "";
+            }
+        }
+    }
+    for (name, p) in params {
+        if p.spec.like.is_some() && !after_like.contains(name.as_str()) {
+            return Err(format!("`{key}.sql`: `:{name}` is a LIKE pattern (`like`) and must follow `LIKE`"));
+        }
+    }
+    Ok(())
 }
 
 /// A time value as this database takes it (see [`crate::timefmt`]); other values unchanged.
@@ -387,18 +499,18 @@ impl Param {
             return Err(format!("parameter `{name}` must not contain control or invisible formatting characters"));
         }
         let value = match spec.kind {
+            ParamType::String if spec.multi => {
+                let terms: Vec<&str> =
+                    raw.split(|c: char| c.is_whitespace() || c == ',' || c == '，').filter(|t| !t.is_empty()).collect();
+                self.parse_terms(name, &terms)?
+            }
             ParamType::String => {
-                if let Some(max) = spec.max_len
-                    && raw.chars().count() > max
-                {
-                    return Err(format!("parameter `{name}` is too long (at most {max} characters)"));
+                let code = self.code_of(raw);
+                self.check_text(name, &code)?;
+                match spec.like {
+                    Some(mode) => Value::Text(like_pattern(&code, mode)),
+                    None => Value::Text(code),
                 }
-                if let Some(re) = &self.pattern
-                    && !re.is_match(raw)
-                {
-                    return Err(format!("parameter `{name}` does not have the expected format"));
-                }
-                Value::Text(raw.to_string())
             }
             ParamType::Int => {
                 let n: i64 = raw.trim().parse().map_err(|_| format!("parameter `{name}` must be an integer"))?;
@@ -439,6 +551,55 @@ impl Param {
             }
         };
         Ok(value)
+    }
+
+    /// The code a word stands for (the value map), else the value itself.
+    pub fn code_of(&self, raw: &str) -> String {
+        let lowered = raw.trim().to_lowercase();
+        self.words.iter().find(|(w, _)| *w == lowered).map_or_else(|| raw.to_string(), |(_, code)| code.clone())
+    }
+
+    fn check_text(&self, name: &str, value: &str) -> Result<(), String> {
+        if let Some(max) = self.spec.max_len
+            && value.chars().count() > max
+        {
+            return Err(format!("parameter `{name}` is too long (at most {max} characters)"));
+        }
+        if let Some(re) = &self.pattern
+            && !re.is_match(value)
+        {
+            return Err(format!("parameter `{name}` does not have the expected format"));
+        }
+        Ok(())
+    }
+
+    /// A `multi` parameter's terms, each mapped, checked and (for `like`) made a pattern.
+    pub fn parse_terms(&self, name: &str, terms: &[&str]) -> Result<Value, String> {
+        if terms.len() > MAX_TERMS {
+            return Err(format!("parameter `{name}` has too many terms (at most {MAX_TERMS})"));
+        }
+        let mut out: Vec<String> = Vec::with_capacity(terms.len());
+        for t in terms {
+            if t.chars().count() > MAX_VALUE_CHARS || t.contains('\0') || t.chars().any(is_invisible) {
+                return Err(format!("parameter `{name}` has a term that is too long or contains control characters"));
+            }
+            let code = self.code_of(t);
+            self.check_text(name, &code)?;
+            let v = match self.spec.like {
+                Some(mode) => like_pattern(&code, mode),
+                None => code,
+            };
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        Ok(Value::List(out))
+    }
+
+    /// The code of the longest value-map word that occurs in `text`.
+    pub fn word_in(&self, text: &str) -> Option<&str> {
+        let lowered = text.to_lowercase();
+        self.words.iter().find(|(w, _)| crate::lookup::found(&lowered, w)).map(|(_, code)| code.as_str())
     }
 
     fn check_bounds(&self, name: &str, x: f64) -> Result<(), String> {
@@ -502,6 +663,27 @@ templates:
     }
 
     #[test]
+    fn like_and_multi_parameters_must_sit_where_a_pattern_list_can_go() {
+        let with = |sql: &str, params: &str| {
+            config(&format!(
+                "templates:\n  - name: t\n    sql: \"{sql} AND {{permission}}\"\n    permission: \"o = :user.subject\"\n    params: {params}\n    hit: {{id: id, title: id, doc_type: t}}\n"
+            ))
+        };
+        with("SELECT 1 WHERE (:q IS NULL OR note LIKE :q)", "{q: {type: string, like: contains}}").unwrap();
+        let err = with("SELECT 1 WHERE note = :q", "{q: {type: string, like: contains}}").unwrap_err();
+        assert!(err.contains("must follow `LIKE`"), "{err}");
+        let err = with("SELECT 1 WHERE note LIKE :q", "{q: {type: string, like: contains, multi: true}}").unwrap_err();
+        assert!(err.contains("{any: ...}"), "{err}");
+        with("SELECT 1 WHERE {any: note LIKE :q}", "{q: {type: string, like: contains, multi: true}}").unwrap();
+        let err = with("SELECT 1 WHERE {any: note LIKE :q}", "{q: {type: string, like: contains}}").unwrap_err();
+        assert!(err.contains("exactly one `multi`"), "{err}");
+        let err = with("SELECT 1 WHERE n = :q", "{q: {type: int, values: {one: '1'}}}").unwrap_err();
+        assert!(err.contains("need `type: string`"), "{err}");
+        assert_eq!(like_pattern("100%_!x", LikeMode::Contains), "%100!%!_!!x%");
+        assert_eq!(like_pattern("ab", LikeMode::Prefix), "ab%");
+    }
+
+    #[test]
     fn refuses_a_permission_predicate_not_bound_from_the_user() {
         let bad = GOOD.replace(":user.business_lines", "'retail'");
         let err = config(&bad).unwrap_err();
@@ -553,7 +735,7 @@ templates:
         let err = order.parse("order_no", "SO2026' OR 1=1 --").unwrap_err();
         assert!(err.contains("`order_no`") && !err.contains("OR 1=1"), "{err}");
         assert!(order.parse("order_no", "SO2026100\0").unwrap_err().contains("NUL"));
-        let status = Param { spec: order.spec.clone(), pattern: None };
+        let status = Param { spec: order.spec.clone(), pattern: None, words: Vec::new() };
         for sneaky in ["\u{200F}pending", "pend\u{200B}ing", "\u{202E}gnidnep", "\u{FEFF}x", "a\nb"] {
             assert!(status.parse("status", sneaky).unwrap_err().contains("invisible"), "{sneaky:?}");
         }
@@ -577,8 +759,13 @@ templates:
                 pattern: None,
                 default: None,
                 description: String::new(),
+                values: BTreeMap::new(),
+                like: None,
+                multi: false,
+                from_terms: false,
             },
             pattern: None,
+            words: Vec::new(),
         };
         assert_eq!(p.parse("from", "2026-11-28T10:15:00+01:00").unwrap(), at("2026-11-28T09:15:00Z"));
         assert_eq!(p.parse("from", "2026-11-28").unwrap(), at("2026-11-28T00:00:00Z"));

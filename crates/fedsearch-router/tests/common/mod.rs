@@ -48,6 +48,8 @@ pub async fn start_adapter_on<A: Adapter>(adapter: A, addr: SocketAddr) -> Runni
         shutdown_grace: Duration::from_millis(200),
         max_concurrent_subqueries: 64,
         default_timeout: Duration::from_secs(5),
+        tls: None,
+        identity: None,
     };
     tokio::spawn(async move {
         let _ = fedsearch_adapter_kit::serve_adapter(adapter, listener, &config, async {

@@ -139,6 +139,7 @@ pub fn user(sub: &str) -> UserContext {
         groups: groups.iter().map(|g| g.to_string()).collect(),
         attributes,
         delegated_credential: None,
+        assertion: None,
     }
 }
 

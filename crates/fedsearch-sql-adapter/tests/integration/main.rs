@@ -11,6 +11,7 @@ mod common;
 mod injection;
 mod latency;
 mod outage;
+mod params;
 mod readonly;
 mod templates;
 mod timeout;

@@ -1,0 +1,477 @@
+//! Identity assertions: the router signs, per sub-query (and per document fetch), who the
+//! verified user is; the adapters verify it instead of believing a plain `UserContext`.
+//!
+//! An assertion is an ES256 JWT whose header names its key (`kid`, the RFC 7638 thumbprint of
+//! the router's public key) and whose claims are the user (`sub`, `groups`, `attrs`), the router
+//! (`iss`), the adapter-side source it is for (`aud`), what it is for (`scope`:
+//! `search:<sub-query id>` or `fetch:<reference>`), a unique id (`jti`), `iat`, and `exp` — the
+//! sub-query's deadline rounded up to the second (JWT times are whole seconds).
+//!
+//! [`AssertionVerifier`] checks the signature with a key of a JWKS file (re-read when it changes,
+//! so the router's key rotates by `kid`: publish the new key next to the old one, then switch the
+//! router's key file), the issuer, the audience, the scope and the expiry (with a small leeway),
+//! and refuses a `jti` it has already seen while that assertion could still be valid (a bounded
+//! in-memory set per adapter process). [`AssertionSigner`] re-reads its key file when it changes.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::{Arc, RwLock},
+    time::{Duration, Instant, SystemTime},
+};
+
+use base64::Engine;
+use jsonwebtoken::{Algorithm, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::auth::{AuthError, Identity, Jwks};
+
+/// The default `iss` of the router's assertions.
+pub const DEFAULT_ISSUER: &str = "fedsearch-router";
+
+/// The longest an assertion may live (`exp - iat`); longer ones are refused whatever they say.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(300);
+
+/// How many assertion ids one verifier remembers at most (about 100 bytes each).
+pub const MAX_REMEMBERED: u64 = 500_000;
+
+/// The claims of an identity assertion.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AssertionClaims {
+    pub iss: String,
+    pub sub: String,
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attrs: BTreeMap<String, String>,
+    /// The adapter-side source name.
+    pub aud: String,
+    /// `search:<sub-query id>` or `fetch:<reference>`.
+    pub scope: String,
+    pub jti: String,
+    pub iat: u64,
+    pub exp: u64,
+}
+
+/// The scope of a search sub-query's assertion.
+pub fn search_scope(sub_query_id: &str) -> String {
+    format!("search:{sub_query_id}")
+}
+
+/// The scope of a document fetch's assertion.
+pub fn fetch_scope(reference: &str) -> String {
+    format!("fetch:{reference}")
+}
+
+fn default_issuer() -> String {
+    DEFAULT_ISSUER.to_string()
+}
+
+fn default_leeway() -> u64 {
+    5
+}
+
+/// The router's signing settings (`identity:` in its config).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SignerConfig {
+    /// PEM PKCS#8 P-256 private key. Re-read when it changes.
+    pub signing_key_file: PathBuf,
+    #[serde(default = "default_issuer")]
+    pub issuer: String,
+}
+
+/// An adapter's verification settings (`server.identity:` in its config).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VerifierConfig {
+    /// JWKS file with the router's public key(s), by `kid`. Re-read when it changes.
+    #[serde(default)]
+    pub jwks_file: Option<PathBuf>,
+    #[serde(default = "default_issuer")]
+    pub issuer: String,
+    /// Clock skew tolerated on `exp` and `iat`, in seconds.
+    #[serde(default = "default_leeway")]
+    pub leeway_secs: u64,
+    /// Believe an unsigned `UserContext` (no `jwks_file`): for local experiments only; a
+    /// warning is logged at start.
+    #[serde(default)]
+    pub trust_unsigned: bool,
+}
+
+impl VerifierConfig {
+    pub fn validate(&self, what: &str) -> Result<(), String> {
+        match (&self.jwks_file, self.trust_unsigned) {
+            (Some(_), true) => Err(format!("`{what}`: set either `jwks_file` or `trust_unsigned: true`, not both")),
+            (None, false) => Err(format!(
+                "`{what}.jwks_file` must name the router's public keys (or `trust_unsigned: true` for experiments)"
+            )),
+            _ if self.leeway_secs > 60 => Err(format!("`{what}.leeway_secs` must be at most 60")),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn unix(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The public JWK (with its `kid`) of a PEM PKCS#8 P-256 private key: what adapters need in
+/// their JWKS file to verify assertions signed with it.
+pub fn public_jwk(key_pem: &[u8]) -> Result<serde_json::Value, String> {
+    let point = public_point(key_pem)?;
+    Ok(jwk_of_point(&point))
+}
+
+fn public_point(key_pem: &[u8]) -> Result<Vec<u8>, String> {
+    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    use rustls::pki_types::{PrivateKeyDer, pem::PemObject};
+    let der = match PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("not a PEM private key: {e}"))? {
+        PrivateKeyDer::Pkcs8(der) => der,
+        _ => return Err("the signing key must be a PKCS#8 P-256 key (`BEGIN PRIVATE KEY`)".into()),
+    };
+    let pair = EcdsaKeyPair::from_pkcs8(
+        &ECDSA_P256_SHA256_FIXED_SIGNING,
+        der.secret_pkcs8_der(),
+        &ring::rand::SystemRandom::new(),
+    )
+    .map_err(|e| format!("not a P-256 private key: {e}"))?;
+    Ok(pair.public_key().as_ref().to_vec())
+}
+
+fn jwk_of_point(point: &[u8]) -> serde_json::Value {
+    let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+    // An uncompressed SEC1 point: 0x04 || x (32 bytes) || y (32 bytes).
+    let (x, y) = (b64(&point[1..33]), b64(&point[33..65]));
+    // RFC 7638 thumbprint: the required members in lexicographic order, no spaces.
+    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+    let kid = b64(&sha2::Sha256::digest(canonical.as_bytes()));
+    serde_json::json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": "ES256", "use": "sig"})
+}
+
+type Stamp = Option<(SystemTime, u64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
+}
+
+struct SigningKey {
+    key: EncodingKey,
+    kid: String,
+}
+
+fn read_signing_key(path: &Path) -> Result<SigningKey, String> {
+    let shown = path.display();
+    let pem = std::fs::read(path).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
+    let point = public_point(&pem).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
+    let kid = jwk_of_point(&point)["kid"].as_str().unwrap_or_default().to_string();
+    let key = EncodingKey::from_ec_pem(&pem).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
+    Ok(SigningKey { key, kid })
+}
+
+/// Signs identity assertions with a key file re-read when it changes.
+pub struct AssertionSigner {
+    path: PathBuf,
+    issuer: String,
+    state: RwLock<SignerState>,
+}
+
+struct SignerState {
+    key: Arc<SigningKey>,
+    stamp: Stamp,
+    refused: Option<Stamp>,
+    checked: Instant,
+}
+
+impl std::fmt::Debug for AssertionSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AssertionSigner").field("path", &self.path).field("kid", &self.kid()).finish()
+    }
+}
+
+impl AssertionSigner {
+    pub fn load(config: &SignerConfig) -> Result<Arc<Self>, String> {
+        let key = Arc::new(read_signing_key(&config.signing_key_file)?);
+        let state = SignerState { key, stamp: stamp(&config.signing_key_file), refused: None, checked: Instant::now() };
+        Ok(Arc::new(Self {
+            path: config.signing_key_file.clone(),
+            issuer: config.issuer.clone(),
+            state: RwLock::new(state),
+        }))
+    }
+
+    fn key(&self) -> Arc<SigningKey> {
+        {
+            let s = self.state.read().unwrap_or_else(|e| e.into_inner());
+            if s.checked.elapsed() < crate::tls::RELOAD_CHECK {
+                return s.key.clone();
+            }
+        }
+        let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if s.checked.elapsed() >= crate::tls::RELOAD_CHECK {
+            s.checked = Instant::now();
+            let now = stamp(&self.path);
+            if now != s.stamp && s.refused != Some(now) {
+                match read_signing_key(&self.path) {
+                    Ok(k) => {
+                        tracing::info!(kid = %k.kid, "identity.signing_key_file re-read");
+                        s.key = Arc::new(k);
+                        s.stamp = now;
+                        s.refused = None;
+                    }
+                    Err(e) => {
+                        s.refused = Some(now);
+                        tracing::warn!(error = %e, "the signing key changed but cannot be used; keeping the one before");
+                    }
+                }
+            }
+        }
+        s.key.clone()
+    }
+
+    /// The `kid` assertions are signed with now.
+    pub fn kid(&self) -> String {
+        self.key().kid.clone()
+    }
+
+    /// Adds to `ctx` the assertion of the user it names, for `audience` and `scope`, valid until
+    /// `expires`. A signing failure (which a valid key cannot have) leaves it unsigned, and the
+    /// adapter refuses the call.
+    pub fn sign_context(
+        &self,
+        ctx: &mut fedsearch_proto::types::UserContext,
+        audience: &str,
+        scope: &str,
+        expires: SystemTime,
+    ) {
+        let user = Identity {
+            subject: ctx.subject.clone(),
+            groups: ctx.groups.clone(),
+            attributes: ctx.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        };
+        ctx.assertion = match self.sign(&user, audience, scope, expires) {
+            Ok(token) => Some(fedsearch_proto::types::Secret { value: token }),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot sign an identity assertion");
+                None
+            }
+        };
+    }
+
+    /// An assertion of `user` for `audience` (adapter-side source) and `scope`, valid until
+    /// `expires` (rounded up to the second).
+    pub fn sign(&self, user: &Identity, audience: &str, scope: &str, expires: SystemTime) -> Result<String, String> {
+        let key = self.key();
+        let now = unix(SystemTime::now());
+        let exp = expires.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs_f64().ceil() as u64).unwrap_or(0);
+        let claims = AssertionClaims {
+            iss: self.issuer.clone(),
+            sub: user.subject.clone(),
+            groups: user.groups.clone(),
+            attrs: user.attributes.clone(),
+            aud: audience.to_string(),
+            scope: scope.to_string(),
+            jti: uuid::Uuid::new_v4().simple().to_string(),
+            iat: now,
+            exp,
+        };
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(key.kid.clone());
+        jsonwebtoken::encode(&header, &claims, &key.key).map_err(|e| format!("cannot sign an identity assertion: {e}"))
+    }
+}
+
+/// Why an assertion was refused. Messages are safe to return.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AssertionError {
+    #[error("the call carries no identity assertion signed by the router")]
+    Missing,
+    #[error("identity assertion refused: {0}")]
+    Invalid(String),
+    #[error("identity assertion refused: already used (replay)")]
+    Replayed,
+}
+
+impl AssertionError {
+    pub fn reason(&self) -> crate::errors::Reason {
+        use crate::errors::Reason;
+        match self {
+            Self::Missing => Reason::AssertionMissing,
+            Self::Invalid(_) => Reason::AssertionInvalid,
+            Self::Replayed => Reason::AssertionReplayed,
+        }
+    }
+
+    /// UNAUTHENTICATED with the reason.
+    pub fn status(&self) -> tonic::Status {
+        crate::errors::status(tonic::Code::Unauthenticated, self.reason(), self.to_string())
+    }
+}
+
+/// Remembers each seen `jti` until its assertion cannot be valid any more.
+struct UntilInvalid;
+
+impl moka::Expiry<String, Instant> for UntilInvalid {
+    fn expire_after_create(&self, _key: &String, until: &Instant, now: Instant) -> Option<Duration> {
+        Some(until.saturating_duration_since(now))
+    }
+}
+
+/// Verifies the router's assertions (see the module doc).
+pub struct AssertionVerifier {
+    jwks: Jwks,
+    issuer: String,
+    leeway: u64,
+    seen: moka::sync::Cache<String, Instant>,
+}
+
+impl std::fmt::Debug for AssertionVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AssertionVerifier").field("issuer", &self.issuer).finish()
+    }
+}
+
+impl AssertionVerifier {
+    /// `None` when `config.trust_unsigned` (after logging the warning).
+    pub fn from_config(config: &VerifierConfig, what: &str) -> Result<Option<Arc<Self>>, String> {
+        config.validate(what)?;
+        let Some(path) = &config.jwks_file else {
+            tracing::warn!(
+                section = what,
+                "identity assertions are not verified (trust_unsigned: true): any caller can claim any user"
+            );
+            return Ok(None);
+        };
+        let jwks = Jwks::load(path.clone(), "server.identity.jwks_file")?;
+        let seen = moka::sync::Cache::builder().max_capacity(MAX_REMEMBERED).expire_after(UntilInvalid).build();
+        Ok(Some(Arc::new(Self { jwks, issuer: config.issuer.clone(), leeway: config.leeway_secs, seen })))
+    }
+
+    /// Verifies `token` for `audience` and `scope` and returns the user it asserts. A valid
+    /// assertion is accepted once.
+    pub fn verify(&self, token: &str, audience: &str, scope: &str) -> Result<Identity, AssertionError> {
+        if token.is_empty() {
+            return Err(AssertionError::Missing);
+        }
+        let invalid = |m: &str| AssertionError::Invalid(m.to_string());
+        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid("not a well-formed JWT"))?;
+        let kid = header.kid.ok_or_else(|| invalid("it names no key (kid)"))?;
+        let (key, alg) = self.jwks.key(&kid).ok_or_else(|| invalid("unknown signing key (kid)"))?;
+        if header.alg != alg || alg != Algorithm::ES256 {
+            return Err(invalid("unexpected signing algorithm"));
+        }
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.leeway = self.leeway;
+        validation.validate_aud = false;
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+        let claims = jsonwebtoken::decode::<AssertionClaims>(token, &key, &validation)
+            .map_err(|e| match crate::auth::map_jwt_error(e) {
+                AuthError::Expired => invalid("expired"),
+                AuthError::BadSignature => invalid("bad signature"),
+                AuthError::Invalid(m) => AssertionError::Invalid(m),
+                other => AssertionError::Invalid(other.to_string()),
+            })?
+            .claims;
+        if claims.aud != audience {
+            return Err(invalid("it is for another source (aud)"));
+        }
+        if claims.scope != scope {
+            return Err(invalid("it is for another sub-query or document (scope)"));
+        }
+        let now = unix(SystemTime::now());
+        if claims.iat > now + self.leeway {
+            return Err(invalid("issued in the future (iat)"));
+        }
+        if claims.exp.saturating_sub(claims.iat) > MAX_LIFETIME.as_secs() {
+            return Err(invalid("it lives longer than assertions may"));
+        }
+        if claims.sub.trim().is_empty() || claims.jti.is_empty() {
+            return Err(invalid("empty sub or jti"));
+        }
+        // Remember the id while the assertion could still pass the expiry check.
+        let valid_for = Duration::from_secs((claims.exp + self.leeway).saturating_sub(now) + 1);
+        let entry = self.seen.entry(claims.jti.clone()).or_insert(Instant::now() + valid_for);
+        if !entry.is_fresh() {
+            return Err(AssertionError::Replayed);
+        }
+        Ok(Identity { subject: claims.sub, groups: claims.groups, attributes: claims.attrs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(dir: &Path) -> (Arc<AssertionSigner>, AssertionVerifier) {
+        let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let key = dir.join("signing.pem");
+        std::fs::write(&key, pair.serialize_pem()).unwrap();
+        let jwks = dir.join("router.jwks");
+        let jwk = public_jwk(pair.serialize_pem().as_bytes()).unwrap();
+        std::fs::write(&jwks, serde_json::json!({"keys": [jwk]}).to_string()).unwrap();
+        let signer =
+            AssertionSigner::load(&SignerConfig { signing_key_file: key, issuer: DEFAULT_ISSUER.into() }).unwrap();
+        let verifier = AssertionVerifier::from_config(
+            &VerifierConfig {
+                jwks_file: Some(jwks),
+                issuer: DEFAULT_ISSUER.into(),
+                leeway_secs: 0,
+                trust_unsigned: false,
+            },
+            "server.identity",
+        )
+        .unwrap()
+        .unwrap();
+        (signer, Arc::into_inner(verifier).unwrap())
+    }
+
+    fn alice() -> Identity {
+        Identity {
+            subject: "alice".into(),
+            groups: vec!["support".into()],
+            attributes: BTreeMap::from([("business_lines".into(), "retail".into())]),
+        }
+    }
+
+    #[test]
+    fn a_signed_assertion_verifies_once_for_its_source_and_scope() {
+        let dir = tempfile::tempdir().unwrap();
+        let (signer, verifier) = keys(dir.path());
+        let until = SystemTime::now() + Duration::from_secs(5);
+        let token = signer.sign(&alice(), "tickets", &search_scope("1"), until).unwrap();
+        assert_eq!(
+            verifier.verify(&token, "kb", &search_scope("1")),
+            Err(AssertionError::Invalid("it is for another source (aud)".into()))
+        );
+        assert!(matches!(verifier.verify(&token, "tickets", &search_scope("2")), Err(AssertionError::Invalid(_))));
+        assert_eq!(verifier.verify(&token, "tickets", &search_scope("1")).unwrap(), alice());
+        assert_eq!(verifier.verify(&token, "tickets", &search_scope("1")), Err(AssertionError::Replayed));
+        assert_eq!(verifier.verify("", "tickets", "x"), Err(AssertionError::Missing));
+    }
+
+    #[test]
+    fn expired_and_foreign_assertions_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (signer, verifier) = keys(dir.path());
+        let past = SystemTime::now() - Duration::from_secs(30);
+        let token = signer.sign(&alice(), "tickets", "search:1", past).unwrap();
+        assert!(
+            matches!(verifier.verify(&token, "tickets", "search:1"), Err(AssertionError::Invalid(m)) if m == "expired")
+        );
+        let other = tempfile::tempdir().unwrap();
+        let (foreign, _) = keys(other.path());
+        let token = foreign.sign(&alice(), "tickets", "search:1", SystemTime::now() + Duration::from_secs(5)).unwrap();
+        assert!(
+            matches!(verifier.verify(&token, "tickets", "search:1"), Err(AssertionError::Invalid(m)) if m.contains("kid"))
+        );
+    }
+
+    #[test]
+    fn unsigned_trust_must_be_explicit() {
+        let none =
+            VerifierConfig { jwks_file: None, issuer: DEFAULT_ISSUER.into(), leeway_secs: 5, trust_unsigned: false };
+        assert!(none.validate("server.identity").unwrap_err().contains("jwks_file"));
+        assert!(VerifierConfig { trust_unsigned: true, ..none }.validate("server.identity").is_ok());
+    }
+}

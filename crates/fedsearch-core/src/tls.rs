@@ -1,0 +1,563 @@
+//! Mutual TLS between the services (router → adapters, router → fusion), with certificate
+//! files re-read when they change.
+//!
+//! Every internal hop is TLS 1.2/1.3 (rustls, ring) where both sides show a certificate of the
+//! deployment's CA. A server accepts a client only if the client's certificate chains to
+//! `ca_file` **and** carries one of `allowed_clients` as a subject alternative name (DNS name or
+//! IP address); anything else fails the handshake before any request is read. A client checks
+//! the server's certificate against `ca_file` and the URL's host (or `server_name`).
+//!
+//! `ca_file`, `cert_file` and `key_file` are checked for changes at most once a second (size and
+//! modification time). New files are used for every handshake after they were read; connections
+//! already open keep going (a TLS session is authenticated once, at its handshake). A new set that
+//! cannot be used (a certificate without its key, half-written files) is logged and the set
+//! before stays in use, so a rotation never breaks calls. Plaintext is only possible with an
+//! explicit `insecure: true`, which logs a warning at start.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, RwLock},
+    time::{Duration, Instant, SystemTime},
+};
+
+use rustls::{
+    DigitallySignedStruct, DistinguishedName, RootCertStore, SignatureScheme,
+    client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+    crypto::CryptoProvider,
+    pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime, pem::PemObject},
+    server::danger::{ClientCertVerified, ClientCertVerifier},
+};
+use serde::Deserialize;
+
+/// TLS settings of one service, as a server (`server.tls`) or as a client (`tls` of its
+/// endpoints).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Plaintext, no certificates: for local experiments only (a warning is logged at start).
+    #[serde(default)]
+    pub insecure: bool,
+    /// PEM bundle of the CA certificate(s) peers must chain to. Several CAs may be listed
+    /// during a CA rotation.
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
+    /// PEM certificate chain this service presents (leaf first).
+    #[serde(default)]
+    pub cert_file: Option<PathBuf>,
+    /// PEM private key (PKCS#8, SEC1 or PKCS#1) of `cert_file`.
+    #[serde(default)]
+    pub key_file: Option<PathBuf>,
+    /// Servers only: the names (DNS SANs or IP SANs) a client certificate must carry one of,
+    /// e.g. `router.fedsearch.svc`.
+    #[serde(default)]
+    pub allowed_clients: Vec<String>,
+    /// Clients only: the name the server's certificate must be valid for, when it is not the
+    /// host of the endpoint URL (e.g. when connecting by IP).
+    #[serde(default)]
+    pub server_name: Option<String>,
+}
+
+impl TlsConfig {
+    /// Checks the settings of a server (`what` names the section in messages, e.g.
+    /// `server.tls`): certificates and an allow list, or `insecure: true`.
+    pub fn validate_server(&self, what: &str) -> Result<(), String> {
+        self.validate_files(what)?;
+        if !self.insecure {
+            if self.allowed_clients.is_empty() {
+                return Err(format!("`{what}.allowed_clients` must name the clients allowed to call (SANs)"));
+            }
+            for name in &self.allowed_clients {
+                ServerName::try_from(name.as_str())
+                    .map_err(|_| format!("`{what}.allowed_clients`: `{name}` is not a DNS name or IP address"))?;
+            }
+        }
+        if self.server_name.is_some() {
+            return Err(format!("`{what}.server_name` is a client setting"));
+        }
+        Ok(())
+    }
+
+    /// Checks the settings of a client.
+    pub fn validate_client(&self, what: &str) -> Result<(), String> {
+        self.validate_files(what)?;
+        if !self.allowed_clients.is_empty() {
+            return Err(format!("`{what}.allowed_clients` is a server setting"));
+        }
+        if let Some(name) = &self.server_name {
+            ServerName::try_from(name.as_str())
+                .map_err(|_| format!("`{what}.server_name`: `{name}` is not a DNS name or IP address"))?;
+        }
+        Ok(())
+    }
+
+    fn validate_files(&self, what: &str) -> Result<(), String> {
+        let files = [&self.ca_file, &self.cert_file, &self.key_file];
+        match (self.insecure, files.iter().all(|f| f.is_some()), files.iter().any(|f| f.is_some())) {
+            (true, _, true) => Err(format!("`{what}`: set either `insecure: true` or the certificate files, not both")),
+            (false, false, _) => {
+                Err(format!("`{what}` needs `ca_file`, `cert_file` and `key_file` (or `insecure: true` for plaintext)"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether an endpoint URL's scheme fits these settings (`https://` with TLS, `http://`
+    /// with `insecure`).
+    pub fn check_scheme(&self, url: &str) -> Result<(), String> {
+        let https = url.trim().starts_with("https://");
+        match (self.insecure, https) {
+            (false, false) => Err(format!("endpoint `{url}` must be https:// (TLS is on; or set `insecure: true`)")),
+            (true, true) => Err(format!("endpoint `{url}` is https:// but its TLS settings say `insecure: true`")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Logs the plaintext warning when `insecure` (call once at start).
+    pub fn warn_if_insecure(&self, what: &str) {
+        if self.insecure {
+            tracing::warn!(
+                section = what,
+                "TLS is off (insecure: true): calls travel in plaintext and callers are not authenticated"
+            );
+        }
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// One loaded set of files.
+struct Material {
+    roots: Arc<RootCertStore>,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    cert_pem: Vec<u8>,
+    key_pem: Vec<u8>,
+}
+
+/// What identifies a version of a file on disk.
+type Stamp = Option<(SystemTime, u64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
+}
+
+fn read_material(ca: &Path, cert: &Path, key: &Path) -> Result<Material, String> {
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    let (ca_pem, cert_pem, key_pem) = (read(ca)?, read(cert)?, read(key)?);
+    let mut roots = RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(&ca_pem) {
+        let c = c.map_err(|e| format!("{} is not a PEM certificate bundle: {e}", ca.display()))?;
+        roots.add(c).map_err(|e| format!("{}: unusable CA certificate: {e}", ca.display()))?;
+    }
+    if roots.is_empty() {
+        return Err(format!("{} holds no certificate", ca.display()));
+    }
+    let chain = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{} is not a PEM certificate chain: {e}", cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!("{} holds no certificate", cert.display()));
+    }
+    let private = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| format!("{} is not a PEM private key: {e}", key.display()))?;
+    rustls::sign::CertifiedKey::from_der(chain.clone(), private.clone_key(), &provider())
+        .map_err(|e| format!("{} does not belong to {}: {e}", key.display(), cert.display()))?;
+    Ok(Material { roots: Arc::new(roots), chain, key: private, cert_pem, key_pem })
+}
+
+/// A CA bundle, certificate and key read from files and re-read when they change.
+pub struct TlsFiles {
+    paths: [PathBuf; 3],
+    state: RwLock<FilesState>,
+}
+
+struct FilesState {
+    material: Arc<Material>,
+    stamps: [Stamp; 3],
+    /// The stamps of a set that was refused, so it is reported once.
+    refused: Option<[Stamp; 3]>,
+    checked: Instant,
+    generation: u64,
+}
+
+/// How often the files are looked at, at most.
+pub const RELOAD_CHECK: Duration = Duration::from_secs(1);
+
+impl TlsFiles {
+    /// Reads the files named by `config` (which must not be `insecure`).
+    pub fn load(config: &TlsConfig) -> Result<Arc<Self>, String> {
+        let (Some(ca), Some(cert), Some(key)) = (&config.ca_file, &config.cert_file, &config.key_file) else {
+            return Err("TLS needs ca_file, cert_file and key_file".into());
+        };
+        let paths = [ca.clone(), cert.clone(), key.clone()];
+        let stamps = paths.clone().map(|p| stamp(&p));
+        let material = Arc::new(read_material(ca, cert, key)?);
+        Ok(Arc::new(Self {
+            paths,
+            state: RwLock::new(FilesState { material, stamps, refused: None, checked: Instant::now(), generation: 0 }),
+        }))
+    }
+
+    /// The current set and its generation (which grows with every re-read set), re-reading the
+    /// files first when they changed (looked at no more than once a [`RELOAD_CHECK`]).
+    fn current(&self) -> (Arc<Material>, u64) {
+        {
+            let s = self.state.read().unwrap_or_else(|e| e.into_inner());
+            if s.checked.elapsed() < RELOAD_CHECK {
+                return (s.material.clone(), s.generation);
+            }
+        }
+        let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if s.checked.elapsed() >= RELOAD_CHECK {
+            s.checked = Instant::now();
+            let stamps = self.paths.clone().map(|p| stamp(&p));
+            if stamps != s.stamps && s.refused != Some(stamps) {
+                match read_material(&self.paths[0], &self.paths[1], &self.paths[2]) {
+                    Ok(m) => {
+                        s.material = Arc::new(m);
+                        s.stamps = stamps;
+                        s.refused = None;
+                        s.generation += 1;
+                        tracing::info!(cert = %self.paths[1].display(), generation = s.generation, "TLS files re-read");
+                    }
+                    Err(e) => {
+                        s.refused = Some(stamps);
+                        tracing::warn!(error = %e, "TLS files changed but cannot be used; keeping the ones loaded before");
+                    }
+                }
+            }
+        }
+        (s.material.clone(), s.generation)
+    }
+
+    /// The generation of the set in use (see [`TlsFiles::current`]).
+    pub fn generation(&self) -> u64 {
+        self.current().1
+    }
+}
+
+// ---------------------------------------------------------------- server side
+
+/// The TLS side of a server: a rustls config rebuilt whenever the files change.
+pub struct ServerTls {
+    files: Arc<TlsFiles>,
+    allowed: Arc<Vec<ServerName<'static>>>,
+    built: RwLock<(u64, Arc<rustls::ServerConfig>)>,
+}
+
+impl ServerTls {
+    /// `None` when `config.insecure` (after logging the warning); the files are read now.
+    pub fn from_config(config: &TlsConfig, what: &str) -> Result<Option<Arc<Self>>, String> {
+        config.validate_server(what)?;
+        if config.insecure {
+            config.warn_if_insecure(what);
+            return Ok(None);
+        }
+        let files = TlsFiles::load(config).map_err(|e| format!("`{what}`: {e}"))?;
+        let allowed = Arc::new(
+            config
+                .allowed_clients
+                .iter()
+                .map(|n| {
+                    ServerName::try_from(n.clone()).map_err(|_| format!("`{what}.allowed_clients`: bad name `{n}`"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        );
+        let (material, generation) = files.current();
+        let built = RwLock::new((generation, build_server_config(&material, &allowed)?));
+        Ok(Some(Arc::new(Self { files, allowed, built })))
+    }
+
+    /// The rustls config for the next handshake.
+    pub fn config(&self) -> Arc<rustls::ServerConfig> {
+        let (material, generation) = self.files.current();
+        {
+            let b = self.built.read().unwrap_or_else(|e| e.into_inner());
+            if b.0 == generation {
+                return b.1.clone();
+            }
+        }
+        let mut b = self.built.write().unwrap_or_else(|e| e.into_inner());
+        if b.0 != generation {
+            match build_server_config(&material, &self.allowed) {
+                Ok(c) => *b = (generation, c),
+                Err(e) => tracing::warn!(error = %e, "new TLS files cannot be served; keeping the ones before"),
+            }
+        }
+        b.1.clone()
+    }
+}
+
+fn build_server_config(
+    m: &Material,
+    allowed: &Arc<Vec<ServerName<'static>>>,
+) -> Result<Arc<rustls::ServerConfig>, String> {
+    let inner = rustls::server::WebPkiClientVerifier::builder_with_provider(m.roots.clone(), provider())
+        .build()
+        .map_err(|e| format!("cannot verify clients with this CA bundle: {e}"))?;
+    let verifier = Arc::new(AllowedClients { inner, allowed: allowed.clone() });
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS versions: {e}"))?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(m.chain.clone(), m.key.clone_key())
+        .map_err(|e| format!("cannot serve this certificate: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Client certificates must chain to the CA (the inner verifier) and name an allowed client.
+#[derive(Debug)]
+struct AllowedClients {
+    inner: Arc<dyn ClientCertVerifier>,
+    allowed: Arc<Vec<ServerName<'static>>>,
+}
+
+/// Whether `cert` carries one of `names` as a subject alternative name.
+pub fn cert_names_any(cert: &CertificateDer<'_>, names: &[ServerName<'_>]) -> bool {
+    rustls::server::ParsedCertificate::try_from(cert)
+        .is_ok_and(|parsed| names.iter().any(|n| rustls::client::verify_server_name(&parsed, n).is_ok()))
+}
+
+impl ClientCertVerifier for AllowedClients {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        let ok = self.inner.verify_client_cert(end_entity, intermediates, now)?;
+        if !cert_names_any(end_entity, &self.allowed) {
+            tracing::info!("refused a client certificate whose names are not in allowed_clients");
+            return Err(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName));
+        }
+        Ok(ok)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// How long a client may take to finish its TLS handshake.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The accepted, authenticated connections of `listener`: each TCP connection does its TLS
+/// handshake on its own task (a slow or failing client never holds up the others), with the
+/// config of the moment. Ends when the receiver is dropped (the server stopped).
+pub fn incoming(
+    listener: tokio::net::TcpListener,
+    tls: Arc<ServerTls>,
+) -> tokio_stream::wrappers::ReceiverStream<
+    Result<tokio_rustls::server::TlsStream<tokio::net::TcpStream>, std::io::Error>,
+> {
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = tx.closed() => break,
+            };
+            let (tcp, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: the next accept may work.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+            };
+            let _ = tcp.set_nodelay(true);
+            let acceptor = tokio_rustls::TlsAcceptor::from(tls.config());
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                    Ok(Ok(stream)) => {
+                        let _ = tx.send(Ok(stream)).await;
+                    }
+                    Ok(Err(e)) => {
+                        crate::metrics::tls_handshake_failed();
+                        tracing::debug!(%peer, error = %e, "TLS handshake refused")
+                    }
+                    Err(_) => {
+                        crate::metrics::tls_handshake_failed();
+                        tracing::debug!(%peer, "TLS handshake timed out")
+                    }
+                }
+            });
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+// ---------------------------------------------------------------- client side
+
+/// The TLS side of a client: its certificate and the CA it trusts, from files re-read when
+/// they change. Channels built with [`ClientTls::endpoint`] use the set of the moment; the
+/// channels of [`crate::endpoints`] rebuild their endpoints when [`ClientTls::generation`]
+/// moves, so new connections use new files.
+pub struct ClientTls {
+    files: Arc<TlsFiles>,
+    server_name: Option<String>,
+    verifier: Arc<ReloadingServerVerifier>,
+}
+
+impl std::fmt::Debug for ClientTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientTls").field("cert", &self.files.paths[1]).field("server_name", &self.server_name).finish()
+    }
+}
+
+impl ClientTls {
+    /// `None` when `config.insecure` (after logging the warning); the files are read now.
+    pub fn from_config(config: &TlsConfig, what: &str) -> Result<Option<Arc<Self>>, String> {
+        config.validate_client(what)?;
+        if config.insecure {
+            config.warn_if_insecure(what);
+            return Ok(None);
+        }
+        let files = TlsFiles::load(config).map_err(|e| format!("`{what}`: {e}"))?;
+        let verifier = Arc::new(ReloadingServerVerifier { files: files.clone(), built: RwLock::new(None) });
+        Ok(Some(Arc::new(Self { files, server_name: config.server_name.clone(), verifier })))
+    }
+
+    /// The generation of the files in use; it moves when they were re-read.
+    pub fn generation(&self) -> u64 {
+        self.files.generation()
+    }
+
+    /// Adds TLS with the current certificate to `endpoint` (an `https://` URL). The server's
+    /// certificate must be valid for `server_name` if configured, else `name` if given (the
+    /// host a replica's address was resolved from), else the URL's host.
+    pub fn endpoint(
+        &self,
+        endpoint: tonic::transport::Endpoint,
+        name: Option<&str>,
+    ) -> anyhow::Result<tonic::transport::Endpoint> {
+        let (m, _) = self.files.current();
+        let mut config = tonic::transport::ClientTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(&m.cert_pem, &m.key_pem))
+            .assume_http2(true);
+        if let Some(name) = self.server_name.as_deref().or(name) {
+            config = config.domain_name(name.to_string());
+        }
+        endpoint
+            .tls_config_with_verifier(config, self.verifier.clone())
+            .map_err(|e| anyhow::anyhow!("cannot configure TLS for an endpoint: {e}"))
+    }
+}
+
+/// Verifies servers against the CA bundle of the moment.
+#[derive(Debug)]
+struct ReloadingServerVerifier {
+    files: Arc<TlsFiles>,
+    built: RwLock<Option<(u64, Arc<rustls::client::WebPkiServerVerifier>)>>,
+}
+
+impl std::fmt::Debug for TlsFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsFiles").field("paths", &self.paths).finish()
+    }
+}
+
+impl ReloadingServerVerifier {
+    fn current(&self) -> Result<Arc<rustls::client::WebPkiServerVerifier>, rustls::Error> {
+        let (m, generation) = self.files.current();
+        if let Some((g, v)) = &*self.built.read().unwrap_or_else(|e| e.into_inner())
+            && *g == generation
+        {
+            return Ok(v.clone());
+        }
+        let v = rustls::client::WebPkiServerVerifier::builder_with_provider(m.roots.clone(), provider())
+            .build()
+            .map_err(|e| rustls::Error::General(format!("cannot verify servers with this CA bundle: {e}")))?;
+        *self.built.write().unwrap_or_else(|e| e.into_inner()) = Some((generation, v.clone()));
+        Ok(v)
+    }
+}
+
+impl ServerCertVerifier for ReloadingServerVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.current()?.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.current()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.current()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        provider().signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plaintext_needs_insecure_and_tls_needs_every_file() {
+        let none = TlsConfig::default();
+        let err = none.validate_server("server.tls").unwrap_err();
+        assert!(err.contains("insecure: true"), "{err}");
+        let insecure = TlsConfig { insecure: true, ..Default::default() };
+        assert!(insecure.validate_server("server.tls").is_ok());
+        let both = TlsConfig { insecure: true, ca_file: Some("ca.pem".into()), ..Default::default() };
+        assert!(both.validate_server("server.tls").is_err());
+        let files = TlsConfig {
+            ca_file: Some("ca.pem".into()),
+            cert_file: Some("c.pem".into()),
+            key_file: Some("k.pem".into()),
+            ..Default::default()
+        };
+        assert!(files.validate_server("server.tls").unwrap_err().contains("allowed_clients"));
+        assert!(files.validate_client("tls").is_ok());
+        assert!(files.check_scheme("http://127.0.0.1:1").is_err());
+        assert!(files.check_scheme("https://127.0.0.1:1").is_ok());
+        assert!(insecure.check_scheme("https://127.0.0.1:1").is_err());
+    }
+}
