@@ -5,7 +5,7 @@
 # instance, with their own users, groups and ACL lines (data/nimbus/wiki/auth.spec); so do the second
 # tuning company's (data/orca/wiki, namespace orca:, data/orca/wiki/auth.spec).
 #
-# Usage: scripts/backends/dokuwiki.sh install | start | stop [--keep-data] | status
+# Usage: scripts/backends/dokuwiki.sh install | start | stop [--keep-data] | status | import DIR [--replace]
 #
 #   install            apt packages dokuwiki php-cli php-xml php8.2-cgi (php8.2-cgi keeps apache out)
 #   start              build an isolated instance under $FEDSEARCH_RUN_DIR/dokuwiki (or reuse one kept
@@ -14,6 +14,18 @@
 #   stop               stop php and delete the instance (pages, users, secrets, env file)
 #   stop --keep-data   stop php only; the next `start` serves the same instance and credentials
 #   status             prints running/stopped; exit 0 when running, 3 when not
+#   import DIR [--replace]
+#                      load a company's folder into the instance (built by `start`; it may be
+#                      running): DIR/<ns>/**/<page>.txt are the pages, laid out like data/pages;
+#                      DIR/mtimes.txt their dates and authors (`<page id> <ISO-8601 time | days ago>
+#                      [<login>]`; a page not listed is dated by its file's mtime), written into
+#                      the wiki's revision history (changelog + metadata + file time), so
+#                      wiki.getPageInfo / dokuwiki.search report them; DIR/auth.spec its users and
+#                      ACL lines (format of AUTH_SPEC below), MERGED: existing accounts and their
+#                      passwords stay, new users get a credential in the secrets file. --replace
+#                      first removes every page (and its history) of the top namespaces DIR holds.
+#                      Then re-indexes. Running adapters need a restart only for NEW users
+#                      (they read the secrets file at start).
 #
 # Env: DOKUWIKI_PORT (default 8090), FEDSEARCH_RUN_DIR (default <repo>/.run).
 # Files: $FEDSEARCH_RUN_DIR/dokuwiki/site        document root (code, conf/, data/)
@@ -271,6 +283,45 @@ cmd_status() {
   return 3
 }
 
+cmd_import() {
+  local dir=${1:-} replace=0
+  [ -n "$dir" ] && [ -d "$dir" ] || die "usage: $0 import DIR [--replace] (DIR holds <ns>/<page>.txt, optional mtimes.txt and auth.spec)"
+  [ "${2:-}" = "--replace" ] && replace=1
+  [ -f "$READY" ] && [ -f "$SECRETS" ] || die "no instance in $INST; run: $0 start"
+  dir=$(cd "$dir" && pwd)
+  local namespaces ns n=0 f rel id dates="$INST/import-mtimes.txt"
+  namespaces=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)
+  [ -n "$namespaces" ] || die "$dir holds no namespace folder (<ns>/<page>.txt)"
+  for ns in $namespaces; do
+    [[ $ns =~ ^[a-z0-9_.-]+$ ]] || die "namespace folder '$ns' is not a DokuWiki id (lower-case letters, digits, _ . -)"
+    if [ "$replace" = 1 ]; then
+      rm -rf "$SITE/data/pages/$ns" "$SITE/data/meta/$ns" "$SITE/data/attic/$ns"
+      log "removed namespace $ns"
+    fi
+  done
+  : >"$dates"
+  while IFS= read -r -d '' f; do
+    rel=${f#"$dir/"}
+    mkdir -p "$SITE/data/pages/$(dirname "$rel")"
+    cp "$f" "$SITE/data/pages/$rel"
+    id=${rel%.txt}; id=${id//\//:}
+    # a page mtimes.txt does not list is dated by its own file
+    if ! grep -qE "^[[:space:]]*$id[[:space:]]" "$dir/mtimes.txt" 2>/dev/null; then
+      printf '%s %s\n' "$id" "$(date -u -d "@$(stat -c %Y "$f")" +%Y-%m-%dT%H:%M:%SZ)" >>"$dates"
+    fi
+    n=$((n + 1))
+  done < <(find "$dir" -mindepth 2 -name '*.txt' -print0)
+  [ -f "$dir/mtimes.txt" ] && cat "$dir/mtimes.txt" >>"$dates"
+  if [ -f "$dir/auth.spec" ]; then
+    php "$HERE/gen_auth.php" "$SITE" "$SECRETS" --merge <"$dir/auth.spec" >/dev/null || die "merging $dir/auth.spec failed"
+  fi
+  php "$HERE/seed_meta.php" "$SITE" "$dates" >/dev/null || die "dating the pages failed"
+  rm -rf "$SITE/data/cache"/*
+  # -c: a replaced page is back-dated below its .indexed stamp, which an incremental run would skip
+  HTTP_HOST=127.0.0.1 SERVER_PORT=80 php "$SITE/bin/indexer.php" -c -q || die "indexing failed"
+  log "imported $n pages from $dir (namespaces: $(echo $namespaces | tr ' ' ,)) into $INST"
+}
+
 # start/stop/status of one run dir are serialised (two test processes calling start at once).
 lock() { exec 8>"$FEDSEARCH_RUN_DIR/dokuwiki.lock"; flock 8; }
 
@@ -279,5 +330,6 @@ case "${1:-}" in
   start) lock; cmd_start ;;
   stop) shift; lock; cmd_stop "$@" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 install | start | stop [--keep-data] | status" >&2; exit 2 ;;
+  import) shift; lock; cmd_import "$@" ;;
+  *) echo "usage: $0 install | start | stop [--keep-data] | status | import DIR [--replace]" >&2; exit 2 ;;
 esac

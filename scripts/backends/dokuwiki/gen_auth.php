@@ -3,7 +3,7 @@
  * Writes the users, ACL and the adapter's credentials file of a DokuWiki instance
  * (used by scripts/backends/dokuwiki.sh start).
  *
- *   php gen_auth.php SITE_DIR SECRETS_FILE < spec
+ *   php gen_auth.php SITE_DIR SECRETS_FILE [--merge] < spec
  *
  * spec lines ('#' comments allowed), fields separated by '|':
  *   user|<login>|<full name>|<email>|<group,group,...>|<subject or empty>
@@ -14,6 +14,9 @@
  * - acl.auth.php: user and group names are written through DokuWiki's own auth_nameencode();
  *   a plain `chen.hao` would silently never match (it must be `chen%2ehao`).
  * - SECRETS_FILE (mode 0600) maps subject -> {username, password} for every user with a subject.
+ * - --merge (scripts/backends/dokuwiki.sh import): the instance's users, ACL lines and credentials
+ *   are kept as they are (passwords unchanged, so running adapters keep working); users whose
+ *   login is new get an account and a credential, ACL lines not there yet are appended.
  */
 
 if ($argc < 3) {
@@ -22,6 +25,7 @@ if ($argc < 3) {
 }
 $site = rtrim(realpath($argv[1]), '/') . '/';
 $secretsFile = $argv[2];
+$merge = ($argv[3] ?? '') === '--merge';
 
 $_SERVER['HTTP_HOST'] = $_SERVER['HTTP_HOST'] ?? '127.0.0.1';
 $_SERVER['SERVER_PORT'] = $_SERVER['SERVER_PORT'] ?? '80';
@@ -55,7 +59,32 @@ function yaml_str(string $s): string
 $authLines = ["# users.auth.php written by scripts/backends/dokuwiki/gen_auth.php",
     "# login:passwordhash:Real Name:email:groups,comma,separated", ""];
 $secrets = [];
+$known = [];      // logins already in the instance (--merge)
+$oldAcl = [];
+if ($merge) {
+    foreach (@file(DOKU_CONF . 'users.auth.php', FILE_IGNORE_NEW_LINES) ?: [] as $line) {
+        if ($line === '' || $line[0] === '#') continue;
+        $known[explode(':', $line, 2)[0]] = true;
+        $authLines[] = $line;
+    }
+    foreach (@file(DOKU_CONF . 'acl.auth.php', FILE_IGNORE_NEW_LINES) ?: [] as $line) {
+        if ($line === '' || $line[0] === '#') continue;
+        $oldAcl[] = $line;
+    }
+    // our own secrets format: `<subject>:` then `  username: "…"` and `  password: "…"`
+    $sub = null;
+    foreach (@file($secretsFile, FILE_IGNORE_NEW_LINES) ?: [] as $line) {
+        if ($line === '' || $line[0] === '#') continue;
+        if ($line[0] !== ' ') {
+            $sub = stripcslashes(trim(rtrim($line, ':'), '"'));
+            $secrets[$sub] = ['username' => '', 'password' => ''];
+        } elseif ($sub !== null && preg_match('/^\s+(username|password):\s*"?(.*?)"?\s*$/', $line, $m)) {
+            $secrets[$sub][$m[1]] = stripcslashes($m[2]);
+        }
+    }
+}
 foreach ($users as $u) {
+    if (isset($known[$u['login']])) continue;   // --merge: an existing account stays as it is
     if (!preg_match('/^[a-z0-9._-]+$/', $u['login'])) {
         fwrite(STDERR, "gen_auth: unsupported login '{$u['login']}'\n");
         exit(1);
@@ -71,8 +100,10 @@ foreach ($users as $u) {
 
 $aclLines = ["# acl.auth.php written by scripts/backends/dokuwiki/gen_auth.php",
     "# <scope> <user or @group, encoded with auth_nameencode> <permission>", ""];
+$aclLines = array_merge($aclLines, $oldAcl);
 foreach ($acl as $a) {
-    $aclLines[] = $a['scope'] . "\t" . auth_nameencode($a['who'], true) . "\t" . $a['perm'];
+    $line = $a['scope'] . "\t" . auth_nameencode($a['who'], true) . "\t" . $a['perm'];
+    if (!in_array($line, $oldAcl, true)) $aclLines[] = $line;
 }
 
 $users_file = DOKU_CONF . 'users.auth.php';

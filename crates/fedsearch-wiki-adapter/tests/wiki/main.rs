@@ -16,6 +16,7 @@ mod common;
 mod confluence;
 mod dokuwiki_acl;
 mod dokuwiki_errors;
+mod dokuwiki_import;
 mod dokuwiki_or;
 mod dokuwiki_recovery;
 mod latency;
