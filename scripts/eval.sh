@@ -6,6 +6,7 @@
 #   scripts/eval.sh COMPANY [fedsearch eval options...]
 #   scripts/eval.sh spruce --min-ndcg 0.9          # fails below the threshold
 #   scripts/eval.sh nimbus --json > nimbus.json
+#   scripts/eval.sh orca --with-vector ...          # also the vector source (EVAL_WITH_VECTOR=1 too)
 #
 # COMPANY is a folder under eval/ with questions.jsonl, users.yaml and eval.env, which names
 # CONFIG_DIR (the router/adapter/fusion YAML files) and SQL_URL_VAR (the backend env variable
@@ -18,7 +19,12 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT"
 
-company=${1:-}; [ -n "$company" ] || die "usage: scripts/eval.sh COMPANY [fedsearch eval options...]"; shift
+company=${1:-}; [ -n "$company" ] || die "usage: scripts/eval.sh COMPANY [--with-vector] [fedsearch eval options...]"; shift
+# --with-vector: index the company's stable documents into the vector store (scripts/backends/chroma.sh,
+# $CONFIG_DIR/vector-adapter.yaml), start the vector adapter and add $CONFIG_DIR/router-vector-source.yaml
+# to the router's sources. Off by default.
+WITH_VECTOR=${EVAL_WITH_VECTOR:-0}
+if [ "${1:-}" = --with-vector ]; then WITH_VECTOR=1; shift; fi
 DIR=eval/$company
 [ -f "$DIR/eval.env" ] || die "no $DIR/eval.env (companies: $(ls eval | tr '\n' ' '))"
 CONFIG_DIR= SQL_URL_VAR=
@@ -33,8 +39,14 @@ done
 BIN=${BIN:-$FEDSEARCH_ROOT/target/debug}
 base=${EVAL_BASE_PORT:-30151}
 ROUTER_PORT=$base FUSION_PORT=$((base + 1)) ES_PORT=$((base + 2)) SQLA_PORT=$((base + 3)) WIKIA_PORT=$((base + 4))
-MCP_PORT=$((base + 5))
+MCP_PORT=$((base + 5)) VEC_PORT=$((base + 6))
 for p in $ROUTER_PORT $FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT $MCP_PORT; do port_free "$p"; done
+if [ "$WITH_VECTOR" = 1 ]; then
+  port_free "$VEC_PORT"
+  for f in vector-adapter.yaml router-vector-source.yaml; do [ -f "$CONFIG_DIR/$f" ] || die "--with-vector: no $CONFIG_DIR/$f"; done
+  [ -n "${CHROMA_URL:-}" ] && [ -n "${FEDSEARCH_VECTOR_MODEL_DIR:-}" ] \
+    || die "--with-vector: CHROMA_URL / FEDSEARCH_VECTOR_MODEL_DIR not set (scripts/backends/chroma.sh start; load .run/chroma.env)"
+fi
 RUN=$(mktemp -d "$FEDSEARCH_RUN_DIR/eval-$company.XXXX")
 pids=()
 cleanup() {
@@ -52,6 +64,12 @@ sed "s#http://127.0.0.1:9201#$OPENSEARCH_URL#" "$CONFIG_DIR/es-adapter.yaml" >"$
 sed -E -e "s#127\.0\.0\.1:5[0-9]052\b#127.0.0.1:$FUSION_PORT#" -e "s#127\.0\.0\.1:5[0-9]061\b#127.0.0.1:$ES_PORT#" \
     -e "s#127\.0\.0\.1:5[0-9]062\b#127.0.0.1:$SQLA_PORT#" -e "s#127\.0\.0\.1:5[0-9]063\b#127.0.0.1:$WIKIA_PORT#" \
     -e "s#127\.0\.0\.1:5[0-9]071\b#127.0.0.1:$MCP_PORT#" "$CONFIG_DIR/router.yaml" >"$RUN/router.yaml"
+if [ "$WITH_VECTOR" = 1 ]; then
+  # the entry goes at the end of `sources:`, which must be the file's last top-level key
+  [ "$(grep -E '^[a-z_]+:' "$RUN/router.yaml" | tail -1)" = "sources:" ] || die "sources: is not the last key of router.yaml"
+  sed -E "s#127\.0\.0\.1:5[0-9]064\b#127.0.0.1:$VEC_PORT#" "$CONFIG_DIR/router-vector-source.yaml" >>"$RUN/router.yaml"
+  scripts/backends/chroma.sh index "$CONFIG_DIR/vector-adapter.yaml" >&2
+fi
 SECRET=$(sed -n 's/^ *hs256_secret: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$RUN/router.yaml" | head -1)
 [ -n "$SECRET" ] || die "no auth.hs256_secret in $CONFIG_DIR/router.yaml"
 
@@ -67,10 +85,27 @@ start fusion "$FUSION_PORT" "$CONFIG_DIR/fusion.yaml"
 start es-adapter "$ES_PORT" "$RUN/es-adapter.yaml"
 start sql-adapter "$SQLA_PORT" "$CONFIG_DIR/sql-adapter.yaml" SQL_ADAPTER_DATABASE_URL="$SQL_URL"
 start wiki-adapter "$WIKIA_PORT" "$CONFIG_DIR/wiki-adapter.yaml" DOKUWIKI_URL="$DOKUWIKI_URL" DOKUWIKI_SECRETS="$DOKUWIKI_SECRETS"
+ports="$FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT"
+if [ "$WITH_VECTOR" = 1 ]; then
+  start vector-adapter "$VEC_PORT" "$CONFIG_DIR/vector-adapter.yaml" CHROMA_URL="$CHROMA_URL" \
+    FEDSEARCH_VECTOR_MODEL_DIR="$FEDSEARCH_VECTOR_MODEL_DIR"
+  ports="$ports $VEC_PORT"
+fi
 start router "$ROUTER_PORT" "$RUN/router.yaml"
-for p in $FUSION_PORT $ES_PORT $SQLA_PORT $WIKIA_PORT $ROUTER_PORT; do
+for p in $ports $ROUTER_PORT; do
   wait_tcp "$p" 60 || { tail -n 5 "$RUN"/*.log >&2; die "a service did not listen on 127.0.0.1:$p (logs: $RUN)"; }
 done
+# cpu_ms PID — CPU time the process used so far (utime + stime from /proc, ticks of 1/100 s)
+cpu_ms() { local st; st=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }; set -- ${st##*) }; echo $(( (${12} + ${13}) * 10 )); }
+before=(); for p in "${pids[@]}"; do before+=("$(cpu_ms "$p")"); done
 log "asking $(grep -c . "$DIR/questions.jsonl") questions of $company"
+rc=0
 env -u FEDSEARCH_TOKEN "$BIN/fedsearch" --router "http://127.0.0.1:$ROUTER_PORT" eval \
-  --questions "$DIR/questions.jsonl" --users "$DIR/users.yaml" --secret "$SECRET" "$@"
+  --questions "$DIR/questions.jsonl" --users "$DIR/users.yaml" --secret "$SECRET" "$@" || rc=$?
+cpu=""
+for i in "${!pids[@]}"; do
+  name=$(tr '\0' ' ' <"/proc/${pids[$i]}/cmdline" 2>/dev/null | awk '{print $1}') || continue
+  cpu="$cpu ${name##*/}=$(( $(cpu_ms "${pids[$i]}") - ${before[$i]} ))ms"
+done
+log "CPU used while the questions were asked:$cpu"
+exit "$rc"

@@ -13,7 +13,7 @@ command -v cargo >/dev/null || die "cargo is not installed (a rustup toolchain i
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 started=$(date +%s)
 
-log "starting backends (PostgreSQL, MariaDB, SQLite, OpenSearch, DokuWiki) while the workspace builds"
+log "starting backends (PostgreSQL, MariaDB, SQLite, OpenSearch, DokuWiki, Redis, Chroma + the embedding model) while the workspace builds"
 ( scripts/backends/all.sh start ) & backends_pid=$!
 
 log "installing the official MCP Python SDK (for the MCP client test) into .run/venv"

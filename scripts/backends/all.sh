@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # all.sh — install, start and seed every backend the tests and the demo use, or stop them all.
 #
-#   all.sh start [BACKEND...]   default: postgres mariadb sqlite opensearch dokuwiki redis
+#   all.sh start [BACKEND...]   default: postgres mariadb sqlite opensearch dokuwiki redis chroma
 #   all.sh stop  [BACKEND...]
 #   all.sh env                  prints `export` lines for every .run/*.env file
 #
@@ -11,7 +11,7 @@
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cmd=${1:-}; shift || true
 backends=("$@")
-[ ${#backends[@]} -eq 0 ] && backends=(postgres mariadb sqlite opensearch dokuwiki redis)
+[ ${#backends[@]} -eq 0 ] && backends=(postgres mariadb sqlite opensearch dokuwiki redis chroma)
 
 case "$cmd" in
   start)

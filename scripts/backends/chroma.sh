@@ -7,7 +7,7 @@
 #   chroma.sh start              chroma run on 127.0.0.1:$CHROMA_PORT (28800); reuses kept data
 #   chroma.sh stop [--keep-data] stop it; removes the data dir unless --keep-data
 #   chroma.sh status             exit 0 when the heartbeat answers, 3 otherwise
-#   chroma.sh index CONFIG...    embed the `index:` inputs of each vector-adapter config (debug bin)
+#   chroma.sh index CONFIG...    embed the `index:` inputs of each vector-adapter config ($BIN, else a debug build)
 #
 # Written to $FEDSEARCH_RUN_DIR/chroma.env: CHROMA_URL, CHROMA_PORT and FEDSEARCH_VECTOR_MODEL_DIR.
 # Settings: CHROMA_PORT, CHROMA_DIR (default $FEDSEARCH_RUN_DIR/chroma/<port>: a second instance on
@@ -76,9 +76,14 @@ case "${1:-}" in
     # Spruce Mall's wiki ACL is written inline in dokuwiki.sh; the indexer reads it as a file.
     sed -n "/^AUTH_SPEC='/,/^'/p" "$SCRIPTS/backends/dokuwiki.sh" | sed -e "1s/^AUTH_SPEC='//" -e '$d' \
       >"$FEDSEARCH_RUN_DIR/spruce-wiki-auth.spec"
-    (cd "$FEDSEARCH_ROOT" && cargo build -q -p fedsearch-vector-adapter --bin fedsearch-vector-index)
+    # BIN: a folder with a built fedsearch-vector-index (as scripts/eval.sh uses); else a debug build
+    indexer=${BIN:-}/fedsearch-vector-index
+    if [ -z "${BIN:-}" ] || [ ! -x "$indexer" ]; then
+      (cd "$FEDSEARCH_ROOT" && cargo build -q -p fedsearch-vector-adapter --bin fedsearch-vector-index)
+      indexer=${CARGO_TARGET_DIR:-$FEDSEARCH_ROOT/target}/debug/fedsearch-vector-index
+    fi
     for c in "$@"; do
-      "${CARGO_TARGET_DIR:-$FEDSEARCH_ROOT/target}/debug/fedsearch-vector-index" --config "$c" || die "indexing $c failed"
+      "$indexer" --config "$c" || die "indexing $c failed"
     done
     ;;
   *) die "usage: $0 install|start|stop [--keep-data]|status|index CONFIG..." ;;
