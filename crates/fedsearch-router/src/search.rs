@@ -133,10 +133,23 @@ fn named_first(hits: &mut [fedsearch_proto::types::Hit], entities: &[String]) {
     hits.sort_by_key(|h| !named(h));
 }
 
-/// A question with a time phrase asks about events: sources that hold reference material (no
-/// `time_phrases`) weigh `selection.undated_weight` of their weight then.
+/// A question with a time phrase of at most [`EVENT_WINDOW_DAYS`] asks about events: sources that
+/// hold reference material (no `time_phrases`) weigh `selection.undated_weight` of their weight
+/// then. A quarter, half year or year (Q2, 2026年) as often names a document ("the Q2 vendor
+/// scorecard", "2026 holidays") as a period of events, so it leaves the weights alone.
 fn undated_factor(selection: &crate::config::SelectionSection, dated_question: bool, dated_source: bool) -> f64 {
     if dated_question && !dated_source { selection.undated_weight } else { 1.0 }
+}
+
+/// The longest time window that makes a question one about events (see [`undated_factor`]): two
+/// months ("last month", "June and July", "the past 60 days"), not a quarter.
+const EVENT_WINDOW_DAYS: i64 = 62;
+
+/// A window of at most [`EVENT_WINDOW_DAYS`], or an open-ended past ("more than a week ago",
+/// which `fedsearch_timeexpr` starts in 1970): what went wrong back then.
+fn is_event_window(window: &fedsearch_timeexpr::Window) -> bool {
+    use chrono::Datelike;
+    window.to - window.from <= chrono::TimeDelta::days(EVENT_WINDOW_DAYS) || window.from.year() <= 1970
 }
 
 /// How a source's relevance to the question scales its fusion weight (explicit sources keep
@@ -223,7 +236,7 @@ pub async fn run(
     }
     let clock = clock(state, user, &req)?;
     let terms = crate::rewrite::extract(&state.registry, &req.query, clock, expansions);
-    let dated_question = terms.window.is_some();
+    let dated_question = terms.window.as_ref().is_some_and(is_event_window);
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
@@ -421,6 +434,13 @@ mod tests {
         assert_eq!(undated_factor(&selection, true, false), 0.5, "昨天的工单: the wiki weighs half");
         assert_eq!(undated_factor(&selection, true, true), 1.0, "the tickets keep their weight");
         assert_eq!(undated_factor(&selection, false, false), 1.0, "no time phrase: nothing changes");
+        let tz = fedsearch_timeexpr::parse_tz("Asia/Shanghai").unwrap();
+        let as_of = chrono::DateTime::parse_from_rfc3339("2026-07-20T10:00:00+08:00").unwrap().to_utc();
+        let window = |q: &str| fedsearch_timeexpr::resolve(q, as_of, tz).unwrap();
+        assert!(is_event_window(&window("上个月的工单")) && is_event_window(&window("tickets in June and July")));
+        assert!(!is_event_window(&window("the Q2 vendor scorecard")), "a quarter often names a document");
+        assert!(!is_event_window(&window("2025年的假期")));
+        assert!(is_event_window(&window("what failed more than a week ago")), "an open-ended past");
     }
 
     #[test]
