@@ -124,13 +124,13 @@ if [ "${DEMO_PREBUILT:-0}" = 1 ]; then
   section "Using the binaries make test built"
 else
   section "Building the debug binaries (cargo build -p ... --bins)"
-  crates=(fedsearch-router fedsearch-fusion fedsearch-es-adapter fedsearch-sql-adapter fedsearch-wiki-adapter fedsearch-cli)
+  crates=(fedsearch-router fedsearch-fusion fedsearch-es-adapter fedsearch-sql-adapter fedsearch-wiki-adapter fedsearch-cli fedsearch-e2e)
   if ! cargo build $(printf -- '-p %s ' "${crates[@]}") --bins; then
     wait "$backends_pid" 2>/dev/null || true
     die "cargo build failed (see the errors above)"
   fi
 fi
-for b in "${SERVICES[@]}" fedsearch; do [ -x "$BIN/$b" ] || die "the build did not produce $BIN/$b"; done
+for b in "${SERVICES[@]}" fedsearch fedsearch-dev-pki; do [ -x "$BIN/$b" ] || die "the build did not produce $BIN/$b"; done
 log "binaries ready in $BIN"
 wait "$backends_pid" || die "the backends did not start (see the messages above and $RUN/start-*.log)"
 eval "$("$ROOT/scripts/backends/all.sh" env)"
@@ -145,7 +145,9 @@ start_service() {
   # (FEDSEARCH_ROOT, FEDSEARCH_RUN_DIR, FEDSEARCH_ROUTER) may reach them.
   local unset_args=() v
   for v in $(compgen -e); do case "$v" in FEDSEARCH_*) unset_args+=(-u "$v") ;; esac; done
-  env "${unset_args[@]}" "$@" FEDSEARCH_SERVER__LISTEN="127.0.0.1:$port" FEDSEARCH_TELEMETRY__LOG_FORMAT=json \
+  # shellcheck disable=SC2046 # tls_env's words are VAR=VALUE pairs without spaces
+  env "${unset_args[@]}" "$@" $(tls_env "$name" "$RUN/tls") \
+    FEDSEARCH_SERVER__LISTEN="127.0.0.1:$port" FEDSEARCH_TELEMETRY__LOG_FORMAT=json \
     "$BIN/$name" --config "$cfg" </dev/null >"$LOGS/$name.log" 2>&1 &
   echo $! >"$PIDS/$name.pid"
 }
@@ -161,6 +163,10 @@ wait_service() {
   tail -15 "$LOGS/$name.log" >&2; die "$name did not listen on 127.0.0.1:$port within 60 s (log: $LOGS/$name.log)"
 }
 
+# Every hop between the services is mutual TLS, with a CA made for this run (docs/security.md):
+# certificates for each service, the router's assertion signing key and its JWKS in .run/demo/tls.
+"$BIN/fedsearch-dev-pki" "$RUN/tls" >/dev/null || die "cannot make the demo's certificates"
+log "throwaway CA and certificates in $RUN/tls (mutual TLS on every internal hop)"
 # Configs with the demo's ports and OpenSearch URL (the same files when nothing is overridden).
 sed "s#http://127.0.0.1:9201#$OPENSEARCH_URL#" deploy/config/es-adapter.yaml >"$RUN/es-adapter.yaml"
 sed -e "s#127.0.0.1:50052#127.0.0.1:$FUSION_PORT#" -e "s#127.0.0.1:50061#127.0.0.1:$ES_PORT#" \
@@ -205,6 +211,8 @@ printf '  %-13s %-22s %s\n' \
   es-adapter "127.0.0.1:$ES_PORT" "sources tickets, incidents, kb  -> OpenSearch $OPENSEARCH_URL" \
   sql-adapter "127.0.0.1:$SQLA_PORT" "source orders (target shop)    -> $db" \
   wiki-adapter "127.0.0.1:$WIKIA_PORT" "source wiki, as each user      -> DokuWiki $DOKUWIKI_URL"
+say "  router -> fusion and adapters: mutual TLS (only the router's certificate is allowed), every"
+say "  sub-query's user signed by the router (ES256) and verified by the adapter (docs/security.md)"
 
 # ---- 4. the questions ----------------------------------------------------------------------
 # ask USER ROLE QUESTION [search options...]

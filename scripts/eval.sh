@@ -73,11 +73,16 @@ fi
 SECRET=$(sed -n 's/^ *hs256_secret: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$RUN/router.yaml" | head -1)
 [ -n "$SECRET" ] || die "no auth.hs256_secret in $CONFIG_DIR/router.yaml"
 
+# Mutual TLS between the services with a throwaway CA of this run (docs/security.md).
+[ -x "$BIN/fedsearch-dev-pki" ] || die "no $BIN/fedsearch-dev-pki: cargo build -p fedsearch-e2e --bins"
+"$BIN/fedsearch-dev-pki" "$RUN/tls" >/dev/null
 start() { # NAME PORT CONFIG [VAR=VALUE...]
   local name=$1 port=$2 cfg=$3; shift 3
   local unset_args=() v
   for v in $(compgen -e); do case "$v" in FEDSEARCH_*) unset_args+=(-u "$v") ;; esac; done
-  env "${unset_args[@]}" "$@" FEDSEARCH_SERVER__LISTEN="127.0.0.1:$port" FEDSEARCH_TELEMETRY__LOG_FORMAT=json \
+  # shellcheck disable=SC2046 # tls_env's words are VAR=VALUE pairs without spaces
+  env "${unset_args[@]}" "$@" $(tls_env "$name" "$RUN/tls") \
+    FEDSEARCH_SERVER__LISTEN="127.0.0.1:$port" FEDSEARCH_TELEMETRY__LOG_FORMAT=json \
     "$BIN/$name" --config "$cfg" </dev/null >"$RUN/$name.log" 2>&1 &
   pids+=("$!")
 }

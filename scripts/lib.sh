@@ -57,3 +57,20 @@ stop_pidfile() {
   fi
   rm -f "$f"
 }
+
+# tls_env SERVICE DIR — the FEDSEARCH_* overrides (VAR=VALUE words) that point SERVICE's config
+# at the throwaway certificates `fedsearch-dev-pki DIR` wrote: mutual TLS between the services and
+# the router's assertion key (docs/security.md). DIR must not contain spaces.
+tls_env() {
+  local s=$1 d=$2
+  if [ "$s" = router ]; then
+    echo "FEDSEARCH_INTERNAL_TLS__CA_FILE=$d/ca.pem FEDSEARCH_INTERNAL_TLS__CERT_FILE=$d/router.pem" \
+      "FEDSEARCH_INTERNAL_TLS__KEY_FILE=$d/router.key FEDSEARCH_IDENTITY__SIGNING_KEY_FILE=$d/signing.pem"
+  elif [ "$s" = fusion ]; then
+    echo "FEDSEARCH_SERVER__TLS__CA_FILE=$d/ca.pem FEDSEARCH_SERVER__TLS__CERT_FILE=$d/fusion.pem" \
+      "FEDSEARCH_SERVER__TLS__KEY_FILE=$d/fusion.key"
+  else
+    echo "FEDSEARCH_SERVER__TLS__CA_FILE=$d/ca.pem FEDSEARCH_SERVER__TLS__CERT_FILE=$d/$s.pem" \
+      "FEDSEARCH_SERVER__TLS__KEY_FILE=$d/$s.key FEDSEARCH_SERVER__IDENTITY__JWKS_FILE=$d/router.jwks"
+  fi
+}

@@ -126,9 +126,12 @@ else
     "wiki-adapter|$WIKIA_PORT|deploy/config/wiki-adapter.yaml|DOKUWIKI_URL=$DOKUWIKI_URL|DOKUWIKI_SECRETS=$DOKUWIKI_SECRETS"
     "router|$ROUTER_PORT|$STACK/router.yaml|FEDSEARCH_FEEDBACK__PATH=$STACK/feedback.jsonl"
   )
+  # Mutual TLS between the services with a throwaway CA of this run (docs/security.md).
+  "$BIN/fedsearch-dev-pki" "$STACK/tls" >/dev/null || die "no $BIN/fedsearch-dev-pki (cargo build --workspace --bins)"
   for spec in "${services[@]}"; do
     IFS="|" read -r -a f <<<"$spec"
-    env "${clean_env[@]}" "${f[@]:3}" FEDSEARCH_SERVER__LISTEN="127.0.0.1:${f[1]}" \
+    # shellcheck disable=SC2046 # tls_env's words are VAR=VALUE pairs without spaces
+    env "${clean_env[@]}" "${f[@]:3}" $(tls_env "${f[0]}" "$STACK/tls") FEDSEARCH_SERVER__LISTEN="127.0.0.1:${f[1]}" \
       FEDSEARCH_TELEMETRY__LOG_FORMAT=json "$BIN/${f[0]}" --config "${f[2]}" </dev/null >"$STACK/logs/${f[0]}.log" 2>&1 &
     svc_pids+=("$!")
   done

@@ -52,6 +52,7 @@ before() {
 
 check "demo.sh --once exits 0" test "$demo_rc" -eq 0
 check "all five services come up" grep -q '^Everything is up' "$OUT"
+check "the internal hops run over mutual TLS with the run's throwaway CA" grep -q 'mutual TLS on every internal hop' "$OUT"
 
 # Q1 — alice: orders + wiki; the backorder; the current policy before the superseded one.
 q1=$(section Q1)

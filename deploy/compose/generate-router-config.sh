@@ -18,10 +18,10 @@ generated=$(
     "# auth.hs256_secret is NOT here: set FEDSEARCH_AUTH__HS256_SECRET (32+ bytes) in the environment."
   sed -E \
     -e 's#^([[:space:]]*listen:[[:space:]]*)127\.0\.0\.1:#\10.0.0.0:#' \
-    -e 's#http://127\.0\.0\.1:50052#http://fusion:50052#g' \
-    -e 's#http://127\.0\.0\.1:50061#http://es-adapter:50061#g' \
-    -e 's#http://127\.0\.0\.1:50062#http://sql-adapter:50062#g' \
-    -e 's#http://127\.0\.0\.1:50063#http://wiki-adapter:50063#g' \
+    -e 's#(https?)://127\.0\.0\.1:50052#\1://fusion:50052#g' \
+    -e 's#(https?)://127\.0\.0\.1:50061#\1://es-adapter:50061#g' \
+    -e 's#(https?)://127\.0\.0\.1:50062#\1://sql-adapter:50062#g' \
+    -e 's#(https?)://127\.0\.0\.1:50063#\1://wiki-adapter:50063#g' \
     -e '/^[[:space:]]*hs256_secret:/d' \
     -e 's#^([[:space:]]*allowed_hosts:[[:space:]]*\[.*)\]#\1, router]#' \
     "$src"
