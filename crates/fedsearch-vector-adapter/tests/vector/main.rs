@@ -312,7 +312,7 @@ async fn randomized_users_see_exactly_their_documents() {
     let mut rng = Lcg(0x5eed_f00d);
     for round in 0..30 {
         let subject = *rng.pick(&subjects);
-        let gs: Vec<&str> = groups.iter().copied().filter(|_| rng.next() % 3 == 0).collect();
+        let gs: Vec<&str> = groups.iter().copied().filter(|_| rng.next().is_multiple_of(3)).collect();
         let u = user(subject, &gs);
         let q = *rng.pick(&questions);
         let visible: BTreeSet<String> = truth.iter().filter(|t| t.visible_to(&u)).map(|t| t.id.clone()).collect();
