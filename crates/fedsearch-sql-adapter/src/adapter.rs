@@ -27,9 +27,6 @@ use crate::{
 /// The adapter name reported by `Describe`.
 pub const ADAPTER_NAME: &str = "sql-adapter";
 
-fn cell(record: &Record, name: &str) -> Option<String> {
-    record.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).and_then(|(_, c)| c.as_text()).filter(|s| !s.is_empty())
-}
 /// The longest id part of a fetch reference.
 const MAX_REFERENCE_ID: usize = 256;
 
@@ -99,7 +96,9 @@ impl SqlAdapter {
         for l in &self.lookup_configs {
             match self.db.query(l.sql.clone(), Vec::new(), l.max_rows, budget).await {
                 Ok(rows) => {
-                    let pairs = rows.iter().filter_map(|r| Some((cell(r, "value")?, cell(r, "label")?)));
+                    let pairs = rows
+                        .iter()
+                        .filter_map(|r| Some((mapping::cell_text(r, "value")?, mapping::cell_text(r, "label")?)));
                     tables.push(Lookup::new(&l.param, pairs));
                 }
                 Err(e) => {
@@ -148,11 +147,16 @@ impl SqlAdapter {
         let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
         let linked = self.lookups(budget).await.link(asked);
         let plan = select::plan(&self.catalog, &query, &linked)?;
+        // One deadline for the first lookups and every follow-up step.
+        let deadline = started + budget;
         let results =
             futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, budget))).await;
         let total_limit = if query.limit == 0 { u32::MAX } else { query.limit } as usize;
         let mut first_error = None;
         let mut hits = Vec::new();
+        let mut seen_hits = std::collections::HashSet::new();
+        // (template, rows, chain) of the last step, for its follow-ups.
+        let mut frontier: Vec<(&Template, Vec<Record>, String)> = Vec::new();
         for (run, result) in plan.runs.iter().zip(results) {
             let rows = match result {
                 Ok(rows) => rows,
@@ -163,7 +167,68 @@ impl SqlAdapter {
                 }
             };
             tracing::debug!(template = %run.template.name, rows = rows.len(), "template answered");
-            hits.extend(rows.iter().filter_map(|record| mapping::to_hit(run.template, record, 0, &self.catalog.time)));
+            for record in &rows {
+                if let Some(hit) = mapping::to_hit(run.template, record, 0, &self.catalog.time)
+                    && seen_hits.insert(hit.local_id.clone())
+                {
+                    hits.push(hit);
+                }
+            }
+            if !run.template.follow_ups.is_empty() {
+                frontier.push((run.template, rows, run.template.name.clone()));
+            }
+        }
+        let now = query.as_of.as_ref().and_then(fedsearch_core::time::to_chrono).unwrap_or_else(chrono::Utc::now);
+        let limits = &self.catalog.follow_up_limits;
+        let mut seen = std::collections::HashSet::new();
+        let mut runs_left = limits.max_runs as usize;
+        for _depth in 0..limits.max_depth {
+            if frontier.is_empty() || runs_left == 0 {
+                break;
+            }
+            let mut next = Vec::new();
+            for (template, rows, via) in &frontier {
+                next.extend(crate::followup::next(&self.catalog, template, rows, via, query.limit, now, &mut seen));
+            }
+            next.truncate(runs_left);
+            runs_left -= next.len();
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if next.is_empty() {
+                break;
+            }
+            if remaining.is_zero() {
+                first_error.get_or_insert(AdapterError::DeadlineExceeded);
+                break;
+            }
+            let user = &user;
+            let results = futures::future::join_all(next.iter().map(|n| {
+                let run = Run { template: n.template, values: n.values.clone() };
+                async move { self.run_template(&run, user, remaining).await }
+            }))
+            .await;
+            frontier = Vec::new();
+            for (n, result) in next.iter().zip(results) {
+                let rows = match result {
+                    Ok(rows) => rows,
+                    Err(e) => {
+                        tracing::warn!(template = %n.template.name, via = %n.via, error = %e, "follow-up failed");
+                        first_error.get_or_insert(e);
+                        continue;
+                    }
+                };
+                for record in &rows {
+                    if let Some(mut hit) = mapping::to_hit(n.template, record, 0, &self.catalog.time)
+                        && seen_hits.insert(hit.local_id.clone())
+                    {
+                        hit.metadata.insert("via".into(), n.via.clone());
+                        hit.metadata.insert("via_row".into(), n.parent.clone());
+                        hits.push(hit);
+                    }
+                }
+                if !n.template.follow_ups.is_empty() {
+                    frontier.push((n.template, rows, n.via.clone()));
+                }
+            }
         }
         let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
         crate::ranking::by_question(&mut hits, asked, &query.terms);

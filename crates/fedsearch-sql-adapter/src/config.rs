@@ -41,6 +41,9 @@ pub struct SqlAdapterConfig {
     /// Entity linking: names in a question fill a template parameter (see [`crate::lookup`]).
     #[serde(default)]
     pub lookups: Vec<LookupConfig>,
+    /// Bounds of templates' `follow_ups`.
+    #[serde(default)]
+    pub follow_up_limits: FollowUpLimits,
 }
 
 /// A read-only query listing one parameter's values and the names they go by.
@@ -249,6 +252,51 @@ pub struct TemplateConfig {
     /// `{from: since, to: until}`.
     #[serde(default)]
     pub time_range: Option<TimeRangeParams>,
+    /// Templates to run next with parameters taken from this template's rows (see
+    /// [`crate::followup`]).
+    #[serde(default)]
+    pub follow_ups: Vec<FollowUpConfig>,
+}
+
+/// One follow-up: `template` runs once per row (of the first `follow_up_limits.max_fan_out`),
+/// its parameters taken from the row's columns.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowUpConfig {
+    pub template: String,
+    /// Target parameter → column of this template's row.
+    pub params: BTreeMap<String, String>,
+}
+
+/// Bounds of follow-up lookups.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowUpLimits {
+    /// Steps after the first lookup (1: the first lookup's follow-ups only).
+    #[serde(default = "default_depth")]
+    pub max_depth: u32,
+    /// Rows of one lookup that each start its follow-ups.
+    #[serde(default = "default_fan_out")]
+    pub max_fan_out: u32,
+    /// Follow-up statements per sub-query, all steps together.
+    #[serde(default = "default_follow_up_runs")]
+    pub max_runs: u32,
+}
+
+impl Default for FollowUpLimits {
+    fn default() -> Self {
+        Self { max_depth: default_depth(), max_fan_out: default_fan_out(), max_runs: default_follow_up_runs() }
+    }
+}
+
+fn default_depth() -> u32 {
+    2
+}
+fn default_fan_out() -> u32 {
+    5
+}
+fn default_follow_up_runs() -> u32 {
+    20
 }
 
 /// Which template parameters the bounds of a `time_range` filter fill.
@@ -395,6 +443,10 @@ impl Validate for SqlAdapterConfig {
         }
         if self.source.name.trim().is_empty() {
             return Err("`source.name` must not be empty".into());
+        }
+        let f = &self.follow_up_limits;
+        if f.max_depth > 5 || f.max_fan_out == 0 || f.max_fan_out > 50 || f.max_runs == 0 || f.max_runs > 200 {
+            return Err("`follow_up_limits`: max_depth at most 5, max_fan_out 1–50, max_runs 1–200".into());
         }
         let engine = db.engine()?;
         Catalog::compile(self, engine).map(|_| ())

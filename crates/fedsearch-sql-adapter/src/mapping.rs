@@ -19,6 +19,11 @@ fn get<'a>(record: &'a Record, column: &str) -> Option<&'a Cell> {
     record.iter().find(|(name, _)| name.eq_ignore_ascii_case(column)).map(|(_, cell)| cell)
 }
 
+/// A column's value as text; `None` when missing, NULL or empty.
+pub fn cell_text(record: &Record, column: &str) -> Option<String> {
+    get(record, column).and_then(Cell::as_text).filter(|s| !s.is_empty())
+}
+
 fn text(record: &Record, column: &str) -> String {
     get(record, column).and_then(Cell::as_text).unwrap_or_default()
 }

@@ -218,7 +218,7 @@ fn apply_filters(
 
 /// Applies defaults and the row limit. A missing required parameter is an error for an
 /// explicit template and makes an implicitly matched template not apply (`Ok(false)`).
-fn finish(
+pub(crate) fn finish(
     template: &Template,
     limit: u32,
     values: &mut BTreeMap<String, Value>,

@@ -12,7 +12,10 @@ use fedsearch_adapter_kit::{AdapterError, UserContext};
 use regex::Regex;
 
 use crate::{
-    config::{EngineText, HitConfig, LikeMode, ParamSpec, ParamType, SqlAdapterConfig, TemplateConfig},
+    config::{
+        EngineText, FollowUpConfig, FollowUpLimits, HitConfig, LikeMode, ParamSpec, ParamType, SqlAdapterConfig,
+        TemplateConfig,
+    },
     sql::{self, Engine, ParsedSql},
     timefmt::TimeSettings,
 };
@@ -93,6 +96,8 @@ pub struct Template {
     pub fetch: Option<String>,
     /// The parameters a `time_range` filter fills: (from, to).
     pub time_range: (String, String),
+    /// Templates to run next with values from this template's rows.
+    pub follow_ups: Vec<FollowUpConfig>,
 }
 
 /// Every compiled template for one engine.
@@ -104,6 +109,7 @@ pub struct Catalog {
     pub list_attributes: HashSet<String>,
     /// The database's time zone and timestamp format.
     pub time: TimeSettings,
+    pub follow_up_limits: FollowUpLimits,
 }
 
 fn ident_ok(s: &str) -> bool {
@@ -154,6 +160,23 @@ impl Catalog {
             }
         }
         for (i, t) in templates.iter().enumerate() {
+            for (j, f) in t.follow_ups.iter().enumerate() {
+                let key = format!("templates.{i}.follow_ups.{j}");
+                let target = templates
+                    .iter()
+                    .find(|x| x.name == f.template)
+                    .ok_or_else(|| format!("`{key}.template`: no template `{}`", f.template))?;
+                for p in f.params.keys() {
+                    if !target.params.contains_key(p) {
+                        return Err(format!("`{key}.params`: `{p}` is not a parameter of `{}`", target.name));
+                    }
+                }
+                if f.params.is_empty() {
+                    return Err(format!("`{key}.params` must take at least one parameter from the row"));
+                }
+            }
+        }
+        for (i, t) in templates.iter().enumerate() {
             if let Some(entity) = &t.fetch
                 && !fetch.contains_key(entity)
             {
@@ -161,7 +184,7 @@ impl Catalog {
             }
         }
         let time = config.database.time_settings()?;
-        Ok(Self { engine, templates, fetch, list_attributes, time })
+        Ok(Self { engine, templates, fetch, list_attributes, time, follow_up_limits: config.follow_up_limits.clone() })
     }
 
     pub fn template(&self, name: &str) -> Option<&Template> {
@@ -287,6 +310,7 @@ impl Template {
             hit: t.hit.clone(),
             fetch: t.fetch.clone(),
             time_range,
+            follow_ups: t.follow_ups.clone(),
         })
     }
 

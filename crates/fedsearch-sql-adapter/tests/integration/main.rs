@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod followups;
 mod injection;
 mod latency;
 mod outage;
