@@ -112,6 +112,14 @@ impl SqlAdapter {
         guard.tables.clone()
     }
 
+    /// The self-check `fedsearch doctor` reads ([`crate::diagnose`]): (severity, check,
+    /// message, fix) per finding.
+    pub async fn self_check(&self) -> Vec<fedsearch_adapter_kit::diagnostics::Diagnostic> {
+        let lookups: Vec<(String, String)> =
+            self.lookup_configs.iter().map(|l| (l.name.clone(), l.sql.clone())).collect();
+        crate::diagnose::diagnose(&self.source.name, &self.catalog, &self.db, &lookups).await
+    }
+
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
@@ -322,5 +330,12 @@ impl Adapter for SqlAdapter {
 
     async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, AdapterError> {
         self.run_fetch(request).await
+    }
+
+    async fn diagnose(&self, sources: Vec<String>) -> Option<Vec<fedsearch_adapter_kit::diagnostics::Diagnostic>> {
+        if !fedsearch_adapter_kit::diagnostics::wanted(&sources, &self.source.name) {
+            return Some(Vec::new());
+        }
+        Some(self.self_check().await)
     }
 }

@@ -420,6 +420,14 @@ impl From<sqlx::Error> for ReadFailure {
     }
 }
 
+/// Why a statement could not be described.
+#[derive(Debug)]
+pub enum DescribeFailure {
+    /// The database refused it (its SQLSTATE / error code).
+    Refused(String),
+    Other(AdapterError),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MysqlFlavour {
     Mysql,
@@ -661,6 +669,89 @@ impl Database {
             Ok(Ok(Err(unreadable))) => Err(unreadable),
             Ok(Err(e)) => Err(map_error(&e, self.engine)),
             Err(_) => Err(AdapterError::DeadlineExceeded),
+        }
+    }
+
+    /// The result columns of a statement as the database describes it (without running it):
+    /// (name, kind, type name). On SQLite the kind comes from the declared type of the column it
+    /// is read from (`None` for an expression: its values decide).
+    /// `binds` give PostgreSQL the parameters' types (as they would be bound).
+    pub async fn describe_columns(
+        &self,
+        sql: &str,
+        binds: &[Value],
+        budget: Duration,
+    ) -> Result<Vec<(String, Option<Kind>, String)>, DescribeFailure> {
+        use sqlx::SqlSafeStr;
+        use sqlx::{Executor, Statement, postgres::PgTypeInfo};
+        let sql = sqlx::AssertSqlSafe(sql.to_string()).into_sql_str();
+        let work = async {
+            Ok::<_, sqlx::Error>(match &self.pool {
+                Pool::Postgres(pool) => {
+                    let types: Vec<PgTypeInfo> = binds
+                        .iter()
+                        .map(|v| match v {
+                            Value::Int(_) | Value::NullOf(ParamType::Int) => <i64 as Type<sqlx::Postgres>>::type_info(),
+                            Value::Float(_) | Value::NullOf(ParamType::Float) => {
+                                <f64 as Type<sqlx::Postgres>>::type_info()
+                            }
+                            Value::Instant(_) | Value::NullOf(ParamType::Timestamp) => {
+                                <DateTime<Utc> as Type<sqlx::Postgres>>::type_info()
+                            }
+                            Value::Wall(_) => <NaiveDateTime as Type<sqlx::Postgres>>::type_info(),
+                            Value::Day(_) | Value::NullOf(ParamType::Date) => {
+                                <NaiveDate as Type<sqlx::Postgres>>::type_info()
+                            }
+                            _ => <String as Type<sqlx::Postgres>>::type_info(),
+                        })
+                        .collect();
+                    let mut conn = pool.acquire().await?;
+                    let st = (&mut *conn).prepare_with(sql, &types).await?;
+                    st.columns()
+                        .iter()
+                        .map(|c| (c.name().to_string(), Some(pg_kind(c.type_info())), c.type_info().name().to_string()))
+                        .collect()
+                }
+                Pool::Mysql(pool) => {
+                    let mut conn = pool.acquire().await?;
+                    let d = (&mut *conn).describe(sql).await?;
+                    d.columns()
+                        .iter()
+                        .map(|c| {
+                            (
+                                c.name().to_string(),
+                                Some(mysql_column_kind(c.type_info())),
+                                c.type_info().name().to_string(),
+                            )
+                        })
+                        .collect()
+                }
+                Pool::Sqlite(pool) => {
+                    let mut conn = pool.acquire().await?;
+                    let declared = self.sqlite_declared(&mut conn).await.clone();
+                    let d = (&mut *conn).describe(sql).await?;
+                    d.columns()
+                        .iter()
+                        .map(|c| {
+                            let kind = sqlite_column_kind(c, &declared);
+                            let origin = c.origin();
+                            let ty = origin
+                                .table_column()
+                                .and_then(|t| declared.get(&(t.table.to_lowercase(), t.name.to_lowercase())).cloned())
+                                .unwrap_or_else(|| "expression".into());
+                            (c.name().to_string(), kind, ty)
+                        })
+                        .collect()
+                }
+            })
+        };
+        match tokio::time::timeout(budget, work).await {
+            Ok(Ok(columns)) => Ok(columns),
+            Ok(Err(sqlx::Error::Database(db))) => {
+                Err(DescribeFailure::Refused(db.code().map(|c| c.to_string()).unwrap_or_default()))
+            }
+            Ok(Err(e)) => Err(DescribeFailure::Other(map_error(&e, self.engine))),
+            Err(_) => Err(DescribeFailure::Other(AdapterError::DeadlineExceeded)),
         }
     }
 

@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod doctor;
 mod followups;
 mod injection;
 mod latency;

@@ -1,0 +1,78 @@
+//! The self-check `fedsearch doctor` reads: the shipped config is clean on every engine, and a
+//! purpose-broken config reports each problem with a fix.
+
+use fedsearch_adapter_kit::diagnostics::{Diagnostic, DiagnosticSeverity};
+use fedsearch_sql_adapter::SqlAdapter;
+
+use crate::{
+    common::{Db, config_for, config_from_yaml},
+    per_engine,
+};
+
+fn errors(found: &[Diagnostic]) -> Vec<String> {
+    found
+        .iter()
+        .filter(|d| d.severity == DiagnosticSeverity::Error as i32)
+        .map(|d| format!("{}: {}", d.check, d.message))
+        .collect()
+}
+
+const BROKEN: &str = r#"
+server: {listen: '127.0.0.1:0'}
+database: {url: 'sqlite::memory:'}
+source: {name: shop}
+list_attributes: [business_lines]
+templates:
+  - name: bad_hit
+    sql: "SELECT o.order_no, o.placed_at FROM orders o WHERE o.placed_at >= :from AND {permission} LIMIT :limit"
+    permission: "o.business_line IN (:user.business_lines)"
+    params: {from: {type: timestamp}}
+    hit: {id: order_no, title: "{order_no} {item}", doc_type: order, metadata: [nope]}
+  - name: binary
+    sql:
+      postgres: "SELECT o.order_no, convert_to(o.item, 'UTF8') AS photo FROM orders o WHERE {permission}"
+      mysql: "SELECT o.order_no, CAST(o.item AS BINARY) AS photo FROM orders o WHERE {permission}"
+      sqlite: "SELECT o.order_no, o.item AS photo FROM orders o WHERE {permission}"
+    permission: "o.business_line IN (:user.business_lines)"
+    hit: {id: order_no, title: order_no, doc_type: order}
+  - name: everybody
+    public: true
+    sql: "SELECT o.order_no FROM orders o LIMIT :limit"
+    hit: {id: order_no, title: order_no, doc_type: order}
+  - name: missing_table
+    sql: "SELECT x.id FROM no_such_table x WHERE {permission}"
+    permission: "x.owner = :user.subject"
+    hit: {id: id, title: id, doc_type: x}
+"#;
+
+async fn the_self_check_passes_the_shipped_config_and_names_each_mistake(db: Db) {
+    let adapter = SqlAdapter::new(&config_for(&db.ro_url())).unwrap();
+    let found = adapter.self_check().await;
+    assert!(errors(&found).is_empty(), "{db:?}: {:?}", errors(&found));
+    assert!(found.iter().any(|d| d.check == "database" && d.severity == DiagnosticSeverity::Ok as i32), "{db:?}");
+    assert!(
+        found.iter().any(|d| d.check == "template order_by_number" && d.message.contains("readable")),
+        "{db:?}: {found:?}"
+    );
+    let tz = found.iter().find(|d| d.check == "time_zone").expect("time zone finding");
+    assert_eq!(tz.severity, DiagnosticSeverity::Warning as i32, "{db:?}: time parameters, no time_zone: {tz:?}");
+    assert!(!tz.fix.is_empty());
+
+    let adapter = SqlAdapter::new(&config_from_yaml(BROKEN, &db.ro_url())).unwrap();
+    let found = adapter.self_check().await;
+    let errs = errors(&found).join("\n");
+    assert!(errs.contains("template bad_hit: `hit.metadata` names `nope`"), "{db:?}: {errs}");
+    assert!(errs.contains("names `item`"), "{db:?}: a title placeholder the template does not return: {errs}");
+    assert!(errs.contains("template missing_table: the database refuses the statement"), "{db:?}: {errs}");
+    if db != Db::Sqlite {
+        // SQLite has no type for an expression: its values are checked when they are read.
+        assert!(errs.contains("template binary: returns binary data") && errs.contains("`photo`"), "{db:?}: {errs}");
+    }
+    let public = found.iter().find(|d| d.check == "template everybody").unwrap();
+    assert_eq!(public.severity, DiagnosticSeverity::Warning as i32, "{db:?}");
+    for d in &found {
+        crate::common::assert_no_leak_except_names(&d.message);
+    }
+}
+
+per_engine!(the_self_check_passes_the_shipped_config_and_names_each_mistake => doctor_postgres, doctor_mariadb, doctor_sqlite);
