@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
-use crate::harness::{Proc, SECRET, bin, free_port, need_env, token_for};
+use fedsearch_e2e::pki::Pki;
+
+use crate::harness::{Proc, SECRET, TlsClient, bin, free_port, need_env, token_for};
 
 const SERVER: &str = "  tls: { insecure: true }\n  identity: { trust_unsigned: true }\n";
 
@@ -37,7 +39,12 @@ fn router(sources: &[(&str, String, &str)]) -> String {
 }
 
 fn doctor(config: &std::path::Path, token: &str) -> (Option<i32>, String) {
+    doctor_with(config, token, &[])
+}
+
+fn doctor_with(config: &std::path::Path, token: &str, env: &[(&str, String)]) -> (Option<i32>, String) {
     let out = std::process::Command::new(bin("fedsearch"))
+        .envs(env.iter().map(|(k, v)| (k.to_string(), v.clone())))
         .args(["doctor", "--config", config.to_str().unwrap(), "--token", token])
         .env_remove("FEDSEARCH_AUTH__HS256_SECRET")
         .output()
@@ -148,4 +155,56 @@ async fn doctor_reports_a_good_deployment_clean_and_names_each_misconfiguration(
     assert_eq!(code, Some(1), "{report}");
     assert!(line(&report, "FAIL", "-", "token").contains("fix: "), "{report}");
     drop(procs);
+}
+
+/// The doctor calls the adapters as the router does: over mutual TLS with the router's client
+/// certificate (`internal_tls`) and with each probe's user signed by the router's key
+/// (`identity`), both from router.yaml or its FEDSEARCH_* overrides.
+#[tokio::test]
+async fn doctor_calls_adapters_over_mutual_tls_with_signed_users_as_the_router_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::generate(&dir.path().join("tls"));
+    let port = free_port();
+    let p = |name: &str| pki.path(name).display().to_string();
+    let server = format!(
+        "  tls: {{ ca_file: {}, cert_file: {}, key_file: {}, allowed_clients: [router.fedsearch.svc] }}\n  identity: {{ jwks_file: {} }}\n",
+        p("ca.pem"),
+        p("es-adapter.pem"),
+        p("es-adapter.key"),
+        p("router.jwks")
+    );
+    let es = es_config(port, &need_env("OPENSEARCH_URL")).replace(SERVER, &server);
+    let es_path = dir.path().join("es.yaml");
+    std::fs::write(&es_path, es).unwrap();
+    let env = HashMap::from([("FEDSEARCH_SERVER__LISTEN".to_string(), format!("127.0.0.1:{port}"))]);
+    let mut es = Proc::spawn("es-adapter", &["--config", es_path.to_str().unwrap()], &env, dir.path())
+        .with_tls(TlsClient::router(&pki));
+    es.wait_healthy().await;
+    let config = dir.path().join("router.yaml");
+    std::fs::write(&config, router(&[("tickets", format!("https://127.0.0.1:{port}"), "tickets")])).unwrap();
+    let alice = token_for("alice");
+    let tls = [
+        ("FEDSEARCH_INTERNAL_TLS__CA_FILE", p("ca.pem")),
+        ("FEDSEARCH_INTERNAL_TLS__CERT_FILE", p("router.pem")),
+        ("FEDSEARCH_INTERNAL_TLS__KEY_FILE", p("router.key")),
+    ];
+    let signing = ("FEDSEARCH_IDENTITY__SIGNING_KEY_FILE", p("signing.pem"));
+
+    let all: Vec<(&str, String)> = tls.iter().cloned().chain([signing]).collect();
+    let (code, report) = doctor_with(&config, &alice, &all);
+    assert_eq!(code, Some(0), "{report}");
+    line(&report, "ok", "tickets", "describe");
+    line(&report, "ok", "tickets", "mapping");
+    assert!(line(&report, "ok", "tickets", "probe").contains("as `alice`"), "{report}");
+
+    let (code, report) = doctor_with(&config, &alice, &[]);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(line(&report, "FAIL", "tickets", "adapter").contains("internal_tls"), "{report}");
+
+    let (code, report) = doctor_with(&config, &alice, &tls);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        line(&report, "FAIL", "tickets", "probe").contains("UNAUTHENTICATED"),
+        "an unsigned user is refused: {report}"
+    );
 }

@@ -15,7 +15,13 @@
 
 use std::{collections::BTreeMap, path::Path, time::Duration};
 
-use fedsearch_core::auth::{Identity, JwtConfig, JwtVerifier};
+use std::sync::Arc;
+
+use fedsearch_core::{
+    assertion::{AssertionSigner, SignerConfig, search_scope},
+    auth::{Identity, JwtConfig, JwtVerifier},
+    tls::{ClientTls, TlsConfig},
+};
 use fedsearch_proto::{
     adapter::{
         DescribeRequest, DiagnoseRequest, DiagnosticSeverity, ResultFrame, SearchFrame, SubQuery,
@@ -43,10 +49,34 @@ pub struct RouterSource {
     pub required_groups: Vec<String>,
 }
 
-/// What the doctor reads of a router config: the `auth:` section and the sources.
+/// What the doctor reads of a router config: `auth:`, the sources, and how the router calls its
+/// adapters (`internal_tls:` — mutual TLS — and `identity:` — the key that signs each call's user),
+/// so the doctor calls them exactly as the router does.
 pub struct RouterView {
     pub auth: JwtConfig,
     pub sources: Vec<RouterSource>,
+    pub internal_tls: Option<TlsConfig>,
+    pub identity: Option<SignerConfig>,
+}
+
+/// Section `key` of the config with `FEDSEARCH_<KEY>__<FIELD>` overrides from `env` (one level,
+/// as the router applies them to these sections).
+fn section(root: &Value, key: &str, env: &BTreeMap<String, String>) -> Option<Value> {
+    let prefix = format!("FEDSEARCH_{}__", key.to_ascii_uppercase());
+    let mut value = root.get(key).cloned();
+    for (k, v) in env {
+        if let Some(field) = k.strip_prefix(&prefix) {
+            let m = value.get_or_insert_with(|| Value::Mapping(Default::default()));
+            if let Value::Mapping(m) = m {
+                // booleans and numbers as YAML reads them, the rest as strings
+                let parsed = serde_yaml::from_str::<Value>(v).unwrap_or(Value::String(v.clone()));
+                let parsed =
+                    if matches!(parsed, Value::Bool(_) | Value::Number(_)) { parsed } else { Value::String(v.clone()) };
+                m.insert(Value::String(field.to_ascii_lowercase()), parsed);
+            }
+        }
+    }
+    value
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -57,15 +87,16 @@ fn strings(v: &Value) -> Vec<String> {
 /// router itself refuses unknown ones). `env` supplies `FEDSEARCH_AUTH__<KEY>` overrides.
 pub fn read_router_config(text: &str, env: &BTreeMap<String, String>) -> Result<RouterView, String> {
     let root: Value = serde_yaml::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
-    let mut auth = root.get("auth").cloned().unwrap_or(Value::Mapping(Default::default()));
-    if let Value::Mapping(m) = &mut auth {
-        for (key, value) in env {
-            if let Some(k) = key.strip_prefix("FEDSEARCH_AUTH__") {
-                m.insert(Value::String(k.to_ascii_lowercase()), Value::String(value.clone()));
-            }
-        }
-    }
+    let auth = section(&root, "auth", env).unwrap_or(Value::Mapping(Default::default()));
     let auth: JwtConfig = serde_yaml::from_value(auth).map_err(|e| format!("`auth`: {e}"))?;
+    let internal_tls = section(&root, "internal_tls", env)
+        .map(serde_yaml::from_value::<TlsConfig>)
+        .transpose()
+        .map_err(|e| format!("`internal_tls`: {e}"))?;
+    let identity = section(&root, "identity", env)
+        .map(serde_yaml::from_value::<SignerConfig>)
+        .transpose()
+        .map_err(|e| format!("`identity`: {e}"))?;
     let list = root.get("sources").and_then(Value::as_sequence).ok_or("`sources` is missing or not a list")?;
     let mut sources = Vec::new();
     for (i, s) in list.iter().enumerate() {
@@ -82,7 +113,7 @@ pub fn read_router_config(text: &str, env: &BTreeMap<String, String>) -> Result<
         let required_groups = s.get("required_groups").map(strings).unwrap_or_default();
         sources.push(RouterSource { name: name.to_string(), adapters, target, required_groups });
     }
-    Ok(RouterView { auth, sources })
+    Ok(RouterView { auth, sources, internal_tls, identity })
 }
 
 /// One printed line.
@@ -127,9 +158,30 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn channel(address: &str) -> Result<Channel, String> {
-    let endpoint = Endpoint::from_shared(address.to_string()).map_err(|_| format!("`{address}` is not a URL"))?;
-    Ok(endpoint.connect_timeout(Duration::from_secs(3)).timeout(CALL_TIMEOUT).connect_lazy())
+/// How the doctor reaches the adapters: the router's client TLS and signing key, if any.
+#[derive(Default)]
+pub struct AsRouter {
+    pub tls: Option<Arc<ClientTls>>,
+    pub signer: Option<Arc<AssertionSigner>>,
+}
+
+fn channel(address: &str, as_router: &AsRouter) -> Result<Channel, (String, &'static str)> {
+    let endpoint = Endpoint::from_shared(address.to_string())
+        .map_err(|_| (format!("`{address}` is not a URL"), "set `adapter` to http(s)://host:port"))?;
+    let endpoint = endpoint.connect_timeout(Duration::from_secs(3)).timeout(CALL_TIMEOUT);
+    let endpoint = match (address.starts_with("https://"), &as_router.tls) {
+        (true, Some(tls)) => {
+            tls.endpoint(endpoint, None).map_err(|e| (e.to_string(), "check `internal_tls` of router.yaml"))?
+        }
+        (true, None) => {
+            return Err((
+                format!("`{address}` is https but router.yaml has no usable `internal_tls`"),
+                "set `internal_tls` (ca_file, cert_file, key_file) as the router runs with",
+            ));
+        }
+        (false, _) => endpoint,
+    };
+    Ok(endpoint.connect_lazy())
 }
 
 fn status_line(status: &tonic::Status) -> String {
@@ -153,7 +205,12 @@ fn probe_fix(code: &str) -> &'static str {
 }
 
 /// Checks one source; every line it finds.
-pub async fn check_source(source: &RouterSource, user: Option<&Identity>, probe: &str) -> Vec<Line> {
+pub async fn check_source(
+    source: &RouterSource,
+    user: Option<&Identity>,
+    probe: &str,
+    as_router: &AsRouter,
+) -> Vec<Line> {
     let name = source.name.as_str();
     let mut lines = Vec::new();
     if source.adapters.is_empty() {
@@ -161,10 +218,10 @@ pub async fn check_source(source: &RouterSource, user: Option<&Identity>, probe:
         return lines;
     }
     for address in &source.adapters {
-        let channel = match channel(address) {
+        let channel = match channel(address, as_router) {
             Ok(c) => c,
-            Err(e) => {
-                lines.push(Line::new(Level::Fail, name, "adapter", e, "set `adapter` to http://host:port"));
+            Err((e, fix)) => {
+                lines.push(Line::new(Level::Fail, name, "adapter", e, fix));
                 continue;
             }
         };
@@ -247,7 +304,7 @@ pub async fn check_source(source: &RouterSource, user: Option<&Identity>, probe:
                 ),
                 "use a token of a user who may use this source",
             )),
-            Some(user) => lines.push(probe_line(&mut adapter, source, user, probe).await),
+            Some(user) => lines.push(probe_line(&mut adapter, source, user, probe, as_router.signer.as_deref()).await),
         }
     }
     lines
@@ -258,9 +315,15 @@ async fn probe_line(
     source: &RouterSource,
     user: &Identity,
     text: &str,
+    signer: Option<&AssertionSigner>,
 ) -> Line {
     let name = source.name.as_str();
     let deadline = std::time::SystemTime::now() + CALL_TIMEOUT;
+    let mut context = user.to_user_context();
+    // signed as the router signs it: adapters that verify assertions accept nothing else
+    if let Some(signer) = signer {
+        signer.sign_context(&mut context, &source.target, &search_scope("doctor-probe"), deadline);
+    }
     let query = SubQuery {
         id: "doctor-probe".into(),
         source: source.target.clone(),
@@ -268,7 +331,7 @@ async fn probe_line(
         original_text: text.into(),
         limit: 3,
         deadline: Some(fedsearch_core::time::to_timestamp(deadline)),
-        user: Some(user.to_user_context()),
+        user: Some(context),
         ..Default::default()
     };
     let frames = tokio_stream::once(SearchFrame { frame: Some(search_frame::Frame::SubQuery(query)) });
@@ -341,12 +404,41 @@ async fn probe_line(
 pub async fn run(config: &Path, token: Option<&str>, probe: &str, only: &[String]) -> Result<bool, Failure> {
     let text = std::fs::read_to_string(config)
         .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", config.display())))?;
-    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("FEDSEARCH_AUTH__")).collect();
+    let env: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| {
+            ["FEDSEARCH_AUTH__", "FEDSEARCH_INTERNAL_TLS__", "FEDSEARCH_IDENTITY__"].iter().any(|p| k.starts_with(p))
+        })
+        .collect();
     let view = read_router_config(&text, &env).map_err(|e| Failure::Usage(format!("{}: {e}", config.display())))?;
     if let Some(unknown) = only.iter().find(|o| !view.sources.iter().any(|s| &s.name == *o)) {
         return Err(Failure::Usage(format!("--source {unknown}: no such source in {}", config.display())));
     }
     let mut lines = Vec::new();
+    let mut as_router = AsRouter::default();
+    if let Some(tls) = &view.internal_tls {
+        match ClientTls::from_config(tls, "internal_tls") {
+            Ok(t) => as_router.tls = t,
+            Err(e) => lines.push(Line::new(
+                Level::Fail,
+                "",
+                "internal_tls",
+                e,
+                "fix `internal_tls` of router.yaml (the files the router uses)",
+            )),
+        }
+    }
+    if let Some(identity) = &view.identity {
+        match AssertionSigner::load(identity) {
+            Ok(s) => as_router.signer = Some(s),
+            Err(e) => lines.push(Line::new(
+                Level::Fail,
+                "",
+                "identity",
+                format!("cannot load the router's signing key: {e}"),
+                "fix `identity.signing_key_file` of router.yaml",
+            )),
+        }
+    }
     let user = match token {
         None => {
             lines.push(Line::new(
@@ -394,7 +486,7 @@ pub async fn run(config: &Path, token: Option<&str>, probe: &str, only: &[String
         println!("{}", line.text());
     }
     for source in view.sources.iter().filter(|s| only.is_empty() || only.contains(&s.name)) {
-        let source_lines = check_source(source, user.as_ref(), probe).await;
+        let source_lines = check_source(source, user.as_ref(), probe, &as_router).await;
         for line in &source_lines {
             println!("{}", line.text());
         }
@@ -442,6 +534,14 @@ sources:
         let env = BTreeMap::from([("FEDSEARCH_AUTH__HS256_SECRET".to_string(), "from-env".to_string())]);
         assert_eq!(read_router_config(CONFIG, &env).unwrap().auth.hs256_secret.as_deref(), Some("from-env"));
         assert!(read_router_config("auth: {}\n", &BTreeMap::new()).is_err());
+        assert!(view.internal_tls.is_none() && view.identity.is_none());
+        let env = BTreeMap::from([
+            ("FEDSEARCH_INTERNAL_TLS__INSECURE".to_string(), "true".to_string()),
+            ("FEDSEARCH_IDENTITY__SIGNING_KEY_FILE".to_string(), "/run/signing.pem".to_string()),
+        ]);
+        let view = read_router_config(CONFIG, &env).unwrap();
+        assert!(view.internal_tls.unwrap().insecure);
+        assert_eq!(view.identity.unwrap().signing_key_file, std::path::PathBuf::from("/run/signing.pem"));
     }
 
     #[test]
