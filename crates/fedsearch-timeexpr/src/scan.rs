@@ -60,6 +60,7 @@ const MATCHERS: &[Matcher] = &[
     relative_day,
     calendar_relative,
     month_part,
+    weekend,
     rolling,
     explicit,
     year_with_word,
@@ -71,7 +72,8 @@ const MATCHERS: &[Matcher] = &[
     before,
 ];
 
-const NOT_WINDOWS: &[NotWindow] = &[weekday_not_begun, weekday_no_window, since_not_begun, before_not_begun];
+const NOT_WINDOWS: &[NotWindow] =
+    &[weekday_not_begun, weekday_no_window, since_not_begun, before_not_begun, weekend_not_begun];
 
 /// The most specific phrase in `text`, with `today` the local day of the question.
 pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
@@ -454,6 +456,7 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("this afternoon", 0),
         ("this evening", 0),
         ("yesterday", 1),
+        ("last night", 1),
         ("day before yesterday", 2),
         ("the day before yesterday", 2),
     ];
@@ -564,6 +567,59 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         YearBeforeLast => return Some((c.pos, year_span(today.year() - 2, false)?)),
     };
     Some((c.pos, Span::days(grain, false, first, end_date)))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Weekend {
+    /// The last Saturday–Sunday that has begun: this one on a weekend, else the one just past.
+    Recent,
+    /// This week's, once it has begun.
+    This,
+    /// The one before this week's: the one just past on a weekday, the week before's on a weekend.
+    Last,
+}
+
+/// 上周末, 上个周末, 本周末, 这周末, last weekend, this weekend, over the weekend, this past weekend:
+/// a Saturday and a Sunday (up to today). A bare 周末 or "weekend" names none: it is as often a
+/// kind of day (周末值班补贴, the weekend allowance).
+fn weekend(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    read_weekend(c, today, false)
+}
+
+/// This weekend before it has begun (这周末值班 on a Wednesday): no window, and not 这周 either.
+fn weekend_not_begun(c: Cur<'_>, today: NaiveDate) -> Option<usize> {
+    read_weekend(c, today, true).map(|(end, _)| end)
+}
+
+/// Reads a weekend phrase; with `not_begun`, only this weekend before it has begun.
+fn read_weekend(mut c: Cur<'_>, today: NaiveDate, not_begun: bool) -> Option<(usize, Span)> {
+    const TABLE: &[(&str, Weekend)] = &[
+        ("上周末", Weekend::Last),
+        ("上个周末", Weekend::Last),
+        ("上星期末", Weekend::Last),
+        ("本周末", Weekend::This),
+        ("这周末", Weekend::This),
+        ("这个周末", Weekend::This),
+        ("last weekend", Weekend::Last),
+        ("previous weekend", Weekend::Last),
+        ("this weekend", Weekend::This),
+        ("this past weekend", Weekend::Recent),
+        ("over the weekend", Weekend::Recent),
+        ("during the weekend", Weekend::Recent),
+    ];
+    let which = c.longest(TABLE)?;
+    let saturday = week_start(today)?.checked_add_days(Days::new(5))?;
+    let begun = today >= saturday;
+    if not_begun {
+        return (which == Weekend::This && !begun).then_some((c.pos, Span::days(Grain::Day, false, today, today)));
+    }
+    let first = match (which, begun) {
+        (Weekend::This, false) => return None,
+        (Weekend::This | Weekend::Recent, true) => saturday,
+        (Weekend::Recent | Weekend::Last, false) | (Weekend::Last, true) => saturday.checked_sub_days(Days::new(7))?,
+    };
+    let last = first.succ_opt()?.min(today);
+    Some((c.pos, day_span(Grain::Day, false, first, last)?))
 }
 
 /// A third of a month: days 1–10, 11–20, 21 to the end.

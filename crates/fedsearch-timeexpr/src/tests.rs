@@ -811,3 +811,27 @@ fn alternatives_and_lists_are_one_window() {
         ("orders from yesterday that shipped in October", Some(("yesterday", day("2026-11-17")))),
     ]);
 }
+
+#[test]
+fn weekends() {
+    // WED is Wednesday 18 November; the weekend just past is 14–15 November.
+    check_wed(&[
+        ("上周末的告警", Some(("上周末", days("2026-11-14", "2026-11-15")))),
+        ("what broke over the weekend?", Some(("over the weekend", days("2026-11-14", "2026-11-15")))),
+        ("last weekend", Some(("last weekend", days("2026-11-14", "2026-11-15")))),
+        ("this past weekend", Some(("this past weekend", days("2026-11-14", "2026-11-15")))),
+        ("what failed last night", Some(("last night", day("2026-11-17")))),
+        ("这周末值班", None),
+        ("周末值班补贴是多少", None),
+        ("the weekend allowance", None),
+    ]);
+    // On Sunday 22 November: this weekend is 21–22, last weekend 14–15.
+    let sun = "2026-11-22T04:00:00Z";
+    check(&[
+        ("这周末的订单", sun, SH, Some(("这周末", "2026-11-21 – 2026-11-22 (Asia/Shanghai)"))),
+        ("over the weekend", sun, SH, Some(("over the weekend", "2026-11-21 – 2026-11-22 (Asia/Shanghai)"))),
+        ("last weekend", sun, SH, Some(("last weekend", "2026-11-14 – 2026-11-15 (Asia/Shanghai)"))),
+    ]);
+    // On Saturday: this weekend so far is today.
+    check(&[("this weekend", "2026-11-21T04:00:00Z", SH, Some(("this weekend", "2026-11-21 in Asia/Shanghai")))]);
+}
