@@ -75,4 +75,28 @@ async fn the_self_check_passes_the_shipped_config_and_names_each_mistake(db: Db)
     }
 }
 
+/// Orca Freight (the second tuning company) on its own databases: no casts, no per-engine SQL,
+/// and the self-check finds nothing to fix.
+async fn the_second_companys_config_is_clean_on_every_engine(db: Db) {
+    let var = match db {
+        Db::Postgres => "ORCA_PG_RO_URL",
+        Db::Mariadb => "ORCA_MARIADB_RO_URL",
+        Db::Sqlite => "ORCA_SQLITE_URL",
+    };
+    let url =
+        std::env::var(var).unwrap_or_else(|_| panic!("{var} is not set: eval \"$(scripts/backends/all.sh env)\""));
+    let yaml = std::fs::read_to_string(crate::common::repo_root().join("deploy/eval/orca/sql-adapter.yaml"))
+        .unwrap()
+        .replace("url_env: SQL_ADAPTER_DATABASE_URL", &format!("url: '{url}'"));
+    assert!(
+        !yaml.contains("CAST(") && !yaml.contains("::text") && !yaml.contains("fragments:"),
+        "no casts or fragments"
+    );
+    let adapter = SqlAdapter::new(&config_from_yaml(&yaml, &url)).unwrap();
+    let found = adapter.self_check().await;
+    assert!(errors(&found).is_empty(), "{db:?}: {:?}", errors(&found));
+    assert!(found.iter().filter(|d| d.check.starts_with("template ")).count() >= 10, "{db:?}: {found:?}");
+}
+
+per_engine!(the_second_companys_config_is_clean_on_every_engine => doctor_orca_postgres, doctor_orca_mariadb, doctor_orca_sqlite);
 per_engine!(the_self_check_passes_the_shipped_config_and_names_each_mistake => doctor_postgres, doctor_mariadb, doctor_sqlite);
