@@ -26,7 +26,7 @@
 //!
 //! | kind | examples | window |
 //! | --- | --- | --- |
-//! | day | 今天, 昨天, 前天, 大前天, today, yesterday, last night, the day before yesterday | that day |
+//! | day | 今天, 昨天, 前天, 大前天, today, yesterday, the day before yesterday | that day |
 //! | this … | 本周, 这周, 本月, 这个月, 本季度, 今年, this week/month/quarter/year | from the start of the week (Monday), month, quarter or year **up to and including today** |
 //! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year | the whole previous calendar week (Monday–Sunday), month, quarter or year |
 //! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 最近半年, 近一年, past week, last 3 days, the past 2 weeks, last 30 days, past six months, the past half year | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end); half a year = 6 months |

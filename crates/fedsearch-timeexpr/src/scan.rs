@@ -456,7 +456,6 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("this afternoon", 0),
         ("this evening", 0),
         ("yesterday", 1),
-        ("last night", 1),
         ("day before yesterday", 2),
         ("the day before yesterday", 2),
     ];
