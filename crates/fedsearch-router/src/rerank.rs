@@ -167,6 +167,31 @@ mod tests {
         assert_eq!(ids(&h), ["wiki:p_2025", "kb:x"]);
     }
 
+    proptest::proptest! {
+        /// Keeping only the question's tokens of each hit gives the coverage of its whole token set.
+        #[test]
+        fn coverage_over_the_asked_tokens_is_coverage_over_all_tokens(
+            q in "[a-z退款发货政策 ]{0,24}",
+            texts in proptest::collection::vec(("[a-zA-Z退款发货政策运费 ,-]{0,40}", "[a-z发货 ]{0,20}"), 1..6),
+        ) {
+            let g = Glossary::new(true, &[]);
+            let question = question(&q, &g);
+            let hits: Vec<Hit> = texts
+                .iter()
+                .map(|(title, meta)| {
+                    let mut h = hit("s:1", title, 1.0);
+                    h.metadata.insert("k".into(), meta.clone());
+                    h
+                })
+                .collect();
+            let all: Vec<HashSet<String>> = hits
+                .iter()
+                .map(|h| fedsearch_core::text::token_set([h.title.as_str(), h.snippet.as_str(), h.metadata["k"].as_str()]))
+                .collect();
+            proptest::prop_assert_eq!(coverage(&question, &hits), fedsearch_core::text::coverage(&question, &all));
+        }
+    }
+
     #[test]
     fn an_old_version_never_ends_above_its_current_one() {
         let mut old = hit("wiki:p_2025", "Policy 2025", 1.0);
