@@ -27,7 +27,7 @@
 # not measured, before each), BENCH_PEER_CONCURRENCIES="50 200", BENCH_PEER_RATE=500 (q/s),
 # BENCH_PEER_QUERY=支付超时问题, BENCH_PEER_BASE_PORT=31000, BENCH_PEER_SIDES="peer fedsearch
 # fedsearch-inproc", BENCH_PEER_DIR=../shared/bench/seed-peer, BENCH_PEER_VENV=/tmp/peer-venv,
-# BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR/router, an
+# BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BIN=DIR (the binaries, default target/release), BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR/router, an
 # earlier build, with the fusion service, over the same adapters — before/after in one run),
 # BENCH_PEER_OUT=BENCHMARKS.md (its "## Against the seed peer" section
 # is replaced; empty: print the section only), BENCH_PEER_PERF=1 (perf record -g the router
@@ -52,7 +52,7 @@ NAMES=(docs ticket logs)
 LATENCIES=(10 20 30)
 HITS=20
 TOP_K=10
-BIN=target/release
+BIN=${BENCH_PEER_BIN:-target/release}
 SECTION="## Against the seed peer"
 
 [ -d "$PEER_DIR" ] || die "no seed peer at $PEER_DIR (the side-by-side needs ../shared/bench/seed-peer)"
@@ -95,9 +95,13 @@ tree_ticks() {
 CLK_TCK=$(getconf CLK_TCK)
 
 # --- fedsearch: fusion, three adapters, a router using the fusion service, a router fusing in-process
+# Binaries with internal TLS refuse plaintext unless told: on loopback this bench says so (what
+# TLS costs is not measured here); older binaries do not know the setting.
+SERVER_TLS=''; grep -aq 'server.tls' "$BIN/fusion" && SERVER_TLS=', tls: { insecure: true }'
+INTERNAL_TLS=''; grep -aq 'internal_tls' "$BIN/router" && INTERNAL_TLS='internal_tls: { insecure: true }'
 FUSION_PORT=$(port 52)
 cat >"$WORK/fusion.yaml" <<EOF
-server: { listen: "127.0.0.1:$FUSION_PORT", shutdown_grace: 2s }
+server: { listen: "127.0.0.1:$FUSION_PORT", shutdown_grace: 2s$SERVER_TLS }
 EOF
 start fusion "$BIN/fusion" --config "$WORK/fusion.yaml"; FUSION_PID=$LAST_PID
 ADAPTER_PIDS=(); ADAPTER_PORTS=()
@@ -111,7 +115,10 @@ router_yaml() { # PORT FUSION_LINE
   echo "server: { listen: \"127.0.0.1:$1\", shutdown_grace: 2s }"
   echo "auth: {}  # hs256_secret from FEDSEARCH_AUTH__HS256_SECRET"
   echo "$2"
-  echo "limits: { max_in_flight: 100000, default_timeout: 3s, per_user: { max_in_flight: 100000 } }"
+  echo "$INTERNAL_TLS"
+  # Admission is not what this measures (scripts/bench.sh's overload curve is): no in-flight cap
+  # and no adaptive limit, which on a busy machine sheds calls as the runtime lags.
+  echo "limits: { max_in_flight: 100000, adaptive: false, default_timeout: 3s, per_user: { max_in_flight: 100000 } }"
   echo "sources:"
   for i in 0 1 2; do
     echo "  - { name: ${NAMES[$i]}, adapter: \"http://127.0.0.1:${ADAPTER_PORTS[$i]}\", description: \"scripted source answering after ${LATENCIES[$i]} ms\", timeout: 2s }"
@@ -198,6 +205,15 @@ side_pids() { # SIDE — every process of that side
   esac
 }
 router_pid() { case $1 in fedsearch) echo "$ROUTER_PID" ;; fedsearch-inproc) echo "$ROUTER_INPROC_PID" ;; fedsearch-base) echo "$ROUTER_BASE_PID" ;; *) echo "" ;; esac; }
+# grpc_failures SIDE — calls the side's router answered with an error status so far (its log's
+# "call failed" lines, except the generator's own resets as it stops at the end of a run, which
+# the router logs as CANCELLED or, for a stream reset before its request was read, UNKNOWN at 0 ms). h2load
+# counts a gRPC error as an HTTP 200 answer, so these are subtracted from its answers.
+grpc_failures() {
+  local f
+  case $1 in fedsearch) f=router ;; fedsearch-inproc) f=router-inproc ;; fedsearch-base) f=router-base ;; *) echo 0; return ;; esac
+  grep '"call failed"' "$WORK/$f.log" 2>/dev/null | grep -vEc '"code":"(CANCELLED|UNKNOWN)"' || true
+}
 
 run_h2load() { # SECONDS LOGFILE ARGS... — h2load with the token filled in; summary on stdout
   local secs=$1 logf=$2; shift 2
@@ -226,10 +242,14 @@ measure() { # SIDE KIND LEVEL ROUND
     perf record -q -F 499 ${BENCH_PEER_PERF_ARGS:--g} -p "$rpid" -o "$WORK/perf-$side.data" >/dev/null 2>&1 &
     perf_pid=$!; PERF_DONE+=" $side "
   fi
+  local f0 f1; f0=$(grpc_failures "$side")
+  local fpid=''; [[ $side == fedsearch || $side == fedsearch-base ]] && fpid=$FUSION_PID
+  local u0 u1; u0=$([ -n "$fpid" ] && tree_ticks "$fpid" || echo 0)
   c0=$(tree_ticks "${pids[@]}"); r0=$([ -n "$rpid" ] && tree_ticks "$rpid" || echo 0); t0=$(date +%s.%N)
   local gt="$WORK/$name.time"
   { TIMEFORMAT='%U %S'; time run_h2load "$DURATION" "$WORK/$name.log" "${args[@]}" >"$WORK/$name.out" 2>&1; } 2>"$gt"
   t1=$(date +%s.%N); c1=$(tree_ticks "${pids[@]}"); r1=$([ -n "$rpid" ] && tree_ticks "$rpid" || echo 0)
+  f1=$(grpc_failures "$side"); u1=$([ -n "$fpid" ] && tree_ticks "$fpid" || echo 0)
   if [ -n "$perf_pid" ]; then
     kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" 2>/dev/null || true
     perf report -i "$WORK/perf-$side.data" --no-children --sort dso,symbol --stdio 2>/dev/null | head -120 >"$WORK/perf-$side.txt" || true
@@ -237,9 +257,9 @@ measure() { # SIDE KIND LEVEL ROUND
   fi
   read -r gu gs <"$gt"
   python3 - "$side" "$kind" "$level" "$round" "$WORK/$name.out" "$WORK/$name.log" "$((c1 - c0))" "$((r1 - r0))" \
-    "$t0" "$t1" "$CLK_TCK" "$gu" "$gs" "$load1" >>"$RUNS" <<'PY'
+    "$t0" "$t1" "$CLK_TCK" "$gu" "$gs" "$load1" "$((f1 - f0))" "$((u1 - u0))" >>"$RUNS" <<'PY'
 import json, re, sys
-side, kind, level, rnd, out, logf, ticks, rticks, t0, t1, hz, gu, gs, load = sys.argv[1:]
+side, kind, level, rnd, out, logf, ticks, rticks, t0, t1, hz, gu, gs, load, grpc_errors, fticks = sys.argv[1:]
 text = open(out).read()
 def grab(pat, default=0.0):
     m = re.search(pat, text)
@@ -257,11 +277,12 @@ def pct(p):
     return round(lat[int(k)], 2)
 wall = float(t1) - float(t0)
 secs = grab(r"finished in ([0-9.]+)s") or wall
-ok = len(lat)
+ok = max(0, len(lat) - int(grpc_errors))
 status_2xx = grab(r"status codes: (\d+) 2xx")
 data = grab(r"traffic: .*?, [0-9.]+[KMG]?B \((\d+)\) data")
 errors = int(grab(r"requests: .*? (\d+) errored") + grab(r"requests: .*? (\d+) timeout")
-             + grab(r"status codes: \d+ 2xx, (\d+) 3xx") + grab(r"status codes: .*? (\d+) 4xx") + grab(r"status codes: .*? (\d+) 5xx"))
+             + grab(r"status codes: \d+ 2xx, (\d+) 3xx") + grab(r"status codes: .*? (\d+) 4xx") + grab(r"status codes: .*? (\d+) 5xx")
+             + int(grpc_errors))
 cpu_s = int(ticks) / float(hz)
 print(json.dumps({
     "side": side, "kind": kind, "level": int(level), "round": int(rnd), "load1": float(load.split()[0]), "load": load,
@@ -270,6 +291,8 @@ print(json.dumps({
     "bytes_per_answer": round(data / status_2xx) if status_2xx else 0,
     "cpu_cores": round(cpu_s / wall, 3), "cpu_ms_per_search": round(cpu_s * 1000 / ok, 3) if ok else None,
     "router_cpu_ms_per_search": round(int(rticks) / float(hz) * 1000 / ok, 3) if ok and int(rticks) else None,
+    "fusion_cpu_ms_per_search": round(int(fticks) / float(hz) * 1000 / ok, 3) if ok and int(fticks) else None,
+    "adapters_cpu_ms_per_search": round((int(ticks) - int(rticks) - int(fticks)) / float(hz) * 1000 / ok, 3) if ok and int(rticks) else None,
     "gen_cpu_cores": round((float(gu) + float(gs)) / wall, 3),
 }))
 PY
@@ -298,6 +321,11 @@ RSS=$(for s in router router-inproc fusion; do
 done; echo -n "each adapter $(awk '/VmRSS/ { print int($2 / 1024) }' /proc/${ADAPTER_PIDS[0]}/status) MB, peer $(awk '/VmRSS/ { print int($2 / 1024) }' /proc/$PEER_PID/status) MB")
 
 # --- the Markdown section
+: >"$WORK/perf-top.txt"
+if [ -f "$WORK/perf-fedsearch.data" ]; then
+  perf report -i "$WORK/perf-fedsearch.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+    | grep '%' | grep -v '^#' | head -25 | sed -E 's/ +$//; s/^ +//' | cut -c1-150 >"$WORK/perf-top.txt" || true
+fi
 python3 - "$RUNS" "$WORK/section.md" <<PY
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
@@ -362,9 +390,11 @@ for label, kind, level, key, fmt, better in rows:
             rs.append(" / ".join(ratio(x, y) for x, y in zip(a, b or [None] * len(a))))
     L.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(rs) + " |")
 L.append("")
-L.append("Router alone, CPU ms/search (median): " + "; ".join(
-    f"{s} closed c={c}: {cell(s, 'closed', c, 'router_cpu_ms_per_search', '{:.3f}')[1]}" for s in sides if s != "peer" for c in concs)
-    + "; " + "; ".join(f"{s} open {rate}: {cell(s, 'open', rate, 'router_cpu_ms_per_search', '{:.3f}')[1]}" for s in sides if s != "peer") + ".")
+for who, key in (("Router", "router_cpu_ms_per_search"), ("Fusion service", "fusion_cpu_ms_per_search"), ("The three adapters together", "adapters_cpu_ms_per_search")):
+    got = [(s, k, lv) for s in sides if s != "peer" for k, lv in [("closed", c) for c in concs] + [("open", rate)] if cell(s, k, lv, key)[0] is not None]
+    if got:
+        L.append(f"{who} alone, CPU ms/search (median): " + "; ".join(f"{s} {k} {'c=' if k == 'closed' else ''}{lv}{' q/s' if k == 'open' else ''}: {cell(s, k, lv, key, '{:.3f}')[1]}" for s, k, lv in got) + ".")
+        L.append("")
 L.append("")
 errs = sum(r["errors"] for r in runs)
 bpa = {s: sorted({r['bytes_per_answer'] for r in runs if r['side'] == s}) for s in sides}
@@ -372,8 +402,17 @@ L.append(f"Errors over all runs: {errs}. Response bytes per answer (an error ans
 L.append("")
 L.append("Router warnings during the runs: ${WARNINGS:-none}. RSS at the end: $RSS.")
 L.append("")
-L.append("Reading the warnings: the generator stops each run with requests in flight; the router cancels their sub-queries, each cancel resets an adapter stream, and after 1024 resets h2 closes that adapter connection, so the sub-queries then on it fail (\`source failed\`, RESOURCE_EXHAUSTED \"h2 protocol error\" — the reset limit of issue 15). h2load reported no errors, and the mean answer size stayed the same in every run (the bytes above). The adapters' RSS is mostly the stacks of the blocking-pool threads the scripted sources sleep on.")
+L.append("Errors count h2load's failed requests and the calls each router logged as failed (\`call failed\`, other than the generator's cancellations at the end of a run): h2load books a gRPC error as an HTTP 200 answer. A \`locally-reset streams reached limit\` warning would mean h2 closed an adapter connection after 1024 resets (issue 15); the clients remember up to 1,024 reset streams for 5 s (fedsearch_core::grpc::client_endpoint), so frames in flight for a cancelled sub-query no longer count toward that limit.")
 L.append("")
+import os
+top = "$WORK/perf-top.txt"
+if os.path.exists(top) and os.path.getsize(top) > 0:
+    L.append("Router profile (\`perf record -F 499\` of the fedsearch router during its first closed-loop run; self time by symbol, top frames):")
+    L.append("")
+    L.append("\`\`\`")
+    L.extend(l.rstrip() for l in open(top))
+    L.append("\`\`\`")
+    L.append("")
 L.append("Every run (JSON lines, one per measurement):")
 L.append("")
 L.append("| side | kind | level | round | q/s | p50 ms | p99 ms | errors | CPU ms/search | router CPU ms/search | gen cores | load 1m |")
