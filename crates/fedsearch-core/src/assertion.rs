@@ -468,6 +468,25 @@ mod tests {
     }
 
     #[test]
+    fn a_key_published_a_moment_ago_verifies_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, verifier) = keys(dir.path());
+        // A rotation: a new key next to the old one in the JWKS, and the router switches to it
+        // within the second the verifier last looked at the file.
+        let old = std::fs::read_to_string(dir.path().join("router.jwks")).unwrap();
+        let mut set: serde_json::Value = serde_json::from_str(&old).unwrap();
+        let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        set["keys"].as_array_mut().unwrap().push(public_jwk(pair.serialize_pem().as_bytes()).unwrap());
+        std::fs::write(dir.path().join("router.jwks"), set.to_string()).unwrap();
+        let key = dir.path().join("new.pem");
+        std::fs::write(&key, pair.serialize_pem()).unwrap();
+        let signer =
+            AssertionSigner::load(&SignerConfig { signing_key_file: key, issuer: DEFAULT_ISSUER.into() }).unwrap();
+        let token = signer.sign(&alice(), "tickets", "search:1", SystemTime::now() + Duration::from_secs(5)).unwrap();
+        assert_eq!(verifier.verify(&token, "tickets", "search:1").unwrap(), alice());
+    }
+
+    #[test]
     fn unsigned_trust_must_be_explicit() {
         let none =
             VerifierConfig { jwks_file: None, issuer: DEFAULT_ISSUER.into(), leeway_secs: 5, trust_unsigned: false };

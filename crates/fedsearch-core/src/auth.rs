@@ -201,11 +201,15 @@ impl Jwks {
         Ok(Self { path, label, state: RwLock::new(JwksState { keys, modified, checked: Instant::now() }) })
     }
 
-    /// Re-reads the file if it changed (at most once a second). A file that cannot be read or
-    /// parsed keeps the keys loaded before.
-    fn refresh(&self) {
+    /// Re-reads the file if it changed (looked at once a second at most, or `now`). A file that
+    /// cannot be read or parsed keeps the keys loaded before.
+    fn refresh(&self, now: bool) {
+        let due = |s: &JwksState| now || s.checked.elapsed() >= std::time::Duration::from_secs(1);
+        if !due(&self.state.read().unwrap_or_else(|e| e.into_inner())) {
+            return;
+        }
         let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
-        if s.checked.elapsed() < std::time::Duration::from_secs(1) {
+        if !due(&s) {
             return;
         }
         s.checked = Instant::now();
@@ -226,7 +230,14 @@ impl Jwks {
     }
 
     pub(crate) fn key(&self, kid: &str) -> Option<(DecodingKey, Algorithm)> {
-        self.refresh();
+        self.refresh(false);
+        let found = self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned();
+        if found.is_some() {
+            return found;
+        }
+        // An unknown kid may be a key published a moment ago (a rotation): look at the file now
+        // (one metadata call; it is re-read only when it changed).
+        self.refresh(true);
         self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned()
     }
 }

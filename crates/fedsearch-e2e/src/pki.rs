@@ -3,7 +3,7 @@
 //! rcgen into a directory of the run (keys are never committed).
 //!
 //! Every service certificate is for both server and client use, with the DNS names
-//! `<service>.fedsearch.svc` and `localhost` and the addresses 127.0.0.1–127.0.0.4 (the e2e
+//! `<service>.fedsearch.svc`, `<service>` and `localhost` and the addresses 127.0.0.1–127.0.0.4 (the e2e
 //! replicas listen on 127.0.0.r). Files: `ca.pem`, `<service>.pem`, `<service>.key`,
 //! `signing.pem`, `router.jwks`.
 
@@ -73,7 +73,8 @@ impl Pki {
     /// (Re)issues `service`'s certificate and key (a new key pair each time): the key first,
     /// then the certificate, each written at once.
     pub fn issue(&self, service: &str) {
-        self.issue_named(service, &[dns_name(service)]);
+        // The bare name too: compose reaches a service by it (https://fusion:50052).
+        self.issue_named(service, &[dns_name(service), service.to_string()]);
     }
 
     /// Issues a certificate for `service` with exactly the DNS `names` (plus localhost and the
