@@ -194,6 +194,17 @@ async fn describe_lists_the_source_and_its_templates(db: Db) {
     assert_eq!(s.doc_types, ["order", "shipment", "refund"]);
 }
 
+async fn a_status_word_in_either_language_selects_its_code(db: Db) {
+    let mut h = serve_engine(db).await;
+    for text in ["哪些快递还在运输中？", "which shipments are in transit"] {
+        let (hits, done) = search(&mut h, query("dave", text)).await;
+        assert_eq!(done.state, SourceState::Ok as i32, "{db:?} {text}: {done:?}");
+        let shipments: Vec<SourceHit> = hits.iter().filter(|h| h.doc_type == "shipment").cloned().collect();
+        assert_eq!(ids(&shipments), ["SO20261005"], "{db:?} {text}: 运输中 / in transit → in_transit");
+    }
+}
+
+per_engine!(a_status_word_in_either_language_selects_its_code => status_words_postgres, status_words_mariadb, status_words_sqlite);
 per_engine!(describe_lists_the_source_and_its_templates => describe_postgres, describe_mariadb, describe_sqlite);
 per_engine!(templates_return_ground_truth => templates_ground_truth_postgres, templates_ground_truth_mariadb, templates_ground_truth_sqlite);
 per_engine!(order_hit_carries_shipment_status_and_note => order_hit_postgres, order_hit_mariadb, order_hit_sqlite);
