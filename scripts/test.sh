@@ -47,11 +47,11 @@ eval_company() {
   sed -n '/questions, k/,/latency/p' "$FEDSEARCH_RUN_DIR/eval-$1.txt"
 }
 log "answer-quality eval: spruce (tuning company)"
-eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.84}"
+eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.85}"
 log "answer-quality eval: orca (second tuning company)"
-eval_company orca "${EVAL_MIN_NDCG_ORCA:-0.69}"
+eval_company orca "${EVAL_MIN_NDCG_ORCA:-0.71}"
 log "answer-quality eval: nimbus (held out of tuning)"
-eval_company nimbus "${EVAL_MIN_NDCG_NIMBUS:-0.65}"
+eval_company nimbus "${EVAL_MIN_NDCG_NIMBUS:-0.66}"
 
 log "the contract: buf lint, buf breaking against the tagged contracts, Go stubs without M flags (scripts/proto-check.sh)"
 scripts/proto-check.sh || status=1
