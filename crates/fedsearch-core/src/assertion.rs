@@ -21,7 +21,7 @@ use std::{
 };
 
 use base64::Engine;
-use jsonwebtoken::{Algorithm, EncodingKey, Header, Validation};
+use jsonwebtoken::{Algorithm, Validation};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -124,23 +124,11 @@ pub fn public_jwk(key_pem: &[u8]) -> Result<serde_json::Value, String> {
 }
 
 fn public_point(key_pem: &[u8]) -> Result<Vec<u8>, String> {
-    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
-    use rustls::pki_types::{PrivateKeyDer, pem::PemObject};
-    let der = match PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("not a PEM private key: {e}"))? {
-        PrivateKeyDer::Pkcs8(der) => der,
-        _ => return Err("the signing key must be a PKCS#8 P-256 key (`BEGIN PRIVATE KEY`)".into()),
-    };
-    let pair = EcdsaKeyPair::from_pkcs8(
-        &ECDSA_P256_SHA256_FIXED_SIGNING,
-        der.secret_pkcs8_der(),
-        &ring::rand::SystemRandom::new(),
-    )
-    .map_err(|e| format!("not a P-256 private key: {e}"))?;
-    Ok(pair.public_key().as_ref().to_vec())
+    use ring::signature::KeyPair;
+    Ok(key_pair(key_pem)?.public_key().as_ref().to_vec())
 }
 
 fn jwk_of_point(point: &[u8]) -> serde_json::Value {
-    let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
     // An uncompressed SEC1 point: 0x04 || x (32 bytes) || y (32 bytes).
     let (x, y) = (b64(&point[1..33]), b64(&point[33..65]));
     // RFC 7638 thumbprint: the required members in lexicographic order, no spaces.
@@ -155,18 +143,38 @@ fn stamp(path: &Path) -> Stamp {
     std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
 }
 
+/// The router's key, signing with ring (much faster than the pure-Rust ECDSA of jsonwebtoken's
+/// backend; the router signs one assertion per sub-query).
 struct SigningKey {
-    key: EncodingKey,
+    pair: ring::signature::EcdsaKeyPair,
     kid: String,
+    /// `base64url({"alg":"ES256","typ":"JWT","kid":...})`, the same for every assertion.
+    header: String,
+}
+
+fn key_pair(key_pem: &[u8]) -> Result<ring::signature::EcdsaKeyPair, String> {
+    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+    use rustls::pki_types::{PrivateKeyDer, pem::PemObject};
+    let der = match PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("not a PEM private key: {e}"))? {
+        PrivateKeyDer::Pkcs8(der) => der,
+        _ => return Err("the signing key must be a PKCS#8 P-256 key (`BEGIN PRIVATE KEY`)".into()),
+    };
+    EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der.secret_pkcs8_der(), &ring::rand::SystemRandom::new())
+        .map_err(|e| format!("not a P-256 private key: {e}"))
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 fn read_signing_key(path: &Path) -> Result<SigningKey, String> {
+    use ring::signature::KeyPair;
     let shown = path.display();
     let pem = std::fs::read(path).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
-    let point = public_point(&pem).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
-    let kid = jwk_of_point(&point)["kid"].as_str().unwrap_or_default().to_string();
-    let key = EncodingKey::from_ec_pem(&pem).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
-    Ok(SigningKey { key, kid })
+    let pair = key_pair(&pem).map_err(|e| format!("identity.signing_key_file {shown}: {e}"))?;
+    let kid = jwk_of_point(pair.public_key().as_ref())["kid"].as_str().unwrap_or_default().to_string();
+    let header = b64(serde_json::json!({"alg": "ES256", "typ": "JWT", "kid": kid}).to_string().as_bytes());
+    Ok(SigningKey { pair, kid, header })
 }
 
 /// Signs identity assertions with a key file re-read when it changes.
@@ -275,9 +283,16 @@ impl AssertionSigner {
             iat: now,
             exp,
         };
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(key.kid.clone());
-        jsonwebtoken::encode(&header, &claims, &key.key).map_err(|e| format!("cannot sign an identity assertion: {e}"))
+        // A JWS compact serialisation: header.claims.signature, ES256 in the fixed r||s form.
+        let claims = serde_json::to_vec(&claims).map_err(|e| format!("cannot encode an identity assertion: {e}"))?;
+        let mut token = format!("{}.{}", key.header, b64(&claims));
+        let signature = key
+            .pair
+            .sign(&ring::rand::SystemRandom::new(), token.as_bytes())
+            .map_err(|_| "cannot sign an identity assertion".to_string())?;
+        token.push('.');
+        token.push_str(&b64(signature.as_ref()));
+        Ok(token)
     }
 }
 
