@@ -89,7 +89,7 @@ fi
 
 free_port; FUSION_PORT=$PORT
 cat >"$WORK/fusion.yaml" <<EOF
-server: { listen: "127.0.0.1:$FUSION_PORT", shutdown_grace: 2s }
+server: { listen: "127.0.0.1:$FUSION_PORT", shutdown_grace: 2s, tls: { insecure: true } }
 EOF
 start fusion "$BIN/fusion" --config "$WORK/fusion.yaml"
 FUSION_PID=$LAST_PID
@@ -118,6 +118,8 @@ stack() {
   {
     echo "server: { listen: \"127.0.0.1:$ROUTER_PORT\", shutdown_grace: 2s }"
     echo "auth: {}  # hs256_secret comes from FEDSEARCH_AUTH__HS256_SECRET"
+    # Plaintext on loopback, said explicitly (the scripted adapters serve no TLS; docs/security.md).
+    echo "internal_tls: { insecure: true }"
     if [ "$ROUTER_FUSION" = in-process ]; then
       echo "fusion: {}  # no fusion service: the router fuses in-process"
     else
