@@ -135,7 +135,8 @@ impl Default for RerankSection {
 }
 
 fn default_coverage_weight() -> f64 {
-    0.3
+    // Measured with `scripts/eval.sh` on the two tuning companies (BENCHMARKS.md, answer quality).
+    0.4
 }
 fn default_candidates() -> u32 {
     30
