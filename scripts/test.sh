@@ -17,7 +17,8 @@ log "starting backends (PostgreSQL, MariaDB, SQLite, OpenSearch, DokuWiki, Redis
 ( scripts/backends/all.sh start ) & backends_pid=$!
 
 log "installing the official MCP Python SDK (for the MCP client test) into .run/venv"
-( [ -x "$FEDSEARCH_RUN_DIR/venv/bin/python" ] || python3 -m venv "$FEDSEARCH_RUN_DIR/venv" ) \
+# (pip checked, not python: a venv whose creation was interrupted has python and no pip)
+( [ -x "$FEDSEARCH_RUN_DIR/venv/bin/pip" ] || python3 -m venv --clear "$FEDSEARCH_RUN_DIR/venv" ) \
   && "$FEDSEARCH_RUN_DIR/venv/bin/pip" install -q --disable-pip-version-check mcp \
   || die "could not install the Python package mcp from PyPI"
 export FEDSEARCH_MCP_PYTHON=$FEDSEARCH_RUN_DIR/venv/bin/python
