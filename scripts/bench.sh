@@ -15,7 +15,8 @@
 # Knobs (environment): BENCH_OPEN_RATES="100 250 500 750", BENCH_CONCURRENCIES="1 8 32 64",
 # BENCH_OVERLOAD_FACTORS="0.5 1 1.5 2 3" (empty: no overload run), BENCH_OVERLOAD_DEADLINE=1s,
 # BENCH_DURATION=15s, BENCH_WARMUP=3s, BENCH_OUT=BENCHMARKS.md, BENCH_SKIP_FUSION=1,
-# BENCH_OBS_ROUNDS=3 (rounds of the metrics+audit on/off comparison; 0 skips it),
+# BENCH_OBS_ROUNDS=3 and BENCH_OBS_RATE=500 (rounds and rate of the metrics+audit on/off
+# comparison; 0 rounds skips it),
 # BENCH_ROUTER_FUSION=in-process (every router fuses in-process), and
 # BENCH_PERF=1 to sample the router with `perf record` during the target-rate run (the flat
 # profile is written next to the process logs).
@@ -31,6 +32,7 @@ WARMUP=${BENCH_WARMUP:-3s}
 OUT=${BENCH_OUT:-BENCHMARKS.md}
 TARGET_RATE=500
 OBS_ROUNDS=${BENCH_OBS_ROUNDS:-3}
+OBS_RATE=${BENCH_OBS_RATE:-$TARGET_RATE}
 ROUTER_FUSION=${BENCH_ROUTER_FUSION:-service}
 LATENCIES=(10 20 30)
 NAMES=(alpha beta gamma)
@@ -196,7 +198,7 @@ fi
 # the same machine load.
 OBS_RUNS=()
 if [ "$OBS_ROUNDS" -gt 0 ]; then
-  log "phase 1c: metrics and audit on vs off at $TARGET_RATE q/s, $OBS_ROUNDS interleaved rounds"
+  log "phase 1c: metrics and audit on vs off at $OBS_RATE q/s, $OBS_ROUNDS interleaved rounds"
   stack obs-off "${LATENCIES[@]}"
   OFF=("$ROUTER_PORT" "$ROUTER_PID" "${ADAPTER_PIDS[@]}"); OBS_PIDS=("${STACK_PIDS[@]}")
   free_port; ADMIN_PORT=$PORT
@@ -209,7 +211,7 @@ audit: { path: \"$WORK/audit.jsonl\", query: hashed }" stack obs-on "${LATENCIES
     for side in off on; do
       if [ $side = off ]; then set -- "${OFF[@]}"; else set -- "${ON[@]}"; fi
       ROUTER_PORT=$1 ROUTER_PID=$2; shift 2; ADAPTER_PIDS=("$@")
-      drive "obs-$side-$round" "$SLOWEST" --rate "$TARGET_RATE" --label "metrics+audit $side, round $round"
+      drive "obs-$side-$round" "$SLOWEST" --rate "$OBS_RATE" --label "metrics+audit $side, round $round"
       OBS_RUNS+=("obs-$side-$round")
     done
   done
@@ -363,7 +365,7 @@ TMP_OUT="$WORK/BENCHMARKS.md"
   if [ ${#OBS_RUNS[@]} -gt 0 ]; then
     echo "### Metrics and audit: on vs off"
     echo
-    echo "Two routers over their own sources at ${LATENCIES[*]} ms, at $TARGET_RATE q/s, driven in turn ($OBS_ROUNDS rounds, off then on): one without an admin port or audit sink, one with the admin port (\`/metrics\` scraped every second during the runs) and the JSON-lines audit sink (\`audit.query: hashed\`; $OBS_AUDIT_LINES records written). Router CPU is in ms per answered search."
+    echo "Two routers over their own sources at ${LATENCIES[*]} ms, at $OBS_RATE q/s, driven in turn ($OBS_ROUNDS rounds, off then on): one without an admin port or audit sink, one with the admin port (\`/metrics\` scraped every second during the runs) and the JSON-lines audit sink (\`audit.query: hashed\`; $OBS_AUDIT_LINES records written). Router CPU is in ms per answered search."
     echo
     echo "Load average (1/5/15 min) at the start of the first round: $(cat "$WORK/obs-off-1.load")."
     echo
