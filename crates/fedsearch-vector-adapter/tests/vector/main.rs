@@ -56,7 +56,7 @@ pub fn config(url: &str, collection: &str) -> VectorAdapterConfig {
     let root = repo_root();
     let yaml = format!(
         r#"
-server: {{ listen: "127.0.0.1:0", default_timeout: 10s }}
+server: {{ listen: "127.0.0.1:0", default_timeout: 10s, tls: {{ insecure: true }}, identity: {{ trust_unsigned: true }} }}
 store: {{ url: "{url}", request_timeout: 5s }}
 model: {{ dir: "{model}" }}
 sources:
@@ -401,7 +401,7 @@ fn the_model_loads_from_the_packaged_files_with_the_network_cut_off() {
     std::fs::write(
         &cfg,
         format!(
-            "server: {{ listen: \"127.0.0.1:0\" }}\nstore: {{ url: \"http://127.0.0.1:9\" }}\nmodel: {{ dir: \"{model}\" }}\nsources: [{{ name: s, collection: offline }}]\n"
+            "server: {{ listen: \"127.0.0.1:0\", tls: {{ insecure: true }}, identity: {{ trust_unsigned: true }} }}\nstore: {{ url: \"http://127.0.0.1:9\" }}\nmodel: {{ dir: \"{model}\" }}\nsources: [{{ name: s, collection: offline }}]\n"
         ),
     )
     .unwrap();
