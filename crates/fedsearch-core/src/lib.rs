@@ -16,7 +16,7 @@ pub mod propagation;
 pub mod shutdown;
 pub mod telemetry;
 pub mod text;
-pub mod tls;
 pub mod time;
+pub mod tls;
 
 pub use auth::{AuthError, Identity, JwtConfig, JwtVerifier};

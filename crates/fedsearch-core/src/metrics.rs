@@ -273,7 +273,9 @@ static TLS_REFUSED: LazyLock<opentelemetry::metrics::Counter<u64>> = LazyLock::n
     meter()
         .u64_counter("fedsearch.tls.handshakes.refused")
         .with_unit("{handshake}")
-        .with_description("incoming TLS handshakes that failed or timed out (no certificate, another CA, a name not allowed)")
+        .with_description(
+            "incoming TLS handshakes that failed or timed out (no certificate, another CA, a name not allowed)",
+        )
         .build()
 });
 
