@@ -194,10 +194,30 @@ impl TlsFiles {
         let paths = [ca.clone(), cert.clone(), key.clone()];
         let stamps = paths.clone().map(|p| stamp(&p));
         let material = Arc::new(read_material(ca, cert, key)?);
-        Ok(Arc::new(Self {
+        let files = Arc::new(Self {
             paths,
             state: RwLock::new(FilesState { material, stamps, refused: None, checked: Instant::now(), generation: 0 }),
-        }))
+        });
+        files.watch();
+        Ok(files)
+    }
+
+    /// Looks at the files every [`RELOAD_CHECK`] in the background (inside a tokio runtime), so a
+    /// change is taken up even while no new handshake or call asks for the files: a server whose
+    /// clients keep their connections open would otherwise serve the old set until the next one.
+    /// The task ends when the files are dropped.
+    fn watch(self: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let weak = Arc::downgrade(self);
+        runtime.spawn(async move {
+            let mut tick = tokio::time::interval(RELOAD_CHECK);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(files) = weak.upgrade() else { return };
+                files.current();
+            }
+        });
     }
 
     /// The current set and its generation (which grows with every re-read set), re-reading the
