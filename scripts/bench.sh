@@ -207,6 +207,7 @@ audit: { path: \"$WORK/audit.jsonl\", query: hashed }" stack obs-on "${LATENCIES
   ON=("$ROUTER_PORT" "$ROUTER_PID" "${ADAPTER_PIDS[@]}"); OBS_PIDS+=("${STACK_PIDS[@]}")
   ( while sleep 1; do curl -fsS -o /dev/null "http://127.0.0.1:$ADMIN_PORT/metrics" || true; done ) &
   SCRAPER_PID=$!
+  PIDS+=("$SCRAPER_PID")  # stopped by the exit cleanup too, should a run fail mid-phase
   for round in $(seq 1 "$OBS_ROUNDS"); do
     for side in off on; do
       if [ $side = off ]; then set -- "${OFF[@]}"; else set -- "${ON[@]}"; fi
@@ -376,10 +377,15 @@ TMP_OUT="$WORK/BENCHMARKS.md"
         '"| \($r) | \(.achieved_qps) | \(.error_total) | \(.overhead_ms.p50) | \(.overhead_ms.p99) | \(if .achieved_qps > 0 then (($cpu | tonumber) * 1000 / .achieved_qps * 1000 | round / 1000) else "-" end) |"' "$WORK/$r.json"
     done
     echo
+    median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
     obs_median() { # SIDE FIELD — the median over the rounds of one side
-      for r in "${OBS_RUNS[@]}"; do [[ $r == obs-$1-* ]] && jq -r "$2" "$WORK/$r.json"; done | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+      for r in "${OBS_RUNS[@]}"; do [[ $r == obs-$1-* ]] && jq -r "$2" "$WORK/$r.json"; done | median
     }
-    obs_cpu() { for r in "${OBS_RUNS[@]}"; do [[ $r == obs-$1-* ]] && awk -v c="$(cut -d' ' -f1 "$WORK/$r.cpu")" -v q="$(jq -r .achieved_qps "$WORK/$r.json")" 'BEGIN { printf "%.4f\n", c * 1000 / q }'; done | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    obs_cpu() { # SIDE — the median router CPU ms per answered search over the rounds of one side
+      for r in "${OBS_RUNS[@]}"; do
+        [[ $r == obs-$1-* ]] && awk -v c="$(cut -d' ' -f1 "$WORK/$r.cpu")" -v q="$(jq -r .achieved_qps "$WORK/$r.json")" 'BEGIN { printf "%.4f\n", c * 1000 / q }'
+      done | median
+    }
     echo "Medians over the rounds, on / off: overhead p50 $(obs_median on .overhead_ms.p50) / $(obs_median off .overhead_ms.p50) ms, p99 $(obs_median on .overhead_ms.p99) / $(obs_median off .overhead_ms.p99) ms, router CPU $(obs_cpu on) / $(obs_cpu off) ms per search."
     echo
   fi
