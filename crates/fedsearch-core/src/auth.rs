@@ -163,8 +163,29 @@ pub(crate) struct Jwks {
     state: RwLock<JwksState>,
 }
 
-/// Public keys by `kid`, each with the one algorithm it verifies.
-type KeysByKid = HashMap<String, (DecodingKey, Algorithm)>;
+/// A public key of a JWKS file with the one algorithm it verifies.
+pub(crate) struct PublicKey {
+    pub(crate) decoding: DecodingKey,
+    pub(crate) alg: Algorithm,
+    /// For a P-256 key, its uncompressed SEC1 point (`0x04 || x || y`), which ring verifies
+    /// with (the router's assertions are checked with it, see [`crate::assertion`]).
+    pub(crate) ec_point: Option<Vec<u8>>,
+}
+
+/// Public keys by `kid`.
+type KeysByKid = HashMap<String, Arc<PublicKey>>;
+
+/// The uncompressed SEC1 point of a P-256 JWK's `x` and `y` (base64url, 32 bytes each).
+fn p256_point(x: &str, y: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let decode = |c: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(c).ok().filter(|b| b.len() == 32);
+    let (x, y) = (decode(x)?, decode(y)?);
+    let mut point = Vec::with_capacity(65);
+    point.push(4);
+    point.extend_from_slice(&x);
+    point.extend_from_slice(&y);
+    Some(point)
+}
 
 struct JwksState {
     keys: KeysByKid,
@@ -181,13 +202,16 @@ fn read_jwks(path: &std::path::Path, label: &str) -> Result<(KeysByKid, Option<S
     let mut keys = HashMap::new();
     for jwk in &set.keys {
         let kid = jwk.common.key_id.clone().ok_or_else(|| format!("{shown}: a key has no kid"))?;
-        let alg = match &jwk.algorithm {
-            AlgorithmParameters::RSA(_) => Algorithm::RS256,
-            AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => Algorithm::ES256,
+        let (alg, ec_point) = match &jwk.algorithm {
+            AlgorithmParameters::RSA(_) => (Algorithm::RS256, None),
+            AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => {
+                let point = p256_point(&ec.x, &ec.y).ok_or_else(|| format!("{shown}: key {kid}: bad x or y"))?;
+                (Algorithm::ES256, Some(point))
+            }
             _ => return Err(format!("{shown}: key {kid} is neither RSA nor P-256")),
         };
-        let key = DecodingKey::from_jwk(jwk).map_err(|e| format!("{shown}: key {kid}: {e}"))?;
-        keys.insert(kid, (key, alg));
+        let decoding = DecodingKey::from_jwk(jwk).map_err(|e| format!("{shown}: key {kid}: {e}"))?;
+        keys.insert(kid, Arc::new(PublicKey { decoding, alg, ec_point }));
     }
     if keys.is_empty() {
         return Err(format!("{shown} holds no keys"));
@@ -229,7 +253,7 @@ impl Jwks {
         }
     }
 
-    pub(crate) fn key(&self, kid: &str) -> Option<(DecodingKey, Algorithm)> {
+    pub(crate) fn key(&self, kid: &str) -> Option<Arc<PublicKey>> {
         self.refresh(false);
         let found = self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned();
         if found.is_some() {
@@ -305,14 +329,13 @@ impl JwtVerifier {
             Keys::Jwks(jwks) => {
                 let header = jsonwebtoken::decode_header(token).map_err(map_jwt_error)?;
                 let kid = header.kid.ok_or_else(|| AuthError::Invalid("the token names no key (kid)".into()))?;
-                let (key, alg) =
-                    jwks.key(&kid).ok_or_else(|| AuthError::Invalid("unknown signing key (kid)".into()))?;
-                if header.alg != alg {
+                let key = jwks.key(&kid).ok_or_else(|| AuthError::Invalid("unknown signing key (kid)".into()))?;
+                if header.alg != key.alg {
                     return Err(AuthError::Invalid("unexpected signing algorithm".into()));
                 }
                 let mut validation = self.validation.clone();
-                validation.algorithms = vec![alg];
-                jsonwebtoken::decode::<Claims>(token, &key, &validation)
+                validation.algorithms = vec![key.alg];
+                jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
             }
         }
         .map_err(map_jwt_error)?;
