@@ -191,7 +191,8 @@ PHP
   # ages from both mtimes.txt files (file mtime + changelog + metadata), then the search index;
   # one seed_meta run, so the global changelog stays chronological across the two companies
   cat "$PAGES_SRC/mtimes.txt" "$NIMBUS_SRC/mtimes.txt" "$ORCA_SRC/mtimes.txt" >"$INST/mtimes.txt"
-  php "$HERE/seed_meta.php" "$SITE" "$INST/mtimes.txt" >/dev/null
+  # shellcheck disable=SC2086 # FEDSEARCH_NOW (all.sh's seeding instant) is one word or none
+  php "$HERE/seed_meta.php" "$SITE" "$INST/mtimes.txt" ${FEDSEARCH_NOW:-} >/dev/null
   HTTP_HOST=127.0.0.1 SERVER_PORT=80 php "$SITE/bin/indexer.php" -c -q \
     || die "indexing the sample pages failed"
   touch "$READY"
