@@ -236,6 +236,8 @@ pub struct StackOptions {
     pub adapter_replicas: usize,
     /// Router processes (default 1) over the same adapters and fusion.
     pub routers: usize,
+    /// Also the vector source: its adapter and its registry entry (tests/e2e/hybrid.rs).
+    pub vector: bool,
 }
 
 impl Stack {
@@ -323,6 +325,7 @@ impl Stack {
                 .with_tls(client.clone()),
             );
         }
+        let vector = opts.vector.then(|| crate::hybrid::vector_adapter(&pki, logs.path(), &common));
         // The router's address of an adapter: every replica, as a list.
         let address =
             |port: u16| (1..=replicas).map(|r| format!("127.0.0.{r}:{port}")).collect::<Vec<_>>().join(",https://");
@@ -333,6 +336,14 @@ impl Stack {
             .replace("127.0.0.1:50062", &address(sql_port))
             .replace("127.0.0.1:50063", &address(wiki_port))
             .replace("127.0.0.1:50071", &format!("127.0.0.1:{mcp_port}"));
+        // `sources:` is the file's last key: the vector entry goes at its end.
+        let router_cfg = match vector {
+            Some((adapter, entry)) => {
+                procs.push(adapter);
+                router_cfg + &entry
+            }
+            None => router_cfg,
+        };
         let router_cfg = match opts.mcp_extra {
             Some(extra) => {
                 // The extra keys replace the example's own (keys of the mcp section only).

@@ -4,6 +4,7 @@
 mod doctor;
 mod faults;
 mod harness;
+mod hybrid;
 mod mcp;
 mod mcp_inspector;
 mod mcp_stateless;
