@@ -105,7 +105,13 @@ cpu_ms() { local st; st=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; 
 before=(); for p in "${pids[@]}"; do before+=("$(cpu_ms "$p")"); done
 log "asking $(grep -c . "$DIR/questions.jsonl") questions of $company"
 rc=0
-env -u FEDSEARCH_TOKEN "$BIN/fedsearch" --router "http://127.0.0.1:$ROUTER_PORT" eval \
+# Questions without an as_of are asked as of the instant the backends were seeded at (all.sh
+# start exports it), so data seeded "N days ago" answers "yesterday" the same at any hour.
+seeded=()
+if [ -n "${FEDSEARCH_SEED_NOW:-}" ] && [ -z "${FEDSEARCH_EVAL_DEFAULT_AS_OF:-}" ]; then
+  seeded=("FEDSEARCH_EVAL_DEFAULT_AS_OF=$(date -u -d "@$FEDSEARCH_SEED_NOW" +%Y-%m-%dT%H:%M:%SZ)")
+fi
+env -u FEDSEARCH_TOKEN "${seeded[@]}" "$BIN/fedsearch" --router "http://127.0.0.1:$ROUTER_PORT" eval \
   --questions "$DIR/questions.jsonl" --users "$DIR/users.yaml" --secret "$SECRET" "$@" || rc=$?
 cpu=""
 for i in "${!pids[@]}"; do

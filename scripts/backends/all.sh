@@ -20,6 +20,17 @@ case "$cmd" in
       "$HERE/$b.sh" install >"$FEDSEARCH_RUN_DIR/install-$b.log" 2>&1 \
         || { tail -20 "$FEDSEARCH_RUN_DIR/install-$b.log" >&2; die "could not install $b (log: $FEDSEARCH_RUN_DIR/install-$b.log)"; }
     done
+    # One seeding instant for every backend: data written "N days ago" means the same instant
+    # in OpenSearch, SQL and the wiki, and `all.sh env` exports it as FEDSEARCH_SEED_NOW, which
+    # scripts/eval.sh gives `fedsearch eval` as the as_of of questions that carry none (so
+    # "yesterday" reads the same day whatever the hour the eval runs). Starting some backends
+    # again keeps the instant the others were seeded with.
+    seed_env="$FEDSEARCH_RUN_DIR/seed.env"
+    if [ -z "${FEDSEARCH_NOW:-}" ] && [ "$#" -gt 0 ] && [ -f "$seed_env" ]; then
+      FEDSEARCH_NOW=$(sed -n 's/^FEDSEARCH_SEED_NOW=//p' "$seed_env")
+    fi
+    export FEDSEARCH_NOW=${FEDSEARCH_NOW:-$(date -u +%s)}
+    printf '# the instant the backends were seeded at (unix seconds)\nFEDSEARCH_SEED_NOW=%s\n' "$FEDSEARCH_NOW" >"$seed_env"
     pids=()
     for b in "${backends[@]}"; do
       (

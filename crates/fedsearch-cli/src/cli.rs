@@ -90,6 +90,11 @@ pub struct EvalArgs {
     /// Name every source the user may use instead of letting the router choose.
     #[arg(long)]
     pub all_sources: bool,
+    /// The `as_of` (RFC 3339) of questions that carry none: the instant their data was seeded
+    /// at, for data seeded relative to its load time (`scripts/eval.sh` passes the backends'
+    /// `FEDSEARCH_SEED_NOW`), so "yesterday" means the same day whenever the eval runs.
+    #[arg(long, env = "FEDSEARCH_EVAL_DEFAULT_AS_OF", value_parser = parse_rfc3339)]
+    pub default_as_of: Option<chrono::DateTime<chrono::FixedOffset>>,
     /// A previous `--json` report (or `--save` file) to compare with.
     #[arg(long)]
     pub baseline: Option<std::path::PathBuf>,
@@ -279,6 +284,10 @@ pub fn parse_time(s: &str) -> Result<prost_types::Timestamp, String> {
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|dt| fedsearch_core::time::from_chrono(dt.and_utc()))
         .ok_or_else(|| format!("`{s}` is not a time like 2026-11-01 or 2026-11-01T08:00:00Z"))
+}
+
+fn parse_rfc3339(s: &str) -> Result<chrono::DateTime<chrono::FixedOffset>, String> {
+    chrono::DateTime::parse_from_rfc3339(s).map_err(|e| format!("`{s}` is not an RFC 3339 time: {e}"))
 }
 
 #[cfg(test)]

@@ -77,6 +77,9 @@ SETTINGS = {"index": {"number_of_shards": 1, "number_of_replicas": 0}}
 
 
 def parse_now(value):
+    if not value and os.environ.get("FEDSEARCH_NOW"):
+        # the one seeding instant all.sh gives every backend (unix seconds)
+        return dt.datetime.fromtimestamp(int(os.environ["FEDSEARCH_NOW"]), dt.timezone.utc)
     if not value:
         return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -174,7 +177,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default=os.environ.get("OPENSEARCH_URL"), help="base URL (default $OPENSEARCH_URL)")
     ap.add_argument("--data", default=DEFAULT_DATA, help="directory with tickets/incidents/kb.json (or another data set's *.json)")
-    ap.add_argument("--now", help="ISO-8601 time to count days_ago/hours_ago from (default: now, UTC)")
+    ap.add_argument("--now", help="ISO-8601 time to count days_ago/hours_ago from (default: $FEDSEARCH_NOW in unix seconds, else now, UTC)")
     ap.add_argument("--print", action="store_true", help="print rendered documents as JSON lines; no server")
     args = ap.parse_args()
     indices = render(args.data, parse_now(args.now))

@@ -26,7 +26,7 @@ pub struct Question {
     pub id: String,
     pub user: String,
     pub question: String,
-    /// RFC 3339; relative time in the question refers to it. Absent = now.
+    /// RFC 3339; relative time in the question refers to it. Absent = `--default-as-of`, or now.
     #[serde(default)]
     pub as_of: Option<String>,
     #[serde(default)]

@@ -83,12 +83,11 @@ fn clients_for(
 fn request(q: &Question, args: &EvalArgs, sources: Vec<String>) -> Result<Request<SearchRequest>, Failure> {
     let as_of = match &q.as_of {
         Some(t) => {
-            let t =
-                chrono::DateTime::parse_from_rfc3339(t).map_err(|e| Failure::Usage(format!("{}: as_of: {e}", q.id)))?;
-            Some(prost_types::Timestamp { seconds: t.timestamp(), nanos: 0 })
+            Some(chrono::DateTime::parse_from_rfc3339(t).map_err(|e| Failure::Usage(format!("{}: as_of: {e}", q.id)))?)
         }
-        None => None,
-    };
+        None => args.default_as_of,
+    }
+    .map(|t| prost_types::Timestamp { seconds: t.timestamp(), nanos: 0 });
     let mut req = Request::new(SearchRequest {
         query: q.question.clone(),
         top_k: args.top_k,
@@ -180,4 +179,51 @@ async fn fetched_ids(client: &mut Client, r: &SearchResponse) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn args(extra: &[&str]) -> EvalArgs {
+        let mut argv = vec!["fedsearch", "eval", "--questions", "q.jsonl", "--users", "u.yaml", "--secret", "s"];
+        argv.extend_from_slice(extra);
+        match Cli::parse_from(argv).command {
+            Command::Eval(a) => a,
+            other => panic!("parsed {other:?}"),
+        }
+    }
+
+    fn question(as_of: Option<&str>) -> Question {
+        let line = match as_of {
+            Some(t) => {
+                format!(r#"{{"id":"q1","user":"u","question":"昨天的订单","as_of":"{t}","relevant":{{"a":1}}}}"#)
+            }
+            None => r#"{"id":"q1","user":"u","question":"昨天的订单","relevant":{"a":1}}"#.to_string(),
+        };
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn as_of_of(q: &Question, a: &EvalArgs) -> Option<i64> {
+        request(q, a, Vec::new()).unwrap().into_inner().as_of.map(|t| t.seconds)
+    }
+
+    #[test]
+    fn a_question_without_as_of_takes_the_default_and_its_own_wins() {
+        let seeded = args(&["--default-as-of", "2026-11-30T23:00:00Z"]);
+        let own = "2026-07-20T10:00:00+08:00";
+        assert_eq!(as_of_of(&question(None), &seeded), Some(1_796_079_600));
+        assert_eq!(as_of_of(&question(Some(own)), &seeded), Some(1_784_512_800));
+        assert_eq!(as_of_of(&question(None), &args(&[])), None, "no default: the router's clock");
+    }
+
+    #[test]
+    fn a_default_as_of_that_is_no_time_is_refused() {
+        let argv =
+            ["fedsearch", "eval", "--questions", "q", "--users", "u", "--secret", "s", "--default-as-of", "yesterday"];
+        assert!(Cli::try_parse_from(argv).is_err());
+    }
 }
