@@ -210,15 +210,21 @@ impl Token {
     }
 }
 
-/// A small deterministic generator (the test needs variety, not cryptographic randomness).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
+/// SplitMix64 over a seed that changes every run (`HYBRID_SEED` repeats one; failures name it).
+struct Rng(u64);
+impl Rng {
+    fn seeded() -> (Rng, u64) {
+        let seed = std::env::var("HYBRID_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+        });
+        (Rng(seed), seed)
     }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[(self.next() as usize) % xs.len()]
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
     }
 }
 
@@ -238,16 +244,16 @@ async fn randomized_users_get_nothing_they_may_not_read_from_any_source_includin
         "internal guidance during a payment gateway outage",
         "how do refunds reach the customer",
     ];
-    let mut rng = Lcg(0x1ea5_5eed);
+    let (mut rng, seed) = Rng::seeded();
     let (mut semantic_hits, mut denied_fetches) = (0, 0);
     for round in 0..24 {
-        let subject = *rng.pick(&subjects);
-        let gs: Vec<&str> = groups.iter().copied().filter(|_| rng.next().is_multiple_of(3)).collect();
+        let subject = subjects[rng.below(subjects.len())];
+        let gs: Vec<&str> = groups.iter().copied().filter(|_| rng.below(3) == 0).collect();
         let user = Token::new(subject, &gs);
-        let q = *rng.pick(&questions);
+        let q = questions[rng.below(questions.len())];
         let method = if round % 2 == 0 { FusionMethod::WeightedScore } else { FusionMethod::Rrf };
         let resp = c.search(search(q, method, &user)).await.unwrap().into_inner();
-        let at = format!("round {round}: {subject} {gs:?} asking {q:?}");
+        let at = format!("HYBRID_SEED={seed} round {round}: {subject} {gs:?} asking {q:?}");
         let semantic = resp.sources.iter().find(|s| s.source == "semantic").map(|s| s.state());
         assert_eq!(semantic, Some(SourceState::Ok), "{at}: {:?}", resp.sources);
         // every id of every fused hit (duplicates too) and every context item: readable by the user
@@ -279,7 +285,7 @@ async fn randomized_users_get_nothing_they_may_not_read_from_any_source_includin
         }
         let hidden: Vec<&String> = truth.iter().filter(|(_, t)| !user.may_read(t)).map(|(id, _)| id).collect();
         if !hidden.is_empty() {
-            let doc = *rng.pick(&hidden);
+            let doc = hidden[rng.below(hidden.len())];
             let req = GetDocumentRequest { full_text_ref: format!("semantic:{doc}"), ..Default::default() };
             let err = c.get_document(user.request(req)).await.expect_err(&format!("{at}: fetched hidden {doc}"));
             assert!(matches!(err.code(), Code::PermissionDenied | Code::NotFound), "{at}: {doc}: {err:?}");

@@ -25,8 +25,9 @@ pub struct VectorAdapterConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
+    /// The URL inline, or `{ env: NAME }` / `{ file: PATH }` (core's secret shape).
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<fedsearch_core::secret::ConfigValue>,
     /// Environment variable holding the URL (e.g. `CHROMA_URL` from `.run/chroma.env`).
     #[serde(default)]
     pub url_env: Option<String>,
@@ -84,6 +85,9 @@ pub struct SourceConfig {
     /// Hits less similar than this (cosine, −1..1) are not returned.
     #[serde(default)]
     pub min_similarity: f32,
+    /// At most this many hits per sub-query, whatever limit the router asks (0: the router's).
+    #[serde(default)]
+    pub max_hits: usize,
     /// Nearest chunks asked per wanted document (chunks of one document collapse into one hit).
     #[serde(default = "default_chunks_per_doc")]
     pub chunks_per_doc: usize,
@@ -171,7 +175,8 @@ pub fn resolve(value: &Option<String>, env: &Option<String>, key: &str) -> Resul
 
 impl VectorAdapterConfig {
     pub fn store_url(&self) -> Result<String, String> {
-        resolve(&self.store.url, &self.store.url_env, "store.url")
+        fedsearch_core::secret::resolve_with_env(&self.store.url, &self.store.url_env, "store.url")
+            .map(|url| url.expose().to_string())
     }
 
     pub fn model_dir(&self) -> Result<PathBuf, String> {

@@ -192,7 +192,10 @@ impl Adapter for VectorAdapter {
         if text.trim().is_empty() {
             return Err(AdapterError::InvalidArgument("`text` is empty".into()));
         }
-        let limit = if query.limit == 0 { 10 } else { query.limit.min(100) } as usize;
+        let mut limit = if query.limit == 0 { 10 } else { query.limit.min(100) } as usize;
+        if source.max_hits > 0 {
+            limit = limit.min(source.max_hits);
+        }
         let (where_, notes) = filter::build(query.user.as_ref(), query.filters.as_ref(), &source.filterable);
         for n in notes {
             sink.note(n);
