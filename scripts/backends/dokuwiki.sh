@@ -18,9 +18,10 @@
 #                      load a company's folder into the instance (built by `start`; it may be
 #                      running): DIR/<ns>/**/<page>.txt are the pages, laid out like data/pages;
 #                      DIR/mtimes.txt their dates and authors (`<page id> <ISO-8601 time | days ago>
-#                      [<login>]`; a page not listed is dated by its file's mtime), written into
-#                      the wiki's revision history (changelog + metadata + file time), so
-#                      wiki.getPageInfo / dokuwiki.search report them; DIR/auth.spec its users and
+#                      [<login>]`; a page not listed is dated by its file's mtime; a page on
+#                      several lines gets that many revisions, the oldest its creation), written
+#                      into the wiki's revision history (changelog + attic + metadata + file time),
+#                      so wiki.getPageInfo / getPageVersions / dokuwiki.search report them; DIR/auth.spec its users and
 #                      ACL lines (format of AUTH_SPEC below), MERGED: existing accounts and their
 #                      passwords stay, new users get a credential in the secrets file. --replace
 #                      first removes every page (and its history) of the top namespaces DIR holds.

@@ -1,5 +1,5 @@
-//! The DokuWiki connector: `dokuwiki.search`, `wiki.getPage` and `wiki.getPageInfo` over
-//! XML-RPC (`POST <url>/lib/exe/xmlrpc.php`, HTTP Basic auth as the end user), so the wiki
+//! The DokuWiki connector: `dokuwiki.search`, `wiki.getPage`, `wiki.getPageInfo` and
+//! `wiki.getPageVersions` over XML-RPC (`POST <url>/lib/exe/xmlrpc.php`, HTTP Basic auth as the end user), so the wiki
 //! applies its own ACL to every call.
 //!
 //! DokuWiki 2022-07-31 reports most errors without a `<fault>` (see the recorded exchanges in
@@ -14,6 +14,11 @@
 //! Only the first 15 results carry a snippet. It requires EVERY word of its query, so one
 //! sub-query runs several searches, one per key term, merged by the adapter (see
 //! [`crate::terms`], [`crate::merge`]).
+//!
+//! `wiki.getPageVersions(id, first)` lists a page's revisions newest first, the current one
+//! included, `$conf['recent']` (default 20) per call; `first` is the offset of the next call.
+//! [`DokuWiki::history`] reads at most [`MAX_HISTORY_CALLS`] such lists: the current revision's
+//! date, the first revision's date and the number of revisions (see [`History`]).
 
 use std::time::Duration;
 
@@ -25,10 +30,34 @@ use crate::{
     identity::Credential,
     source::{Found, PageText},
     text,
-    xmlrpc::{self, Response, Value},
+    xmlrpc::{self, Param, Response, Value},
 };
 
 const WIKI: &str = "wiki";
+
+/// `wiki.getPageVersions` calls per page at most (20 revisions each by default).
+pub const MAX_HISTORY_CALLS: usize = 3;
+
+/// A page's revision history as the wiki lists it to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    /// The current revision's date (unix seconds).
+    pub current: i64,
+    /// The oldest revision's date (unix seconds); only the oldest READ when not `complete`.
+    pub first: i64,
+    /// Revisions listed.
+    pub count: usize,
+    /// Whether the whole history was read (false: more than [`MAX_HISTORY_CALLS`] lists).
+    pub complete: bool,
+}
+
+/// A revision's date: its `version` (unix seconds), else its `modified` time.
+fn revision_date(item: &Value) -> Option<i64> {
+    item.get("version")
+        .and_then(Value::as_i64)
+        .filter(|t| *t > 0)
+        .or_else(|| item.get("modified").and_then(Value::as_str).and_then(timestamp_from_iso).map(|t| t.seconds))
+}
 
 /// A DokuWiki site.
 #[derive(Debug, Clone)]
@@ -105,7 +134,7 @@ impl DokuWiki {
         &self,
         credential: &Credential,
         method: &str,
-        params: &[&str],
+        params: &[Param<'_>],
         timeout: Duration,
     ) -> Result<Value, AdapterError> {
         let request = self
@@ -142,7 +171,7 @@ impl DokuWiki {
         &self,
         cred: &Credential,
         method: &str,
-        params: &[&str],
+        params: &[Param<'_>],
         timeout: Duration,
     ) -> Result<Value, AdapterError> {
         let value = self.call(cred, method, params, timeout).await?;
@@ -160,7 +189,7 @@ impl DokuWiki {
         query: &str,
         timeout: Duration,
     ) -> Result<Vec<Found>, AdapterError> {
-        let value = self.call_strict(credential, "dokuwiki.search", &[query], timeout).await?;
+        let value = self.call_strict(credential, "dokuwiki.search", &[Param::Str(query)], timeout).await?;
         let Value::Array(items) = value else {
             return Err(unusable("dokuwiki.search"));
         };
@@ -192,15 +221,46 @@ impl DokuWiki {
         id: &str,
         timeout: Duration,
     ) -> Result<String, AdapterError> {
-        match self.call_strict(credential, "wiki.getPage", &[id], timeout).await? {
+        match self.call_strict(credential, "wiki.getPage", &[Param::Str(id)], timeout).await? {
             Value::String(s) => Ok(s),
             _ => Err(unusable("wiki.getPage")),
         }
     }
 
+    /// `wiki.getPageVersions` as the user (the wiki checks the ACL): `None` when it lists no
+    /// revision (no changelog, or a page that does not exist).
+    pub async fn history(
+        &self,
+        credential: &Credential,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<History>, AdapterError> {
+        let mut dates = Vec::new();
+        let (mut listed, mut per_call, mut complete) = (0usize, None, false);
+        for _ in 0..MAX_HISTORY_CALLS {
+            let offset = i32::try_from(listed).unwrap_or(i32::MAX);
+            let value =
+                self.call(credential, "wiki.getPageVersions", &[Param::Str(id), Param::Int(offset)], timeout).await?;
+            let Value::Array(items) = value else {
+                return Err(unusable("wiki.getPageVersions"));
+            };
+            listed += items.len();
+            dates.extend(items.iter().filter_map(revision_date));
+            // a shorter list than the first one (or none) is the end of the history
+            if items.is_empty() || items.len() < *per_call.get_or_insert(items.len()) {
+                complete = true;
+                break;
+            }
+        }
+        let (Some(&current), Some(&first)) = (dates.iter().max(), dates.iter().min()) else {
+            return Ok(None);
+        };
+        Ok(Some(History { current, first, count: dates.len(), complete }))
+    }
+
     /// `wiki.getPage` + `wiki.getPageInfo` as the user: the wiki re-checks permission now.
     pub async fn page(&self, credential: &Credential, id: &str, timeout: Duration) -> Result<PageText, AdapterError> {
-        let params = [id];
+        let params = [Param::Str(id)];
         let (page, info) = tokio::join!(
             self.call_strict(credential, "wiki.getPage", &params, timeout),
             self.call(credential, "wiki.getPageInfo", &params, timeout),

@@ -16,8 +16,13 @@
 //! kept. When some searches fail the answer comes from the rest with a note; when all fail,
 //! the most telling error is the answer (the user's credential refused first).
 //!
-//! Results are cut to the sub-query limit after filtering and ranked 1... Then the text of the
-//! best DokuWiki hits is read for version lines, and versions are inferred ([`crate::version`]).
+//! Results are cut to the sub-query limit after filtering and ranked 1... Then the text and the
+//! revision history (`wiki.getPageVersions`) of the best DokuWiki hits are read, as the user:
+//! versions are inferred from the text ([`crate::version`]), and the history gives the hit its
+//! current revision's date (`updated_at`), `metadata.revision_count`, `metadata.first_revision_at`
+//! (RFC 3339, when the whole history was read) and, for a page whose text states no effective
+//! date, `version.effective_at` = its first revision's date — so of two editions of a policy the
+//! one written later is the newer even when the old one was edited last.
 
 use std::{
     collections::BTreeMap,
@@ -32,7 +37,7 @@ use prost_types::Timestamp;
 use crate::{
     config::SearchConfig,
     confluence::{self, Confluence},
-    dokuwiki::{self, DokuWiki},
+    dokuwiki::{self, DokuWiki, History},
     identity::{Credential, Identity},
     merge,
     terms::{self, Plan},
@@ -45,13 +50,22 @@ const MAX_CURRENT_READS: usize = 3;
 /// Snippet length of a current version read for a superseded hit.
 const CURRENT_SNIPPET_CHARS: usize = 240;
 
-/// Reading version lines from page text: the parser, how many pages, and the parsed-metadata
-/// cache keyed by (page id, mtime) — see [`crate::version`] for why no user is in the key.
+/// What a page read for its version says: its version lines and its revision history.
+#[derive(Debug, Clone, Default)]
+pub struct PageFacts {
+    pub stated: Stated,
+    /// `None`: the wiki listed no revision, or does not offer `wiki.getPageVersions`.
+    pub history: Option<History>,
+}
+
+/// Reading version lines and revision histories of pages: the parser, how many pages, and the
+/// parsed-metadata cache keyed by (page id, mtime) — see [`crate::version`] for why no user is
+/// in the key (a new revision changes the mtime, so the key).
 #[derive(Debug, Clone)]
 pub struct Versions {
     pub parser: Parser,
     pub lookups: usize,
-    pub cache: moka::future::Cache<(String, i64), Arc<Stated>>,
+    pub cache: moka::future::Cache<(String, i64), Arc<PageFacts>>,
 }
 
 impl Versions {
@@ -150,14 +164,16 @@ fn telling_error(errors: Vec<AdapterError>) -> AdapterError {
     errors.into_iter().nth(best).unwrap_or_else(|| AdapterError::Internal("no search ran".into()))
 }
 
-/// One page's stated version: from the cache for its (id, mtime), else read as the user.
+/// One page's stated version and history: from the cache for its (id, mtime), else read as the
+/// user (text and history at once). Cached only when both reads answered (a wiki without
+/// `wiki.getPageVersions` counts as an answer: no history).
 async fn read_version(
     v: &Versions,
     wiki: &DokuWiki,
     credential: &Credential,
     f: &Found,
     left: Duration,
-) -> Option<Stated> {
+) -> Option<PageFacts> {
     let key = f.updated_at.as_ref().map(|t| (f.id.clone(), t.seconds));
     if let Some(key) = &key
         && let Some(hit) = v.cache.get(key).await
@@ -167,17 +183,54 @@ async fn read_version(
     if left.is_zero() {
         return None;
     }
-    match wiki.page_text(credential, &f.id, left).await {
-        Ok(text) => {
-            let stated = v.parser.parse(&f.id, &text);
-            if let Some(key) = key {
-                v.cache.insert(key, Arc::new(stated.clone())).await;
-            }
-            Some(stated)
-        }
+    let (text, history) = tokio::join!(wiki.page_text(credential, &f.id, left), wiki.history(credential, &f.id, left));
+    let text = match text {
+        Ok(text) => text,
         Err(e) => {
             tracing::debug!(error = %e, "page not read for its version");
-            None
+            return None;
+        }
+    };
+    let (history, settled) = match history {
+        Ok(h) => (h, true),
+        Err(e) => {
+            tracing::debug!(error = %e, "page history not read");
+            (None, matches!(e, AdapterError::FailedPrecondition(_)))
+        }
+    };
+    let facts = PageFacts { stated: v.parser.parse(&f.id, &text), history };
+    if let Some(key) = key
+        && settled
+    {
+        v.cache.insert(key, Arc::new(facts.clone())).await;
+    }
+    Some(facts)
+}
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp { seconds, nanos: 0 }
+}
+
+/// `revision_count` and, when the whole history was read, `first_revision_at` (RFC 3339).
+fn history_metadata(history: &History) -> Vec<(String, String)> {
+    let mut out = vec![("revision_count".to_string(), history.count.to_string())];
+    if history.complete
+        && let Some(first) = chrono::DateTime::from_timestamp(history.first, 0)
+    {
+        out.push(("first_revision_at".into(), first.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)));
+    }
+    out
+}
+
+/// A page's revision history on its hit: the current revision's date, the metadata, and the
+/// first revision's date as `effective_at` when the text states none.
+fn apply_history(found: &mut Found, version: &mut Option<VersionInfo>, history: &History) {
+    found.updated_at = Some(at(history.current));
+    found.extra.extend(history_metadata(history));
+    if history.complete {
+        let v = version.get_or_insert_with(VersionInfo::default);
+        if v.effective_at.is_none() {
+            v.effective_at = Some(at(history.first));
         }
     }
 }
@@ -302,7 +355,7 @@ impl Source {
         let timeout = budget.min(self.request_timeout);
         let limit = query.limit.max(1) as usize;
         let mut notes = Vec::new();
-        let found = match &self.connector {
+        let mut found = match &self.connector {
             Connector::DokuWiki(wiki) => {
                 let all = self.search_dokuwiki(wiki, &credential, &plan, timeout, &mut notes).await?;
                 all.into_iter().filter(|f| self.keep(f, filters)).take(limit).collect::<Vec<_>>()
@@ -329,9 +382,19 @@ impl Source {
         let versions = match &self.connector {
             Connector::DokuWiki(wiki) => {
                 let left = budget.saturating_sub(started.elapsed()).saturating_sub(ANSWER_MARGIN);
-                let stated = self.read_versions(wiki, &credential, &found, left.min(self.request_timeout)).await;
-                let pairs: Vec<(String, Option<Stated>)> = found.iter().map(|f| f.id.clone()).zip(stated).collect();
-                version::infer(&pairs)
+                let facts = self.read_versions(wiki, &credential, &found, left.min(self.request_timeout)).await;
+                let pairs: Vec<(String, Option<Stated>)> = found
+                    .iter()
+                    .map(|f| f.id.clone())
+                    .zip(facts.iter().map(|p| p.as_ref().map(|p| p.stated.clone())))
+                    .collect();
+                let mut versions = version::infer(&pairs);
+                for ((f, v), p) in found.iter_mut().zip(versions.iter_mut()).zip(&facts) {
+                    if let Some(h) = p.as_ref().and_then(|p| p.history.as_ref()) {
+                        apply_history(f, v, h);
+                    }
+                }
+                versions
             }
             Connector::Confluence(_) => vec![None; found.len()],
         };
@@ -451,15 +514,15 @@ impl Source {
         Ok(merge::merge(plan, answers))
     }
 
-    /// What the text of the best hits states about their versions (`None` where not read).
-    /// Only pages this user's search just returned are read, as this user, within `left`.
+    /// What the text and history of the best hits state about their versions (`None` where not
+    /// read). Only pages this user's search just returned are read, as this user, within `left`.
     async fn read_versions(
         &self,
         wiki: &DokuWiki,
         credential: &Credential,
         found: &[Found],
         left: Duration,
-    ) -> Vec<Option<Stated>> {
+    ) -> Vec<Option<PageFacts>> {
         let Some(v) = &self.versions else { return vec![None; found.len()] };
         let n = v.lookups.min(found.len());
         let mut stated =
@@ -482,7 +545,20 @@ impl Source {
                 if !dokuwiki::valid_page_id(reference) {
                     return Err(AdapterError::InvalidArgument("reference is not a wiki page id".into()));
                 }
-                wiki.page(&credential, reference, timeout).await?
+                let (page, history) = tokio::join!(
+                    wiki.page(&credential, reference, timeout),
+                    wiki.history(&credential, reference, timeout)
+                );
+                let mut page = page?;
+                match history {
+                    Ok(Some(h)) => {
+                        page.updated_at = Some(at(h.current));
+                        page.extra.extend(history_metadata(&h));
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::debug!(error = %e, "page history not read"),
+                }
+                page
             }
             Connector::Confluence(site) => {
                 if !confluence::valid_content_id(reference) {

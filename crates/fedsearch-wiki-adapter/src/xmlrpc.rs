@@ -1,4 +1,4 @@
-//! XML-RPC messages: building a `<methodCall>` with string parameters and parsing a
+//! XML-RPC messages: building a `<methodCall>` with string and int parameters and parsing a
 //! `<methodResponse>` into a [`Value`] tree (quick-xml, no network code here). Every string the
 //! caller passes is XML-escaped; characters XML 1.0 cannot carry (control characters, U+FFFE,
 //! U+FFFF — DokuWiki answers those with fault -32700) are dropped.
@@ -75,16 +75,30 @@ fn xml_text(s: &str) -> String {
     quick_xml::escape::escape(kept.as_str()).into_owned()
 }
 
-/// A `<methodCall>` of `method` with string parameters.
-pub fn method_call(method: &str, params: &[&str]) -> String {
-    let mut out = String::with_capacity(128 + params.iter().map(|p| p.len()).sum::<usize>());
+/// One parameter of a `<methodCall>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param<'a> {
+    Str(&'a str),
+    Int(i32),
+}
+
+/// A `<methodCall>` of `method` with string and int parameters.
+pub fn method_call(method: &str, params: &[Param<'_>]) -> String {
+    let mut out = String::with_capacity(
+        128 + params.iter().map(|p| if let Param::Str(s) = p { s.len() } else { 12 }).sum::<usize>(),
+    );
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<methodCall><methodName>");
     out.push_str(&xml_text(method));
     out.push_str("</methodName><params>");
     for p in params {
-        out.push_str("<param><value><string>");
-        out.push_str(&xml_text(p));
-        out.push_str("</string></value></param>");
+        match p {
+            Param::Str(s) => {
+                out.push_str("<param><value><string>");
+                out.push_str(&xml_text(s));
+                out.push_str("</string></value></param>");
+            }
+            Param::Int(i) => out.push_str(&format!("<param><value><int>{i}</int></value></param>")),
+        }
     }
     out.push_str("</params></methodCall>");
     out
@@ -232,13 +246,15 @@ mod tests {
 
     #[test]
     fn method_call_escapes_and_matches_the_recorded_request() {
-        let call = method_call("dokuwiki.search", &["支付超时"]);
+        let call = method_call("dokuwiki.search", &[Param::Str("支付超时")]);
         let recorded = example("02-search-zhifuchaoshi-alice.request.xml");
         let body = |s: &str| s[s.find("<methodCall>").unwrap()..].trim().to_string();
         assert_eq!(body(&call), body(&recorded));
-        let hostile = method_call("dokuwiki.search", &["</string><script>&\"x\u{1}\u{FFFF}\u{FFFE}"]);
+        let hostile = method_call("dokuwiki.search", &[Param::Str("</string><script>&\"x\u{1}\u{FFFF}\u{FFFE}")]);
         assert!(hostile.contains("&lt;/string&gt;&lt;script&gt;&amp;&quot;x</string>"), "{hostile}");
         assert_eq!(hostile.matches("<string>").count(), 1);
+        let versions = method_call("wiki.getPageVersions", &[Param::Str("public:p"), Param::Int(20)]);
+        assert!(versions.ends_with("<string>public:p</string></value></param><param><value><int>20</int></value></param></params></methodCall>"), "{versions}");
     }
 
     #[test]

@@ -12,6 +12,10 @@
  * to the global one (data/meta/_dokuwiki.changes, in chronological order), and stores the dates in
  * the page metadata. Because changelog date == file mtime, DokuWiki does not treat the files as
  * "external edits", and wiki.getPageInfo().lastModified / dokuwiki.search().mtime show these times.
+ * A page listed on SEVERAL lines gets that many revisions: the oldest is its "created" entry, each
+ * later one an "edit", the newest is the current page; the older revisions are written to the attic
+ * (data/attic/<ns>/<page>.<date>.txt.gz) with the page's text (the file holds only one text), so
+ * wiki.getPageVersions lists every one of them with its date and author.
  * Prints nothing on success except a one-line summary.
  */
 
@@ -56,31 +60,52 @@ foreach (file($mtimes, FILE_IGNORE_NEW_LINES) as $n => $line) {
 // oldest first, so the global changelog stays chronological
 usort($entries, function ($a, $b) { return $a['date'] <=> $b['date']; });
 
+// per page: how many revisions (the global changelog is written in date order, across pages)
+$count = [];
+foreach ($entries as $e) {
+    $count[$e['id']] = ($count[$e['id']] ?? 0) + 1;
+}
+$seen = [];
+$text = [];
 foreach ($entries as $e) {
     $id = $e['id'];
     $file = wikiFN($id);
-    $pageFile = new PageFile($id);
-    @unlink(metaFN($id, '.changes'));
-    @unlink(metaFN($id, '.meta'));
-    touch($file, $e['date']);
+    $i = $seen[$id] = isset($seen[$id]) ? $seen[$id] + 1 : 0;
+    $last = $i === $count[$id] - 1;
+    if ($i === 0) {
+        @unlink(metaFN($id, '.changes'));
+        @unlink(metaFN($id, '.meta'));
+        foreach (glob(dirname(wikiFN($id, 1)) . '/' . noNS($id) . '.*.txt*') ?: [] as $old) {
+            @unlink($old);
+        }
+        $text[$id] = io_readFile($file);
+        $created[$id] = $e;
+    }
+    if (!$last) {
+        io_saveFile(wikiFN($id, $e['date']), $text[$id]);
+    }
+    touch($last ? $file : wikiFN($id, $e['date']), $e['date']);
     clearstatcache();
+    $pageFile = new PageFile($id);
     $log = $pageFile->changelog->addLogEntry([
         'date' => $e['date'],
         'ip' => '127.0.0.1',
-        'type' => DOKU_CHANGE_TYPE_CREATE,
+        'type' => $i === 0 ? DOKU_CHANGE_TYPE_CREATE : DOKU_CHANGE_TYPE_EDIT,
         'id' => $id,
         'user' => $e['user'],
-        'sum' => 'seeded from data/sample/wiki',
+        'sum' => $i === 0 ? 'seeded from data/sample/wiki' : 'imported revision',
         'extra' => '',
-        'sizechange' => filesize($file),
+        'sizechange' => $i === 0 ? filesize($file) : 0,
     ]);
-    $pageFile->updateMetadata($log);
-    // filectime cannot be back-dated; state created/modified explicitly
-    p_set_metadata($id, [
-        'date' => ['created' => $e['date'], 'modified' => $e['date']],
-        'user' => $e['user'],
-        'creator' => $e['user'],
-        'last_change' => $log,
-    ], false, true);
+    if ($last) {
+        $pageFile->updateMetadata($log);
+        // filectime cannot be back-dated; state created/modified explicitly
+        p_set_metadata($id, [
+            'date' => ['created' => $created[$id]['date'], 'modified' => $e['date']],
+            'user' => $e['user'],
+            'creator' => $created[$id]['user'],
+            'last_change' => $log,
+        ], false, true);
+    }
 }
-echo "seed_meta: dated " . count($entries) . " pages\n";
+echo "seed_meta: dated " . count($count) . " pages (" . count($entries) . " revisions)\n";

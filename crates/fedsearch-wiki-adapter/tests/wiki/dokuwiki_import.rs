@@ -1,7 +1,10 @@
 //! `scripts/backends/dokuwiki.sh import DIR`: a new company's folder of pages, with their dates
 //! and ACLs, loaded into a (private) DokuWiki — the adapter then finds the pages as the company's
 //! own user, with the dates of the folder's revision history (an old and a new policy differ), the
-//! other companies' accounts keep their passwords, and nobody else reads the new pages.
+//! other companies' accounts keep their passwords, and nobody else reads the new pages. A page
+//! dated on several lines has that many revisions: its hit carries the current revision's date,
+//! the revision count and the first revision's date (as `version.effective_at` too), read from
+//! `wiki.getPageVersions` as the user.
 
 use std::{path::Path, process::Command};
 
@@ -60,7 +63,10 @@ async fn an_imported_folder_is_searchable_with_its_dates_and_acls() {
         .unwrap();
     std::fs::write(
         folder.path().join("mtimes.txt"),
-        "acme:policy:parcel_refund_2024  2024-01-10T08:00:00Z  zoe\nacme:policy:parcel_refund  2026-06-01T08:00:00Z  zoe\n",
+        "acme:policy:parcel_refund_2024  2024-01-10T08:00:00Z  zoe\n\
+         acme:policy:parcel_refund_2024  2025-02-01T08:00:00Z  amy\n\
+         acme:policy:parcel_refund  2026-06-01T08:00:00Z  zoe\n\
+         acme:policy:parcel_refund_2024  2026-07-01T08:00:00Z  zoe\n",
     )
     .unwrap();
     std::fs::write(
@@ -84,8 +90,26 @@ async fn an_imported_folder_is_searchable_with_its_dates_and_acls() {
             .unwrap()
             .seconds
     };
-    assert_eq!(date("acme:policy:parcel_refund_2024"), 1_704_873_600, "2024-01-10T08:00:00Z from the folder's dates");
+    assert_eq!(date("acme:policy:parcel_refund_2024"), 1_782_892_800, "2026-07-01T08:00:00Z: its current revision");
     assert_eq!(date("acme:policy:parcel_refund"), 1_780_300_800, "2026-06-01T08:00:00Z");
+    // the revision history: the old policy was edited last, but written first
+    let hit = |id: &str| hits.iter().find(|h| h.local_id == id).unwrap();
+    let meta = |id: &str, key: &str| hit(id).metadata.get(key).cloned().unwrap_or_default();
+    let effective = |id: &str| hit(id).version.as_ref().and_then(|v| v.effective_at.as_ref()).map(|t| t.seconds);
+    assert_eq!(meta("acme:policy:parcel_refund_2024", "revision_count"), "3");
+    assert_eq!(meta("acme:policy:parcel_refund_2024", "first_revision_at"), "2024-01-10T08:00:00Z");
+    assert_eq!(
+        effective("acme:policy:parcel_refund_2024"),
+        Some(1_704_873_600),
+        "no stated date: the first revision's"
+    );
+    assert_eq!(meta("acme:policy:parcel_refund", "revision_count"), "1");
+    assert_eq!(meta("acme:policy:parcel_refund", "first_revision_at"), "2026-06-01T08:00:00Z");
+    assert_eq!(effective("acme:policy:parcel_refund"), Some(1_780_300_800));
+    let page = fetch(&mut served.client, "acme:policy:parcel_refund_2024", user("zoe")).await.expect("zoe reads it");
+    assert_eq!(page.updated_at.map(|t| t.seconds), Some(1_782_892_800));
+    assert_eq!(page.metadata.get("revision_count").map(String::as_str), Some("3"));
+    assert_eq!(page.metadata.get("first_revision_at").map(String::as_str), Some("2024-01-10T08:00:00Z"));
     // the sample company's user reads nothing of the new company
     let (hits, done) = search(&mut served.client, "parcel refund", "alice").await;
     assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");

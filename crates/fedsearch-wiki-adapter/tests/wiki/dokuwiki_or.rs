@@ -110,12 +110,17 @@ async fn the_return_policy_pair_carries_its_version_metadata() {
             (old.family.as_str(), old.status.as_str(), old.superseded_by.as_str(), old.label.as_str()),
             ("public:return_policy", "superseded", "public:return_policy", "2025")
         );
-        assert!(old.effective_at.is_none(), "the 2026-10-01 on its page is the successor's date");
+        // the 2026-10-01 on its page is the successor's date: its own is its first revision's
+        let old_hit = hits.iter().find(|h| h.local_id == "public:return_policy_2025").unwrap();
+        assert_eq!(old.effective_at, old_hit.updated_at, "one seeded revision: first = current");
+        assert_eq!(old_hit.metadata.get("revision_count").map(String::as_str), Some("1"));
     }
-    // a page stating nothing gets no version
+    // a page stating nothing gets only its first revision's date
     let (hits, _) = search(&mut served.client, "发货", "carol").await;
     let shipping = hits.iter().find(|h| h.local_id == "public:shipping_policy").unwrap();
-    assert!(shipping.version.is_none(), "{:?}", shipping.version);
+    let v = shipping.version.clone().expect("a dated page");
+    assert_eq!((v.family.as_str(), v.status.as_str(), v.label.as_str()), ("", "", ""), "{v:?}");
+    assert_eq!(v.effective_at, shipping.updated_at);
 }
 
 #[tokio::test]
