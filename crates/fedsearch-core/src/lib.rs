@@ -13,6 +13,7 @@ pub mod errors;
 pub mod grpc;
 pub mod metrics;
 pub mod propagation;
+pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
 pub mod text;

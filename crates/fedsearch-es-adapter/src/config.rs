@@ -14,7 +14,7 @@
 //! Secrets are never inline: they name an environment variable or a file, and are read once at
 //! start-up by [`ClusterConfig::credentials`].
 
-use std::{collections::HashSet, path::PathBuf, time::Duration};
+use std::{collections::HashSet, time::Duration};
 
 use elasticsearch::auth::Credentials;
 use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
@@ -67,32 +67,8 @@ pub enum AuthConfig {
     ApiKey(SecretRef),
 }
 
-/// Where a secret comes from: an environment variable or a file (trailing newline trimmed).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub enum SecretRef {
-    Env(String),
-    File(PathBuf),
-}
-
-impl SecretRef {
-    /// Reads the secret. The error names where it looked, never the value.
-    pub fn resolve(&self, key: &str) -> Result<String, String> {
-        let value = match self {
-            Self::Env(name) => {
-                std::env::var(name).map_err(|_| format!("`{key}`: environment variable {name} is not set"))?
-            }
-            Self::File(path) => std::fs::read_to_string(path)
-                .map_err(|e| format!("`{key}`: cannot read secret file {}: {e}", path.display()))?
-                .trim_end_matches(['\r', '\n'])
-                .to_string(),
-        };
-        if value.is_empty() {
-            return Err(format!("`{key}`: the secret is empty"));
-        }
-        Ok(value)
-    }
-}
+/// Where a secret comes from: `{ env: NAME }` or `{ file: PATH }` (core's one secret shape).
+pub use fedsearch_core::secret::SecretRef;
 
 impl ClusterConfig {
     /// Resolves the configured credentials (reads env vars / files now).
@@ -100,9 +76,12 @@ impl ClusterConfig {
         match &self.auth {
             None => Ok(None),
             Some(AuthConfig::Basic { username, password }) => {
-                Ok(Some(Credentials::Basic(username.clone(), password.resolve("cluster.auth.basic.password")?)))
+                let password = password.resolve("cluster.auth.basic.password")?;
+                Ok(Some(Credentials::Basic(username.clone(), password.expose().to_string())))
             }
-            Some(AuthConfig::ApiKey(key)) => Ok(Some(Credentials::EncodedApiKey(key.resolve("cluster.auth.api_key")?))),
+            Some(AuthConfig::ApiKey(key)) => {
+                Ok(Some(Credentials::EncodedApiKey(key.resolve("cluster.auth.api_key")?.expose().to_string())))
+            }
         }
     }
 }
@@ -596,7 +575,7 @@ sources:
         let file = dir.path().join("key");
         std::fs::write(&file, "c2VjcmV0OmtleQ==\n").unwrap();
         let secret = SecretRef::File(file);
-        assert_eq!(secret.resolve("k").unwrap(), "c2VjcmV0OmtleQ==");
+        assert_eq!(secret.resolve("k").unwrap().expose(), "c2VjcmV0OmtleQ==");
     }
 
     #[test]

@@ -6,10 +6,11 @@
 //! marked `public: true`), an undeclared parameter or a bad regex is a start-up error naming
 //! the key.
 
-use std::{collections::BTreeMap, fmt, path::PathBuf, time::Duration};
+use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
 use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
 use fedsearch_core::config::{TelemetryConfig, Validate};
+pub use fedsearch_core::secret::{ConfigValue, Secret};
 use serde::Deserialize;
 
 use crate::{sql::Engine, template::Catalog};
@@ -70,17 +71,6 @@ fn default_lookup_rows() -> usize {
     50_000
 }
 
-/// A string that never shows in Debug output (DSNs carry passwords).
-#[derive(Clone, Deserialize, Default)]
-#[serde(transparent)]
-pub struct Redacted(pub String);
-
-impl fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseConfig {
@@ -90,9 +80,10 @@ pub struct DatabaseConfig {
     /// A file whose first line is the DSN.
     #[serde(default)]
     pub url_file: Option<PathBuf>,
-    /// The DSN inline; for demo-only values (e.g. a local SQLite file).
+    /// The DSN: `{ env: NAME }`, `{ file: PATH }` (core's secret shape), or inline for
+    /// demo-only values (e.g. a local SQLite file). Never shown in Debug output.
     #[serde(default)]
-    pub url: Option<Redacted>,
+    pub url: Option<ConfigValue>,
     #[serde(default = "default_max_connections")]
     pub max_connections: u32,
     #[serde(default)]
@@ -148,7 +139,7 @@ impl DatabaseConfig {
                 .ok_or_else(|| format!("`database.url_file` {} is empty", path.display()));
         }
         if let Some(url) = &self.url {
-            return Ok(url.0.trim().to_string());
+            return Ok(url.resolve("database.url")?.expose().trim().to_string());
         }
         match &self.url_env {
             Some(var) => Err(format!("`database.url_env`: environment variable {var} is not set")),
@@ -481,7 +472,7 @@ mod tests {
             assert_eq!(catalog.templates.len(), 6, "{engine}");
             assert!(catalog.fetch.contains_key("order") && catalog.fetch.contains_key("refund"));
         }
-        cfg.database.url = Some(Redacted("oracle://x".into()));
+        cfg.database.url = Some(ConfigValue::Inline(Secret::new("oracle://x")));
         cfg.database.url_env = None;
         assert!(cfg.validate().unwrap_err().contains("database.url"));
     }

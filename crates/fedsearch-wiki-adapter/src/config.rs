@@ -9,6 +9,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
 use fedsearch_core::config::{TelemetryConfig, Validate};
+pub use fedsearch_core::secret::{ConfigValue, Secret};
 use serde::Deserialize;
 
 /// The whole config file of the `wiki-adapter` binary.
@@ -170,9 +171,9 @@ fn default_request_timeout() -> Duration {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DokuWikiConfig {
-    /// Base URL, e.g. `http://127.0.0.1:8090`.
+    /// Base URL, e.g. `http://127.0.0.1:8090`, or `{ env: NAME }` / `{ file: PATH }`.
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<ConfigValue>,
     /// Name of an environment variable holding the base URL (e.g. `DOKUWIKI_URL`).
     #[serde(default)]
     pub url_env: Option<String>,
@@ -183,9 +184,9 @@ pub struct DokuWikiConfig {
 #[serde(deny_unknown_fields)]
 pub struct ConfluenceConfig {
     /// Site URL: `https://example.atlassian.net` (Cloud) or the Data Center base URL including
-    /// its context path.
+    /// its context path. Or `{ env: NAME }` / `{ file: PATH }`.
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<ConfigValue>,
     #[serde(default)]
     pub url_env: Option<String>,
     pub flavor: ConfluenceFlavor,
@@ -224,9 +225,10 @@ pub enum ConfluenceFlavor {
 #[serde(deny_unknown_fields)]
 pub struct IdentityConfig {
     pub mode: IdentityMode,
-    /// `mapped`: YAML file mapping subject → `{username, password}` or `{token}`.
+    /// `mapped`: YAML file mapping subject → `{username, password}` or `{token}`: its path, or
+    /// `{ env: NAME }` naming a variable that holds the path.
     #[serde(default)]
-    pub secrets_file: Option<String>,
+    pub secrets_file: Option<ConfigValue>,
     #[serde(default)]
     pub secrets_file_env: Option<String>,
 }
@@ -240,29 +242,17 @@ pub enum IdentityMode {
     Mapped,
 }
 
-fn one_of(a: &Option<String>, b: &Option<String>, key: &str) -> Result<(), String> {
-    match (a, b) {
-        (Some(_), Some(_)) => Err(format!("set only one of `{key}` and `{key}_env`")),
-        (None, None) => Err(format!("`{key}` or `{key}_env` is required")),
-        (Some(v), None) | (None, Some(v)) if v.trim().is_empty() => Err(format!("`{key}` must not be empty")),
-        _ => Ok(()),
-    }
+fn one_of(a: &Option<ConfigValue>, b: &Option<String>, key: &str) -> Result<(), String> {
+    fedsearch_core::secret::check_one_with_env(a, b, key)
 }
 
-/// Resolves a `key` / `key_env` pair to its value.
-pub fn resolve(value: &Option<String>, env: &Option<String>, key: &str) -> Result<String, String> {
-    if let Some(v) = value {
-        return Ok(v.clone());
-    }
-    let name = env.as_deref().ok_or_else(|| format!("`{key}` or `{key}_env` is required"))?;
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => Ok(v),
-        _ => Err(format!("environment variable {name} (named by `{key}_env`) is not set")),
-    }
+/// Resolves a `key` (inline, `{ env }` or `{ file }`) / older `key_env` pair to its value.
+pub fn resolve(value: &Option<ConfigValue>, env: &Option<String>, key: &str) -> Result<String, String> {
+    fedsearch_core::secret::resolve_with_env(value, env, key).map(|v| v.expose().to_string())
 }
 
-fn check_url(url: &Option<String>, key: &str) -> Result<(), String> {
-    match url {
+fn check_url(url: &Option<ConfigValue>, key: &str) -> Result<(), String> {
+    match url.as_ref().and_then(ConfigValue::inline) {
         Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
             Err(format!("`{key}` must start with http:// or https://"))
         }
@@ -447,7 +437,7 @@ sources:
 
     #[test]
     fn env_indirection_resolves_or_names_the_variable() {
-        assert_eq!(resolve(&Some("v".into()), &None, "url").unwrap(), "v");
+        assert_eq!(resolve(&Some(ConfigValue::Inline(Secret::new("v"))), &None, "url").unwrap(), "v");
         let err = resolve(&None, &Some("FEDSEARCH_WIKI_TEST_SURELY_UNSET".into()), "url").unwrap_err();
         assert!(err.contains("FEDSEARCH_WIKI_TEST_SURELY_UNSET") && err.contains("url_env"), "{err}");
     }

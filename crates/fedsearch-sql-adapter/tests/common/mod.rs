@@ -14,7 +14,10 @@ use fedsearch_proto::{
     },
     types::{SourceHit, UserContext},
 };
-use fedsearch_sql_adapter::{SqlAdapter, SqlAdapterConfig, config::Redacted};
+use fedsearch_sql_adapter::{
+    SqlAdapter, SqlAdapterConfig,
+    config::{ConfigValue, Secret},
+};
 use sqlx::{AnyPool, any::AnyPoolOptions};
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
@@ -83,7 +86,7 @@ pub fn config_from_yaml(yaml: &str, url: &str) -> SqlAdapterConfig {
     let mut cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(yaml).expect("config parses");
     cfg.database.url_env = None;
     cfg.database.url_file = None;
-    cfg.database.url = Some(Redacted(url.to_string()));
+    cfg.database.url = Some(ConfigValue::Inline(Secret::new(url)));
     // In process, plaintext, the user context believed as sent (the deployed configs' mutual TLS
     // and router-signed identity are the kit's and the e2e tests' concern).
     cfg.server.tls = None;
