@@ -25,11 +25,11 @@ RUN cargo build --release --locked -p fedsearch-fusion --bin fusion
 COPY . .
 RUN find crates -name '*.rs' -exec touch {} + \
  && cargo build --release --locked -p fedsearch-fusion --bin fusion \
- && install -D -m 0755 target/release/fusion /out/fusion
+ && for b in fusion; do install -D -m 0755 "target/release/$b" "/out/$b"; done
 
 # --- runtime: glibc + libgcc + CA certificates, no shell, no package manager ---------------------
 FROM gcr.io/distroless/cc-debian12:nonroot
-COPY --from=builder /out/fusion /usr/local/bin/fusion
+COPY --from=builder /out/ /usr/local/bin/
 COPY deploy/config/fusion.yaml /etc/fedsearch/fusion.yaml
 # Example configs listen on loopback; in a container listen on every interface (the router's MCP
 # endpoint too; it still accepts only the Host names in mcp.allowed_hosts, by default localhost).

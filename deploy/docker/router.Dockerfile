@@ -25,11 +25,11 @@ RUN cargo build --release --locked -p fedsearch-router --bin router
 COPY . .
 RUN find crates -name '*.rs' -exec touch {} + \
  && cargo build --release --locked -p fedsearch-router --bin router \
- && install -D -m 0755 target/release/router /out/router
+ && for b in router; do install -D -m 0755 "target/release/$b" "/out/$b"; done
 
 # --- runtime: glibc + libgcc + CA certificates, no shell, no package manager ---------------------
 FROM gcr.io/distroless/cc-debian12:nonroot
-COPY --from=builder /out/router /usr/local/bin/router
+COPY --from=builder /out/ /usr/local/bin/
 COPY deploy/config/router.yaml /etc/fedsearch/router.yaml
 # Example configs listen on loopback; in a container listen on every interface (the router's MCP
 # endpoint too; it still accepts only the Host names in mcp.allowed_hosts, by default localhost).

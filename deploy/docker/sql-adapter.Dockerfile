@@ -25,11 +25,11 @@ RUN cargo build --release --locked -p fedsearch-sql-adapter --bin sql-adapter
 COPY . .
 RUN find crates -name '*.rs' -exec touch {} + \
  && cargo build --release --locked -p fedsearch-sql-adapter --bin sql-adapter \
- && install -D -m 0755 target/release/sql-adapter /out/sql-adapter
+ && for b in sql-adapter; do install -D -m 0755 "target/release/$b" "/out/$b"; done
 
 # --- runtime: glibc + libgcc + CA certificates, no shell, no package manager ---------------------
 FROM gcr.io/distroless/cc-debian12:nonroot
-COPY --from=builder /out/sql-adapter /usr/local/bin/sql-adapter
+COPY --from=builder /out/ /usr/local/bin/
 COPY deploy/config/sql-adapter.yaml /etc/fedsearch/sql-adapter.yaml
 # Example configs listen on loopback; in a container listen on every interface (the router's MCP
 # endpoint too; it still accepts only the Host names in mcp.allowed_hosts, by default localhost).

@@ -25,11 +25,11 @@ RUN cargo build --release --locked -p fedsearch-wiki-adapter --bin wiki-adapter
 COPY . .
 RUN find crates -name '*.rs' -exec touch {} + \
  && cargo build --release --locked -p fedsearch-wiki-adapter --bin wiki-adapter \
- && install -D -m 0755 target/release/wiki-adapter /out/wiki-adapter
+ && for b in wiki-adapter; do install -D -m 0755 "target/release/$b" "/out/$b"; done
 
 # --- runtime: glibc + libgcc + CA certificates, no shell, no package manager ---------------------
 FROM gcr.io/distroless/cc-debian12:nonroot
-COPY --from=builder /out/wiki-adapter /usr/local/bin/wiki-adapter
+COPY --from=builder /out/ /usr/local/bin/
 COPY deploy/config/wiki-adapter.yaml /etc/fedsearch/wiki-adapter.yaml
 # Example configs listen on loopback; in a container listen on every interface (the router's MCP
 # endpoint too; it still accepts only the Host names in mcp.allowed_hosts, by default localhost).

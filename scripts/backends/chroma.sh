@@ -7,7 +7,8 @@
 #   chroma.sh start              chroma run on 127.0.0.1:$CHROMA_PORT (28800); reuses kept data
 #   chroma.sh stop [--keep-data] stop it; removes the data dir unless --keep-data
 #   chroma.sh status             exit 0 when the heartbeat answers, 3 otherwise
-#   chroma.sh index CONFIG...    embed the `index:` inputs of each vector-adapter config ($BIN, else a debug build)
+#   chroma.sh spec               write Spruce Mall's wiki ACL (dokuwiki.sh) to $FEDSEARCH_RUN_DIR/spruce-wiki-auth.spec
+#   chroma.sh index CONFIG...    (the same, then) embed the `index:` inputs of each vector-adapter config ($BIN, else a debug build)
 #
 # Written to $FEDSEARCH_RUN_DIR/chroma.env: CHROMA_URL, CHROMA_PORT and FEDSEARCH_VECTOR_MODEL_DIR.
 # Settings: CHROMA_PORT, CHROMA_DIR (default $FEDSEARCH_RUN_DIR/chroma/<port>: a second instance on
@@ -28,6 +29,12 @@ SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 answers() { curl -fsS --max-time 2 "http://127.0.0.1:$PORT/api/v2/heartbeat" >/dev/null 2>&1; }
 alive() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null \
   && tr '\0' ' ' <"/proc/$(cat "$PID_FILE")/cmdline" 2>/dev/null | grep -qF -- "--port $PORT"; }
+
+# Spruce Mall's wiki ACL is written inline in dokuwiki.sh; the indexer reads it as a file.
+write_spec() {
+  sed -n "/^AUTH_SPEC='/,/^'/p" "$SCRIPTS/backends/dokuwiki.sh" | sed -e "1s/^AUTH_SPEC='//" -e '$d' \
+    >"$FEDSEARCH_RUN_DIR/spruce-wiki-auth.spec"
+}
 
 case "${1:-}" in
   install)
@@ -68,14 +75,16 @@ case "${1:-}" in
   status)
     answers || exit 3
     ;;
+  spec)
+    write_spec
+    log "wrote $FEDSEARCH_RUN_DIR/spruce-wiki-auth.spec"
+    ;;
   index)
     shift
     [ $# -gt 0 ] || die "usage: $0 index CONFIG..."
     answers || die "chroma is not running on 127.0.0.1:$PORT: run $0 start"
     set -a; . "$ENV_FILE"; set +a
-    # Spruce Mall's wiki ACL is written inline in dokuwiki.sh; the indexer reads it as a file.
-    sed -n "/^AUTH_SPEC='/,/^'/p" "$SCRIPTS/backends/dokuwiki.sh" | sed -e "1s/^AUTH_SPEC='//" -e '$d' \
-      >"$FEDSEARCH_RUN_DIR/spruce-wiki-auth.spec"
+    write_spec
     # BIN: a folder with a built fedsearch-vector-index (as scripts/eval.sh uses); else a debug build
     indexer=${BIN:-}/fedsearch-vector-index
     if [ -z "${BIN:-}" ] || [ ! -x "$indexer" ]; then
@@ -86,5 +95,5 @@ case "${1:-}" in
       "$indexer" --config "$c" || die "indexing $c failed"
     done
     ;;
-  *) die "usage: $0 install|start|stop [--keep-data]|status|index CONFIG..." ;;
+  *) die "usage: $0 install|start|stop [--keep-data]|status|spec|index CONFIG..." ;;
 esac

@@ -1,9 +1,15 @@
 {{/*
-The services, in a stable (alphabetical) order, as a JSON list: range over
-`include "fedsearch.names" . | fromJsonArray`.
+The deployed services (all but those with `enabled: false`), in a stable (alphabetical) order,
+as a JSON list: range over `include "fedsearch.names" . | fromJsonArray`.
 */}}
 {{- define "fedsearch.names" -}}
-{{- keys .Values.services | sortAlpha | toJson -}}
+{{- $names := list -}}
+{{- range $name := keys .Values.services | sortAlpha -}}
+{{- if ne (index $.Values.services $name "enabled" | toString) "false" -}}
+{{- $names = append $names $name -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $names -}}
 {{- end -}}
 
 {{/*
@@ -117,7 +123,8 @@ app.kubernetes.io/instance: {{ $root.Release.Name }}
 {{/*
 config (list ROOT SVC): the service's config file as it goes into its ConfigMap: files/config/NAME.yaml
 (symlinks to deploy/config/NAME.yaml; the router's to deploy/compose/router.yaml), with
-config.overrides merged in and, for the router, the `mcp` section set from .Values.mcp.
+config.overrides merged in and, for the router, the `mcp` section set from .Values.mcp and the
+vector source's registry entry added when services.vector-adapter is enabled.
 */}}
 {{- define "fedsearch.config" -}}
 {{- $root := index . 0 -}}
@@ -138,6 +145,11 @@ config.overrides merged in and, for the router, the `mcp` section set from .Valu
 {{- $_ := set $cfg "admin" $admin -}}
 {{- end -}}
 {{- if eq $svc.name "router" -}}
+{{- if has "vector-adapter" (include "fedsearch.names" $root | fromJsonArray) -}}
+{{- /* the opt-in vector source: its registry entry (files/config/router-vector-source.yaml) joins `sources` */ -}}
+{{- $entry := $root.Files.Get "files/config/router-vector-source.yaml" | fromYamlArray -}}
+{{- $_ := set $cfg "sources" (concat (get $cfg "sources") $entry) -}}
+{{- end -}}
 {{- if $root.Values.mcp.enabled -}}
 {{- $mcp := get $cfg "mcp" | default dict -}}
 {{- $_ := set $mcp "listen" (printf "0.0.0.0:%v" $root.Values.mcp.port) -}}
