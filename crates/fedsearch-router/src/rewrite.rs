@@ -49,6 +49,9 @@ pub struct Terms {
     pub chinese_words: Vec<String>,
     /// The time phrase and its calendar window in the user's zone.
     pub window: Option<fedsearch_timeexpr::Window>,
+    /// The first document date the time filter keeps: the window's start, or earlier for a
+    /// period that is not over yet (see [`documents_from`]).
+    pub documents_from: Option<chrono::DateTime<chrono::Utc>>,
     /// The glossary concepts the question mentions, with their other terms.
     pub concepts: Vec<crate::analysis::Concept>,
 }
@@ -213,6 +216,7 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<S
         }
     }
     t.window = fedsearch_timeexpr::resolve(query, clock.as_of, clock.zone);
+    t.documents_from = t.window.as_ref().map(documents_from);
     // Chinese content words of what the keywords, entities and time phrase leave over.
     let mut residue = lowered;
     let phrase = t.window.as_ref().map(|w| w.phrase.to_lowercase());
@@ -233,6 +237,22 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<S
     t.expansions = expansions;
     t.concepts = registry.glossary().concepts(query);
     t
+}
+
+/// The longest a period not over yet reaches back for what was written about it.
+const ANNOUNCED_AHEAD_MAX_DAYS: i64 = 31;
+
+/// The first document date a time filter keeps for `window`. A period over by the end of today
+/// holds its own documents: its start ("yesterday", "the past week", 最近一周, "today"). A period
+/// that goes on after today ("this week" asked on a Monday, 这个月: the window stops at today) is
+/// also described by what was written before it about the days still to come — a forecast, a
+/// schedule, a notice published the Friday before "this week" — so the filter reaches back before
+/// the period's start by as long as is left of it after today (at most
+/// [`ANNOUNCED_AHEAD_MAX_DAYS`]): six days for "this week" on a Monday, none on a Sunday.
+pub fn documents_from(window: &fedsearch_timeexpr::Window) -> chrono::DateTime<chrono::Utc> {
+    let Some(end) = window.period_to else { return window.from };
+    let left = (end - window.to).min(chrono::TimeDelta::days(ANNOUNCED_AHEAD_MAX_DAYS));
+    window.from - left.max(chrono::TimeDelta::zero())
 }
 
 /// What one source receives.
@@ -278,11 +298,18 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
         && let Some(w) = &terms.window
     {
         // Filters are inclusive; the window's end is exclusive: stop one nanosecond before it.
-        let from = prost_types::Timestamp { seconds: w.from.timestamp(), nanos: 0 };
-        let to = prost_types::Timestamp { seconds: w.to.timestamp() - 1, nanos: 999_999_999 };
+        let start = terms.documents_from.unwrap_or(w.from);
+        let from = prost_types::Timestamp { seconds: start.timestamp(), nanos: 0 };
+        // A period that goes on after today keeps what is dated later in it too (a notice
+        // effective on Thursday of "this week").
+        let end = w.period_to.unwrap_or(w.to);
+        let to = prost_types::Timestamp { seconds: end.timestamp() - 1, nanos: 999_999_999 };
         let f = filters.get_or_insert_with(Filters::default);
         f.time_range = Some(TimeRange { from: Some(from), to: Some(to) });
         how.push_str(&format!("; `{}` → {}", w.phrase, w.label));
+        if start < w.from {
+            how.push_str(&format!(", with what was written about it from {} on", start.format("%Y-%m-%d %H:%M UTC")));
+        }
     }
     Rewritten { text, filters, how }
 }
@@ -393,6 +420,34 @@ mod tests {
         assert_eq!(range.from.unwrap().seconds, at("2026-11-30T00:00:00+08:00"), "not 24 hours before 07:00");
         assert_eq!(range.to.unwrap().seconds + 1, at("2026-12-01T00:00:00+08:00"));
         assert!(inc.how.contains("2026-11-30 in Asia/Shanghai"), "{}", inc.how);
+    }
+
+    #[tokio::test]
+    async fn this_week_asked_on_a_monday_keeps_what_was_written_about_it_before_it_began() {
+        use chrono::TimeZone;
+        let r = registry();
+        let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
+        // Monday 20 July 2026, 09:00 in Shanghai: the week runs to Sunday 26 July.
+        let monday = Clock {
+            as_of: chrono::Utc.with_ymd_and_hms(2026, 7, 20, 1, 0, 0).unwrap(),
+            zone: chrono_tz::Asia::Shanghai,
+        };
+        let q = "这周会不会有台风线上问题";
+        let t = extract(&r, q, monday, vec![]);
+        let range = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+        assert_eq!(range.to.unwrap().seconds + 1, at("2026-07-27T00:00:00+08:00"), "the whole week");
+        assert_eq!(
+            range.from.unwrap().seconds,
+            at("2026-07-14T00:00:00+08:00"),
+            "and the six days left of it before it: what was announced about them"
+        );
+        // A period that ends today holds only its own days, however early today it is.
+        for q in ["最近一周线上问题", "今天的线上问题", "昨天的线上问题"] {
+            let t = extract(&r, q, monday, vec![]);
+            let w = t.window.clone().unwrap();
+            let range = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+            assert_eq!(range.from.unwrap().seconds, w.from.timestamp(), "{q}");
+        }
     }
 
     #[tokio::test]

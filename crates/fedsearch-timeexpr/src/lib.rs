@@ -105,6 +105,9 @@ pub struct Window {
     /// "2026-11-01 – 2026-11-30 (Europe/Berlin)" for several (both ends included); for an hour
     /// window, "past 24 hours until 2026-11-30 07:00 (Asia/Shanghai)" (local time of `as_of`).
     pub label: String,
+    /// The end (exclusive) of the calendar period the phrase names when it goes on after today:
+    /// this week, this month, this quarter, this year (the window itself stops at today).
+    pub period_to: Option<DateTime<Utc>>,
 }
 
 /// Finds the most specific time phrase in `text` and returns its window of calendar days in `tz`
@@ -122,6 +125,7 @@ pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
             to: as_of,
             phrase,
             label: format!("past {past} until {until} ({})", tz.name()),
+            period_to: None,
         });
     }
     let last = found.end_date.pred_opt()?;
@@ -130,7 +134,14 @@ pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
     } else {
         format!("{} – {} ({})", found.first, last, tz.name())
     };
-    Some(Window { from: local_midnight(tz, found.first)?, to: local_midnight(tz, found.end_date)?, phrase, label })
+    let period_to = found.period_end.and_then(|d| local_midnight(tz, d));
+    Some(Window {
+        from: local_midnight(tz, found.first)?,
+        to: local_midnight(tz, found.end_date)?,
+        phrase,
+        label,
+        period_to,
+    })
 }
 
 /// Parses an IANA zone name such as `Asia/Shanghai`, `Europe/Berlin` or `UTC`.

@@ -31,11 +31,14 @@ pub(crate) struct Span {
     /// The window is the last so many hours before the question (past 24 hours), not whole days;
     /// `first` and `end_date` are then only today.
     pub hours: Option<u32>,
+    /// The end (exclusive) of the calendar period the phrase names when the window stops at
+    /// today before it: this week, this month, this quarter, this year.
+    pub period_end: Option<NaiveDate>,
 }
 
 impl Span {
     fn days(grain: Grain, explicit: bool, first: NaiveDate, end_date: NaiveDate) -> Span {
-        Span { grain, explicit, first, end_date, hours: None }
+        Span { grain, explicit, first, end_date, hours: None, period_end: None }
     }
 }
 
@@ -47,6 +50,8 @@ pub(crate) struct Found {
     pub first: NaiveDate,
     pub end_date: NaiveDate,
     pub hours: Option<u32>,
+    /// See [`Span::period_end`].
+    pub period_end: Option<NaiveDate>,
     grain: Grain,
     explicit: bool,
 }
@@ -108,6 +113,7 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
             first: span.first,
             end_date: span.end_date,
             hours: span.hours,
+            period_end: span.period_end,
             grain: span.grain,
             explicit: span.explicit,
         };
@@ -128,6 +134,7 @@ impl Found {
             first: self.first.min(other.first),
             end_date: self.end_date.max(other.end_date),
             hours: None,
+            period_end: self.period_end.max(other.period_end),
             grain: self.grain.max(other.grain),
             explicit: self.explicit && other.explicit,
         }
@@ -551,6 +558,7 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
     let monday = week_start(today)?;
     let this_month = month_start(today.year(), today.month())?;
     let this_quarter = month_start(today.year(), today.month0() / 3 * 3 + 1)?;
+    let next_month = this_month.checked_add_months(Months::new(1))?;
     let (grain, first, end_date) = match relative {
         WeeksBack(0) => (Grain::Week, monday, tomorrow),
         WeeksBack(n) => {
@@ -565,7 +573,15 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         LastYear => return Some((c.pos, year_span(today.year() - 1, false)?)),
         YearBeforeLast => return Some((c.pos, year_span(today.year() - 2, false)?)),
     };
-    Some((c.pos, Span::days(grain, false, first, end_date)))
+    let period_end = match relative {
+        WeeksBack(0) => monday.checked_add_days(Days::new(7)),
+        ThisMonth => Some(next_month),
+        ThisQuarter => this_quarter.checked_add_months(Months::new(3)),
+        ThisYear => NaiveDate::from_ymd_opt(today.year() + 1, 1, 1),
+        _ => None,
+    }
+    .filter(|&end| end > end_date);
+    Some((c.pos, Span { period_end, ..Span::days(grain, false, first, end_date) }))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

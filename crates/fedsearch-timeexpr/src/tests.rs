@@ -331,6 +331,7 @@ fn yesterday_is_the_previous_local_calendar_day() {
             to: utc("2026-11-30T16:00:00Z"),
             phrase: "昨天".into(),
             label: "2026-11-30 in Asia/Shanghai".into(),
+            period_to: None,
         }
     );
     // 21:00 on 30 November in Los Angeles is 05:00 on 1 December in UTC.
@@ -524,6 +525,7 @@ fn hours_before_the_question() {
             to: utc("2026-11-30T23:00:00Z"),
             phrase: "过去24小时".into(),
             label: "past 24 hours until 2026-12-01 07:00 (Asia/Shanghai)".into(),
+            period_to: None,
         }
     );
     // Hours are hours across a DST change: 24 of them, though the local clock moved 25.
@@ -833,4 +835,22 @@ fn weekends() {
     ]);
     // On Saturday: this weekend so far is today.
     check(&[("this weekend", "2026-11-21T04:00:00Z", SH, Some(("this weekend", "2026-11-21 in Asia/Shanghai")))]);
+}
+
+#[test]
+fn a_period_that_goes_on_after_today_says_where_it_ends() {
+    // Monday 20 July 2026, 09:00 in Shanghai.
+    let monday = utc("2026-07-20T01:00:00Z");
+    let at = |q: &str| resolve(q, monday, tz(SH)).unwrap();
+    let w = at("这周会不会有台风");
+    assert_eq!((w.from, w.to), (utc("2026-07-19T16:00:00Z"), utc("2026-07-20T16:00:00Z")), "the week so far");
+    assert_eq!(w.period_to, Some(utc("2026-07-26T16:00:00Z")), "the week runs to Sunday");
+    assert_eq!(at("this month").period_to, Some(utc("2026-07-31T16:00:00Z")));
+    assert_eq!(at("本季度").period_to, Some(utc("2026-09-30T16:00:00Z")));
+    assert_eq!(at("今年").period_to, Some(utc("2026-12-31T16:00:00Z")));
+    for past in ["上周", "最近一周", "昨天", "今天", "last month", "2026年6月"] {
+        assert_eq!(at(past).period_to, None, "{past} is over by the end of today");
+    }
+    // On the last day of its period the window is the whole period: nothing goes on.
+    assert_eq!(resolve("this week", utc("2026-07-26T04:00:00Z"), tz(SH)).unwrap().period_to, None);
 }
