@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Shared helpers for the backend and demo scripts. Source it: `. "$(dirname "$0")/../lib.sh"`.
-set -euo pipefail
+# Scripts run strict; an interactive shell that sources it (docs/onboarding.md) keeps its options,
+# so one failing command does not close it.
+[[ $- == *i* ]] || set -euo pipefail
 
 FEDSEARCH_ROOT="${FEDSEARCH_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 # Everything a run creates (data dirs, logs, pid files, env files) lives under here.

@@ -14,6 +14,10 @@ It runs no fedsearch search.
 import base64, json, os, sqlite3, sys, urllib.error, urllib.request, xmlrpc.client
 import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
+NEEDED = ["OPENSEARCH_URL", "DOKUWIKI_URL", "DOKUWIKI_SECRETS", "ORCA_SQLITE_PATH"]
+if [v for v in NEEDED if not os.environ.get(v)]:
+    sys.exit("check_backends: set %s (start the backends and load their env: "
+             'eval "$(scripts/backends/all.sh env)")' % ", ".join(v for v in NEEDED if not os.environ.get(v)))
 ES = os.environ["OPENSEARCH_URL"]; WIKI = os.environ["DOKUWIKI_URL"] + "/lib/exe/xmlrpc.php"
 DB = sqlite3.connect("file:%s?mode=ro" % os.environ["ORCA_SQLITE_PATH"], uri=True)
 secrets = yaml.safe_load(open(os.environ["DOKUWIKI_SECRETS"]))
