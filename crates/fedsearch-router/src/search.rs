@@ -163,7 +163,8 @@ fn relevance_factor(boost: f64, strategy: &str, relevance: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     /// When the answer must be sent: the whole budget, less a little for the answer to travel
-    /// back when the caller set a gRPC deadline.
+    /// back (a twentieth, 2–50 ms) when the caller set a time — a gRPC deadline or the
+    /// request's `timeout` field alike, so both arrive within the time asked for.
     pub answer: Duration,
     /// When sources stop being waited for: the answer time less the reserve for fusing and
     /// packing (a tenth, 20–250 ms), so a busy machine still answers in time.
@@ -179,10 +180,8 @@ pub fn budget(limits: &crate::config::Limits, req: &SearchRequest, grpc_timeout:
         (None, None) => limits.default_timeout,
     }
     .min(limits.max_timeout);
-    let answer = match grpc_timeout {
-        Some(g) => total.min(g.saturating_sub((g / 20).clamp(Duration::from_millis(2), Duration::from_millis(50)))),
-        None => total,
-    };
+    let travel = |t: Duration| (t / 20).clamp(Duration::from_millis(2), Duration::from_millis(50));
+    let answer = if asked.is_some() || grpc_timeout.is_some() { total.saturating_sub(travel(total)) } else { total };
     let reserve = (answer / 10).clamp(Duration::from_millis(20), Duration::from_millis(250));
     Budget { answer, sources: answer.saturating_sub(reserve).max(Duration::from_millis(1)) }
 }
@@ -422,7 +421,19 @@ mod tests {
         let asked =
             SearchRequest { timeout: Some(prost_types::Duration { seconds: 1, nanos: 0 }), ..Default::default() };
         let b = budget(&limits, &asked, None);
-        assert_eq!((b.answer, b.sources), (ms(1_000), ms(900)), "a request timeout is the whole budget");
+        assert_eq!(
+            (b.answer, b.sources),
+            (ms(950), ms(855)),
+            "a request timeout keeps the same travel reserve as a gRPC deadline"
+        );
+        let by_deadline = budget(&limits, &SearchRequest::default(), Some(ms(1_000)));
+        assert_eq!(b, by_deadline, "the request field and the gRPC deadline give one budget");
+        let both = budget(&limits, &asked, Some(ms(400)));
+        assert_eq!(both, budget(&limits, &SearchRequest::default(), Some(ms(400))), "the shorter of the two counts");
+        assert_eq!(
+            budget(&limits, &SearchRequest::default(), None).answer,
+            limits.default_timeout.min(limits.max_timeout)
+        );
         let tiny =
             SearchRequest { timeout: Some(prost_types::Duration { seconds: 0, nanos: 1 }), ..Default::default() };
         assert_eq!(budget(&limits, &tiny, None).sources, ms(1));
