@@ -11,7 +11,7 @@
 
 use std::{collections::HashMap, time::Duration};
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Utc};
 use fedsearch_adapter_kit::AdapterError;
 use futures::TryStreamExt;
 use sqlx::{
@@ -141,7 +141,9 @@ pub fn mysql_kind(name: &str) -> Kind {
         "DECIMAL" => Kind::Decimal(None),
         "DATE" => Kind::Date,
         "TIME" => Kind::Time,
-        "DATETIME" | "TIMESTAMP" => Kind::WallTime,
+        "DATETIME" => Kind::WallTime,
+        // stored as an instant, shown in the session's `time_zone`
+        "TIMESTAMP" => Kind::Instant,
         "JSON" => Kind::Json,
         "CHAR" | "VARCHAR" | "TINYTEXT" | "TEXT" | "MEDIUMTEXT" | "LONGTEXT" | "ENUM" | "SET" => Kind::Text,
         "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB" => Kind::Binary,
@@ -258,6 +260,26 @@ fn date_cell(d: NaiveDate, time: &TimeSettings) -> Cell {
     time_cell(d.format("%Y-%m-%d").to_string(), time.instant_of_date(d))
 }
 
+/// The `time_zone` a MySQL/MariaDB session runs in: the configured zone by name (the server has
+/// its time zone tables), else that zone's offset when the statement started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionZone {
+    Named,
+    Fixed(FixedOffset),
+}
+
+/// A MySQL `TIMESTAMP` as the session shows it: its instant, shown as wall time in the zone.
+fn session_cell(wall: NaiveDateTime, time: &TimeSettings, zone: SessionZone) -> Cell {
+    let at = match zone {
+        SessionZone::Named => time.instant_of_wall_time(wall),
+        SessionZone::Fixed(offset) => offset.from_local_datetime(&wall).single().map(|t| t.with_timezone(&Utc)),
+    };
+    match at {
+        Some(t) => time_cell(time.wall_time(t).format("%Y-%m-%d %H:%M:%S").to_string(), Some(t)),
+        None => wall_cell(wall, time),
+    }
+}
+
 fn decode_pg(row: &PgRow, time: &TimeSettings) -> Result<Record, ReadFailure> {
     let mut out = Vec::with_capacity(row.len());
     for (i, column) in row.columns().iter().enumerate() {
@@ -306,7 +328,7 @@ fn decode_pg(row: &PgRow, time: &TimeSettings) -> Result<Record, ReadFailure> {
     Ok(out)
 }
 
-fn decode_mysql(row: &MySqlRow, time: &TimeSettings) -> Result<Record, ReadFailure> {
+fn decode_mysql(row: &MySqlRow, time: &TimeSettings, zone: SessionZone) -> Result<Record, ReadFailure> {
     let mut out = Vec::with_capacity(row.len());
     for (i, column) in row.columns().iter().enumerate() {
         let kind = mysql_column_kind(column.type_info());
@@ -336,7 +358,8 @@ fn decode_mysql(row: &MySqlRow, time: &TimeSettings) -> Result<Record, ReadFailu
                 Kind::Bool => Cell::Bool(row.try_get::<bool, _>(i)?),
                 Kind::Date => date_cell(row.try_get::<NaiveDate, _>(i)?, time),
                 Kind::Time => time_cell(row.try_get::<sqlx::mysql::types::MySqlTime, _>(i)?.to_string(), None),
-                Kind::WallTime | Kind::Instant => wall_cell(row.try_get_unchecked::<NaiveDateTime, _>(i)?, time),
+                Kind::WallTime => wall_cell(row.try_get_unchecked::<NaiveDateTime, _>(i)?, time),
+                Kind::Instant => session_cell(row.try_get_unchecked::<NaiveDateTime, _>(i)?, time, zone),
                 Kind::Binary | Kind::Other => return Err(ReadFailure::Unreadable(i, kind)),
             }
         };
@@ -450,6 +473,8 @@ pub struct Database {
     statement_timeout: Duration,
     time: TimeSettings,
     flavour: OnceCell<MysqlFlavour>,
+    /// MySQL/MariaDB: whether the server knows the configured zone by name.
+    named_zone: OnceCell<bool>,
     declared: OnceCell<Declared>,
 }
 
@@ -571,6 +596,7 @@ impl Database {
             statement_timeout: config.statement_timeout,
             time,
             flavour: OnceCell::new(),
+            named_zone: OnceCell::new(),
             declared: OnceCell::new(),
         })
     }
@@ -633,27 +659,11 @@ impl Database {
                 }
                 Pool::Mysql(pool) => {
                     let mut conn = pool.acquire().await?;
-                    let offset = time.offset_at(Utc::now());
-                    match self.flavour(&mut conn).await? {
-                        MysqlFlavour::Mariadb => {
-                            sqlx::query("SET SESSION max_statement_time = ?, time_zone = ?")
-                                .bind(timeout.as_secs_f64())
-                                .bind(offset)
-                                .execute(&mut *conn)
-                                .await?
-                        }
-                        MysqlFlavour::Mysql => {
-                            sqlx::query("SET SESSION max_execution_time = ?, time_zone = ?")
-                                .bind(timeout.as_millis() as i64)
-                                .bind(offset)
-                                .execute(&mut *conn)
-                                .await?
-                        }
-                    };
+                    let zone = self.mysql_session(&mut conn, timeout).await?;
                     let mut tx = conn.begin_with("START TRANSACTION READ ONLY").await?;
                     let found = rows::<MySql, _>(&mut *tx, sql, arguments::<MySql>(binds)?, max_rows).await?;
                     tx.rollback().await?;
-                    decoded(&found, |r| decode_mysql(r, time))
+                    decoded(&found, |r| decode_mysql(r, time, zone))
                 }
                 Pool::Sqlite(pool) => {
                     let mut conn = pool.acquire().await?;
@@ -755,6 +765,48 @@ impl Database {
         }
     }
 
+    /// Sets the statement timeout and the session `time_zone`: the zone's name when the server
+    /// knows it (asked once; MySQL's time zone tables), so `TIMESTAMP` columns, `NOW()`,
+    /// `FROM_UNIXTIME` and bound wall times convert with the zone's own DST rules; else the
+    /// zone's offset now (then `TIMESTAMP` values are still read exactly, but a bound wall time
+    /// compared with a `TIMESTAMP` column across a DST change is an hour off — `doctor` says so).
+    async fn mysql_session(
+        &self,
+        conn: &mut sqlx::MySqlConnection,
+        timeout: Duration,
+    ) -> Result<SessionZone, sqlx::Error> {
+        let flavour = self.flavour(&mut *conn).await?;
+        if self.named_zone.get() != Some(&false) {
+            match set_mysql_session(&mut *conn, flavour, timeout, self.time.tz().name()).await {
+                Ok(()) => {
+                    let _ = self.named_zone.set(true);
+                    return Ok(SessionZone::Named);
+                }
+                Err(e) if mysql_error_number(&e) == Some(UNKNOWN_TIME_ZONE) => {
+                    tracing::info!(
+                        zone = self.time.tz().name(),
+                        "the server has no time zone tables: a fixed offset is used"
+                    );
+                    let _ = self.named_zone.set(false);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let now = Utc::now();
+        let offset = self.time.tz().offset_from_utc_datetime(&now.naive_utc()).fix();
+        set_mysql_session(&mut *conn, flavour, timeout, &self.time.offset_at(now)).await?;
+        Ok(SessionZone::Fixed(offset))
+    }
+
+    /// MySQL/MariaDB: `Some(false)` when the server does not know the configured zone by name
+    /// (no time zone tables), `None` for other engines.
+    pub async fn mysql_knows_zone(&self, timeout: Duration) -> Result<Option<bool>, AdapterError> {
+        let Pool::Mysql(pool) = &self.pool else { return Ok(None) };
+        let mut conn = pool.acquire().await.map_err(|e| map_error(&e, self.engine))?;
+        let zone = self.mysql_session(&mut conn, timeout).await.map_err(|e| map_error(&e, self.engine))?;
+        Ok(Some(zone == SessionZone::Named))
+    }
+
     async fn flavour(&self, conn: &mut sqlx::MySqlConnection) -> Result<MysqlFlavour, sqlx::Error> {
         if let Some(f) = self.flavour.get() {
             return Ok(*f);
@@ -765,6 +817,41 @@ impl Database {
         let _ = self.flavour.set(f);
         Ok(f)
     }
+}
+
+/// MySQL/MariaDB `ER_UNKNOWN_TIME_ZONE`.
+const UNKNOWN_TIME_ZONE: u16 = 1298;
+
+fn mysql_error_number(e: &sqlx::Error) -> Option<u16> {
+    match e {
+        sqlx::Error::Database(db) => db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|m| m.number()),
+        _ => None,
+    }
+}
+
+async fn set_mysql_session(
+    conn: &mut sqlx::MySqlConnection,
+    flavour: MysqlFlavour,
+    timeout: Duration,
+    zone: &str,
+) -> Result<(), sqlx::Error> {
+    match flavour {
+        MysqlFlavour::Mariadb => {
+            sqlx::query("SET SESSION max_statement_time = ?, time_zone = ?")
+                .bind(timeout.as_secs_f64())
+                .bind(zone)
+                .execute(conn)
+                .await?
+        }
+        MysqlFlavour::Mysql => {
+            sqlx::query("SET SESSION max_execution_time = ?, time_zone = ?")
+                .bind(timeout.as_millis() as i64)
+                .bind(zone)
+                .execute(conn)
+                .await?
+        }
+    };
+    Ok(())
 }
 
 /// How a failed database call looks to the caller. Never includes database error text.

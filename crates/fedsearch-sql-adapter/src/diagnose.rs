@@ -2,7 +2,8 @@
 //! the database answers as the read-only role; every template (search, fetch, lookup) is
 //! described by the engine without running it, and each result column is of a type the adapter
 //! reads; the `hit` mapping names columns the template returns; templates without a permission
-//! predicate are pointed out; the time zone is set when templates take time parameters.
+//! predicate are pointed out; the time zone is set when templates take time parameters, and a
+//! MySQL/MariaDB server knows a zone with DST by name (its time zone tables).
 //! Messages name templates and columns from the config, never values, hosts or credentials.
 
 use std::{collections::BTreeMap, time::Duration};
@@ -50,6 +51,20 @@ pub async fn diagnose(source: &str, catalog: &Catalog, db: &Database, lookups: &
         )),
         (Some(z), _) => out.push(ok(source, "time_zone", format!("times are bound and read in {z}"))),
         (None, false) => {}
+    }
+    if let Some(z) = &catalog.time.zone
+        && catalog.time.has_dst(chrono::Utc::now())
+        && let Ok(Some(false)) = db.mysql_knows_zone(CHECK_TIMEOUT).await
+    {
+        out.push(warning(
+            source,
+            "time_zone_tables",
+            format!(
+                "the server does not know {z} by name (no time zone tables): sessions run in its offset of today, \
+                 so TIMESTAMP columns compared with a bound time, NOW() and FROM_UNIXTIME are an hour off across a DST change"
+            ),
+            "load the server's time zone tables: mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb -u root mysql (MySQL: mysql_tzinfo_to_sql)",
+        ));
     }
     for t in catalog.templates.iter().chain(catalog.fetch.values()) {
         out.extend(check_template(source, catalog, db, t).await);

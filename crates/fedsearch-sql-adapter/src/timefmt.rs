@@ -3,8 +3,11 @@
 //!
 //! - `timestamp_format: native` binds typed values: PostgreSQL a `timestamptz` (the session
 //!   `TimeZone` is the configured zone, so `timestamp` columns compare in it), MySQL/MariaDB a
-//!   `DATETIME` wall time in the zone (the session `time_zone` is the zone's offset), SQLite the
+//!   `DATETIME` wall time in the zone (the session `time_zone` is the zone by name when the
+//!   server has its time zone tables, else its offset at the statement's start), SQLite the
 //!   text `YYYY-MM-DD HH:MM:SS` in the zone (SQLite has no time type).
+//! - Every value is converted on its own with the zone's rules (chrono-tz), so values on both
+//!   sides of a DST change each get their own offset — bound and read.
 //! - Any other value is a strftime pattern: time parameters are bound as that text in the zone,
 //!   and text values are read with it. The default, `%Y-%m-%dT%H:%M:%SZ` in UTC, is the sample
 //!   schemas' fixed-width ISO text.
@@ -13,7 +16,7 @@
 //! instant for the hit date: a zone-less `TIMESTAMP`/`DATETIME` is read in the zone, a `DATE` is
 //! midnight in the zone.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Offset, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Offset, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 
 /// The sample schemas' timestamp text: ISO-8601 UTC with a literal `Z`.
@@ -100,6 +103,15 @@ impl TimeSettings {
         t.with_timezone(&self.tz()).to_rfc3339_opts(SecondsFormat::Secs, true)
     }
 
+    /// Whether the zone's offset changes within the year of `t` (daylight saving time).
+    pub fn has_dst(&self, t: DateTime<Utc>) -> bool {
+        let offset = |month| {
+            let at = NaiveDate::from_ymd_opt(t.year(), month, 1).and_then(|d| d.and_hms_opt(0, 0, 0));
+            at.map(|at| self.tz().offset_from_utc_datetime(&at).fix())
+        };
+        offset(1) != offset(7)
+    }
+
     /// The zone's UTC offset at `t`, as MySQL's `time_zone` takes it (`+08:00`).
     pub fn offset_at(&self, t: DateTime<Utc>) -> String {
         let secs = t.with_timezone(&self.tz()).offset().fix().local_minus_utc();
@@ -160,6 +172,11 @@ mod tests {
             TimeSettings::new(Some("America/New_York"), None).unwrap().offset_at(at("2026-07-01T00:00:00Z")),
             "-04:00"
         );
+        let berlin = TimeSettings::new(Some("Europe/Berlin"), None).unwrap();
+        assert_eq!(berlin.offset_at(at("2026-03-28T11:00:00Z")), "+01:00");
+        assert_eq!(berlin.offset_at(at("2026-03-30T10:00:00Z")), "+02:00");
+        assert!(berlin.has_dst(at("2026-12-01T00:00:00Z")));
+        assert!(!t.has_dst(at("2026-12-01T00:00:00Z")), "Asia/Shanghai keeps +08:00");
     }
 
     #[test]

@@ -206,3 +206,93 @@ async fn time_filters_bind_in_the_databases_zone_and_format(db: Db) {
 per_engine!(every_common_type_reads_natively => types_postgres, types_mariadb, types_sqlite);
 per_engine!(a_binary_column_is_refused_naming_it => binary_refused_postgres, binary_refused_mariadb, binary_refused_sqlite);
 per_engine!(time_filters_bind_in_the_databases_zone_and_format => time_zone_postgres, time_zone_mariadb, time_zone_sqlite);
+
+/// Europe/Berlin around the change to summer time (29 March 2026, 01:00Z): 12:00 on the 28th is
+/// +01:00 (11:00Z), 12:00 on the 30th is +02:00 (10:00Z). A zone bound as one fixed offset puts
+/// one side an hour off.
+const DST_YAML: &str = r#"
+server: {listen: '127.0.0.1:0'}
+database: {url: 'sqlite::memory:', time_zone: Europe/Berlin, timestamp_format: "FORMAT"}
+source: {name: shop}
+templates:
+  - name: dst
+    sql:
+      postgres: >-
+        SELECT * FROM (SELECT 'w' AS id, TIMESTAMP '2026-03-28 12:00:00' AS wall, 'alice' AS owner
+          UNION ALL SELECT 's', TIMESTAMP '2026-03-30 12:00:00', 'alice') AS ev
+        WHERE ev.wall >= :since AND ev.wall < :until AND {permission} ORDER BY ev.wall
+      mysql: >-
+        SELECT * FROM (SELECT 'w' AS id, TIMESTAMP '2026-03-28 12:00:00' AS wall, 'alice' AS owner
+          UNION ALL SELECT 's', TIMESTAMP '2026-03-30 12:00:00', 'alice') AS ev
+        WHERE ev.wall >= :since AND ev.wall < :until AND {permission} ORDER BY ev.wall
+      sqlite: "SELECT id, wall FROM ev WHERE wall >= :since AND wall < :until AND {permission} ORDER BY wall"
+    permission: "ev.owner = :user.subject"
+    params:
+      since: {type: timestamp, required: true}
+      until: {type: timestamp, required: true}
+    hit: {id: id, title: "{id} {wall}", date_column: wall, doc_type: event}
+  - name: stamps
+    sql:
+      postgres: "SELECT 'x' AS id, NOW() AS at, 0 AS epoch WHERE {permission}"
+      mysql: >-
+        SELECT CONCAT('t', j.n) AS id, j.t AS at, UNIX_TIMESTAMP(j.t) AS epoch
+        FROM JSON_TABLE('[{"n": 1, "t": "2026-03-28 12:00:00"}, {"n": 2, "t": "2026-03-30 12:00:00"}]', '$[*]'
+          COLUMNS (n INT PATH '$.n', t TIMESTAMP PATH '$.t')) AS j
+        WHERE {permission} ORDER BY j.n
+      sqlite: "SELECT 'x' AS id, 'x' AS at, 0 AS epoch WHERE {permission}"
+    permission: "'alice' = :user.subject"
+    hit: {id: id, title: "{id} {at}", date_column: at, doc_type: stamp, metadata: [at, epoch]}
+"#;
+
+async fn wall_times_convert_with_the_zones_own_dst_rules(db: Db) {
+    let _file;
+    let url = if db == Db::Sqlite {
+        let f = sqlite_file(&[
+            "CREATE TABLE ev (id TEXT, wall DATETIME, owner TEXT)",
+            "INSERT INTO ev VALUES ('w', '2026-03-28 12:00:00', 'alice'), ('s', '2026-03-30 12:00:00', 'alice')",
+        ])
+        .await;
+        let url = f.url.clone();
+        _file = Some(f);
+        url
+    } else {
+        _file = None;
+        db.ro_url()
+    };
+    let formats: &[&str] = if db == Db::Sqlite { &["%Y-%m-%d %H:%M:%S"] } else { &["native", "%Y-%m-%d %H:%M:%S"] };
+    for format in formats {
+        let mut yaml = DST_YAML.replace("FORMAT", format);
+        if *format != "native" {
+            yaml = text_events(&yaml);
+        }
+        let mut h = serve(config_from_yaml(&yaml, &url)).await;
+        // 10:30Z on the 28th is 11:30 CET, 10:30Z on the 30th is 12:30 CEST: both rows are inside.
+        // A winter offset for both would make `until` 11:30 (dropping `s`), a summer one `since`
+        // 12:30 (dropping `w`).
+        let q = explicit("alice", "dst", &[("since", "2026-03-28T10:30:00Z"), ("until", "2026-03-30T10:30:00Z")]);
+        let (hits, done) = search(&mut h, q).await;
+        assert_eq!(done.state, SourceState::Ok as i32, "{db:?} {format}: {done:?}");
+        assert_eq!(ids(&hits), ["w", "s"], "{db:?} {format}: each bound time in its own offset");
+        let date = |i: usize| hits[i].updated_at.as_ref().map(|t| t.seconds);
+        assert_eq!(date(0), Some(1_774_695_600), "{db:?} {format}: 12:00 CET = 11:00Z");
+        assert_eq!(date(1), Some(1_774_864_800), "{db:?} {format}: 12:00 CEST = 10:00Z");
+        // the other side of each bound is outside
+        let q = explicit("alice", "dst", &[("since", "2026-03-28T11:00:01Z"), ("until", "2026-03-30T10:00:00Z")]);
+        let (hits, _) = search(&mut h, q).await;
+        assert!(hits.is_empty(), "{db:?} {format}: {:?}", ids(&hits));
+        if db == Db::Mariadb && *format == "native" {
+            // A TIMESTAMP column (an instant, shown in the session's zone) is read as the server's
+            // own UNIX_TIMESTAMP of it, on both sides of the change, whether the server knows the
+            // zone by name or the session runs in a fixed offset.
+            let (hits, done) = search(&mut h, explicit("alice", "stamps", &[])).await;
+            assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+            assert_eq!(hits.len(), 2);
+            for hit in &hits {
+                let epoch: i64 = hit.metadata["epoch"].parse().unwrap();
+                assert_eq!(hit.updated_at.as_ref().map(|t| t.seconds), Some(epoch), "{hit:?}");
+            }
+        }
+    }
+}
+
+per_engine!(wall_times_convert_with_the_zones_own_dst_rules => dst_postgres, dst_mariadb, dst_sqlite);
