@@ -100,3 +100,51 @@ async fn the_second_companys_config_is_clean_on_every_engine(db: Db) {
 
 per_engine!(the_second_companys_config_is_clean_on_every_engine => doctor_orca_postgres, doctor_orca_mariadb, doctor_orca_sqlite);
 per_engine!(the_self_check_passes_the_shipped_config_and_names_each_mistake => doctor_postgres, doctor_mariadb, doctor_sqlite);
+
+/// A zone with DST on a MySQL/MariaDB server: the self-check says whether the server knows it by
+/// name (its time zone tables), as the server itself answers; a zone without DST needs no tables.
+#[tokio::test]
+async fn doctor_names_missing_time_zone_tables_for_a_dst_zone_mariadb() {
+    use sqlx::Connection;
+    let url = Db::Mariadb.ro_url();
+    let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("mariadb connects");
+    let knows: Option<i64> =
+        sqlx::query_scalar("SELECT CONVERT_TZ('2026-01-01 00:00:00', 'UTC', 'Europe/Berlin') IS NOT NULL")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    let config = |zone: &str| {
+        BROKEN.replace(
+            "database: {url: 'sqlite::memory:'}",
+            &format!("database: {{url: 'sqlite::memory:', time_zone: {zone}}}"),
+        )
+    };
+    let found = SqlAdapter::new(&config_from_yaml(&config("Europe/Berlin"), &url)).unwrap().self_check().await;
+    let tables = found.iter().find(|d| d.check == "time_zone_tables");
+    match knows {
+        Some(1) => assert!(tables.is_none(), "the server has the tables: {tables:?}"),
+        _ => {
+            let d = tables.expect("a warning about the missing time zone tables");
+            assert_eq!(d.severity, DiagnosticSeverity::Warning as i32);
+            assert!(d.message.contains("Europe/Berlin") && d.fix.contains("tzinfo_to_sql"), "{d:?}");
+        }
+    }
+    let found = SqlAdapter::new(&config_from_yaml(&config("Asia/Shanghai"), &url)).unwrap().self_check().await;
+    assert!(found.iter().all(|d| d.check != "time_zone_tables"), "no DST, a fixed offset is exact: {found:?}");
+}
+
+/// Nimbus (the held-out company) reads its NUMERIC columns natively: its config has no casts.
+#[tokio::test]
+async fn the_held_out_companys_config_has_no_casts_and_is_clean_sqlite() {
+    let url = std::env::var("NIMBUS_SQLITE_URL")
+        .unwrap_or_else(|_| panic!("NIMBUS_SQLITE_URL is not set: eval \"$(scripts/backends/all.sh env)\""));
+    let yaml = std::fs::read_to_string(crate::common::repo_root().join("deploy/eval/nimbus/sql-adapter.yaml"))
+        .unwrap()
+        .replace("url_env: SQL_ADAPTER_DATABASE_URL", &format!("url: '{url}'"));
+    for cast in ["CAST(", "::text", "printf(", "fragments:"] {
+        assert!(!yaml.contains(cast), "no `{cast}` in the Nimbus config");
+    }
+    let found = SqlAdapter::new(&config_from_yaml(&yaml, &url)).unwrap().self_check().await;
+    assert!(errors(&found).is_empty(), "{:?}", errors(&found));
+    assert!(found.iter().any(|d| d.check.starts_with("template ") && d.message.contains("readable")), "{found:?}");
+}
