@@ -13,6 +13,10 @@ use fedsearch_proto::{
 };
 use prost_types::Timestamp;
 
+/// The allocator of the `fusion` and `router` binaries, so the bench measures what they run.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SOURCES: usize = 8;
 const HITS: usize = 50;
 /// Hits per list that are copies of a document another source also returns (20%).

@@ -98,12 +98,7 @@ impl Keys {
             "" => (text_key(&hit.snippet, MIN_SNIPPET_CHARS, 1), false),
             fp => (Some(hash(2, fp)), true),
         };
-        Keys {
-            url: canonical_url(&hit.url).map(|u| hash(0, &u)),
-            title: text_key(&hit.title, MIN_TITLE_CHARS, 0),
-            content,
-            content_supplied,
-        }
+        Keys { url: url_key(&hit.url), title: text_key(&hit.title, MIN_TITLE_CHARS, 0), content, content_supplied }
     }
 
     pub fn get(&self, kind: KeyKind) -> Option<u64> {
@@ -121,6 +116,136 @@ fn hash(domain: u8, s: &str) -> u64 {
     domain.hash(&mut h);
     s.hash(&mut h);
     h.finish()
+}
+
+/// The url key: the hash of [`canonical_url`]. URLs of the common shape (`http`/`https`, a
+/// plain host name, printable ASCII, no dot segments, query parameters of unreserved bytes) are
+/// canonicalised here without the `url` crate's parser and its allocations; the result is the
+/// same string (a proptest checks it), anything else goes through [`canonical_url`].
+fn url_key(raw: &str) -> Option<u64> {
+    let raw = raw.trim();
+    let mut buf = CanonicalBuf { bytes: [0; CanonicalBuf::CAP], len: 0 };
+    match fast_canonical_url(raw, &mut buf).and_then(|()| std::str::from_utf8(&buf.bytes[..buf.len]).ok()) {
+        Some(canonical) => Some(hash(0, canonical)),
+        None => canonical_url(raw).map(|u| hash(0, &u)),
+    }
+}
+
+/// A canonical URL written on the stack; `None` from `push` when it does not fit.
+struct CanonicalBuf {
+    bytes: [u8; Self::CAP],
+    len: usize,
+}
+
+impl CanonicalBuf {
+    const CAP: usize = 512;
+
+    fn push(&mut self, s: &[u8]) -> Option<()> {
+        let end = self.len.checked_add(s.len()).filter(|&e| e <= Self::CAP)?;
+        self.bytes[self.len..end].copy_from_slice(s);
+        self.len = end;
+        Some(())
+    }
+}
+
+/// Most query parameters the fast path sorts on the stack.
+const FAST_MAX_PARAMS: usize = 16;
+
+/// [`canonical_url`] for the common shape (see [`url_key`]) written into `out`; `None` when
+/// `raw` is not of that shape (the caller then asks the `url` crate).
+fn fast_canonical_url(raw: &str, out: &mut CanonicalBuf) -> Option<()> {
+    let b = raw.as_bytes();
+    // Printable ASCII only: the parser strips tabs and newlines anywhere, and treats `\` as `/`.
+    if !b.iter().all(|&c| (0x21..0x7f).contains(&c) && c != b'\\') {
+        return None;
+    }
+    let (scheme, default_port, rest) = if b.len() >= 8 && b[..8].eq_ignore_ascii_case(b"https://") {
+        ("https", 443, &raw[8..])
+    } else if b.len() >= 7 && b[..7].eq_ignore_ascii_case(b"http://") {
+        ("http", 80, &raw[7..])
+    } else {
+        return None;
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, rest) = rest.split_at(authority_end);
+    let (host, port) = match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    // A plain host name: labels of letters, digits and inner hyphens, the last starting with a
+    // letter (so never an IPv4 number), no IDNA (`xn--`). User info, IPv6 and the rest: slow path.
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && !l.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("xn--"))
+    };
+    if !host.split('.').all(label_ok) || !host.rsplit('.').next()?.as_bytes()[0].is_ascii_alphabetic() {
+        return None;
+    }
+    let port = match port {
+        None => None,
+        Some(p) if (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()) => {
+            let n: u32 = p.parse().ok()?;
+            if n > 65_535 {
+                return None;
+            }
+            (n != default_port).then_some(n)
+        }
+        Some(_) => return None,
+    };
+    let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (path, rest) = rest.split_at(path_end);
+    let path_byte_ok = |c: u8| c.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&c);
+    let dot_segment = |seg: &str| seg == "." || seg == "..";
+    if !path.bytes().all(path_byte_ok)
+        || path.split('/').any(dot_segment)
+        || path.as_bytes().windows(3).any(|w| w[0] == b'%' && w[1] == b'2' && (w[2] | 0x20) == b'e')
+    {
+        return None;
+    }
+    let query = match rest.strip_prefix('?') {
+        Some(q) => &q[..q.find('#').unwrap_or(q.len())],
+        None => "",
+    };
+    let mut params: [(&str, &str); FAST_MAX_PARAMS] = [("", ""); FAST_MAX_PARAMS];
+    let mut n = 0;
+    for piece in query.split('&').filter(|p| !p.is_empty()) {
+        // Unreserved bytes only: form decoding and encoding give them back unchanged.
+        if !piece.bytes().all(|c| c.is_ascii_alphanumeric() || b"-._*=".contains(&c)) {
+            return None;
+        }
+        let (k, v) = piece.split_once('=').unwrap_or((piece, ""));
+        if v.contains('=') {
+            return None;
+        }
+        let lower = |k: &str, m: &str| k.eq_ignore_ascii_case(m);
+        if (k.len() >= 4 && lower(&k[..4], "utm_")) || TRACKING_PARAMS.iter().any(|m| lower(k, m)) {
+            continue;
+        }
+        *params.get_mut(n)? = (k, v);
+        n += 1;
+    }
+    out.push(scheme.as_bytes())?;
+    out.push(b"://")?;
+    let start = out.len;
+    out.push(host.as_bytes())?;
+    out.bytes[start..out.len].make_ascii_lowercase();
+    if let Some(port) = port {
+        out.push(b":")?;
+        out.push(port.to_string().as_bytes())?;
+    }
+    out.push(path.strip_suffix('/').unwrap_or(path).as_bytes())?;
+    let params = &mut params[..n];
+    params.sort_unstable();
+    for (i, (k, v)) in params.iter().enumerate() {
+        out.push(if i == 0 { b"?" } else { b"&" })?;
+        out.push(k.as_bytes())?;
+        out.push(b"=")?;
+        out.push(v.as_bytes())?;
+    }
+    Some(())
 }
 
 /// The canonical form of an absolute URL (see the module doc), `None` when it does not parse.
@@ -179,13 +304,42 @@ fn text_key(raw: &str, min_chars: usize, domain: u8) -> Option<u64> {
     h.write_u8(domain);
     let mut buf = [0u8; 64];
     let mut len = 0;
-    let chars = normalised_chars(raw, |c| {
-        if len + 4 > buf.len() {
-            h.write(&buf[..len]);
-            len = 0;
+    let chars = if raw.is_ascii() {
+        // ASCII is its own NFKC form and one byte per char: collapse the bytes directly (the
+        // common case, and most of fusion's time before).
+        let mut chars = 0usize;
+        let mut pending_space = false;
+        let mut push = |b: u8, h: &mut DefaultHasher| {
+            if len == buf.len() {
+                h.write(&buf);
+                len = 0;
+            }
+            buf[len] = b;
+            len += 1;
+        };
+        for &b in raw.as_bytes() {
+            if b.is_ascii_alphanumeric() {
+                if pending_space && chars > 0 {
+                    push(b' ', &mut h);
+                    chars += 1;
+                }
+                pending_space = false;
+                push(b.to_ascii_lowercase(), &mut h);
+                chars += 1;
+            } else {
+                pending_space = true;
+            }
         }
-        len += c.encode_utf8(&mut buf[len..]).len();
-    });
+        chars
+    } else {
+        normalised_chars(raw, |c| {
+            if len + 4 > buf.len() {
+                h.write(&buf[..len]);
+                len = 0;
+            }
+            len += c.encode_utf8(&mut buf[len..]).len();
+        })
+    };
     h.write(&buf[..len]);
     (chars >= min_chars).then(|| h.finish())
 }
@@ -222,6 +376,78 @@ fn collapse(text: impl Iterator<Item = char>, mut emit: impl FnMut(char)) -> usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn slow_url_key(raw: &str) -> Option<u64> {
+        canonical_url(raw).map(|u| hash(0, &u))
+    }
+
+    #[test]
+    fn the_fast_url_key_is_the_hash_of_the_canonical_url() {
+        for raw in [
+            "https://Intranet.Example.com/docs/a/?utm_source=search#top",
+            "https://intranet.example.com:443/docs/a",
+            "HTTP://h.example:0080/x/?b=2&a=1&a=0&gclid=x&UTM_x=1&&c",
+            "https://h.example/x?k=v=w",
+            "https://h.example/a/./b/../c",
+            "https://h.example/%2E%2e/c",
+            "https://h.example/a%20b/c?q=a+b",
+            "https://xn--bcher-kva.example/x",
+            "https://10.0.0.1/x",
+            "https://0x7f.1/x",
+            "https://user:pw@h.example/x",
+            "https://h.example:99999/x",
+            "https://h.example:/x",
+            "https://-h.example/x",
+            "https://h..example/x",
+            "https://h.example./x",
+            "https:///h.example/x",
+            "https://h.example\\x",
+            "mailto:someone@example.com#x",
+            "ftp://h.example/x",
+            "/relative/path",
+            "",
+        ] {
+            assert_eq!(url_key(raw), slow_url_key(raw), "{raw}");
+        }
+        let mut buf = CanonicalBuf { bytes: [0; CanonicalBuf::CAP], len: 0 };
+        assert!(
+            fast_canonical_url("https://Intranet.Example.com:8443/docs/a/?z=1&utm_source=s&a=2#top", &mut buf)
+                .is_some()
+        );
+        assert_eq!(
+            std::str::from_utf8(&buf.bytes[..buf.len]).unwrap(),
+            "https://intranet.example.com:8443/docs/a?a=2&z=1"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_and_parsed_url_keys_agree(
+            // Mostly URLs of the fast path's shape, some of every other kind.
+            scheme in "(?i:https?)|(?i:https?)|(?i:https?)|ftp|mailto",
+            slashes in "//|//|//|///|/|",
+            user in "|||[a-z]{1,4}@",
+            host in "[a-zA-Z0-9-]{1,8}(\\.[a-zA-Z0-9-]{0,8}){0,3}|[0-9]{1,3}(\\.[0-9]{1,3}){3}",
+            port in "|:[0-9]{0,6}",
+            path in "(/[a-zA-Z0-9._~%+!$'()*,;=:@ -]{0,6}){0,4}/?",
+            query in "|\\?([a-zA-Z0-9_.*=%+'-]{0,6}&?){0,5}",
+            fragment in "|#[ -~]{0,8}",
+        ) {
+            let raw = format!("{scheme}:{slashes}{user}{host}{port}{path}{query}{fragment}");
+            proptest::prop_assert_eq!(url_key(&raw), slow_url_key(&raw), "{}", raw);
+        }
+
+        #[test]
+        fn text_key_is_the_hash_of_the_normalised_text(raw in "[ -~]{0,120}|\\PC{0,60}") {
+            let expected = normalise_text(&raw, 8).map(|n| {
+                let mut h = DefaultHasher::new();
+                h.write_u8(0);
+                h.write(n.as_bytes());
+                h.finish()
+            });
+            proptest::prop_assert_eq!(text_key(&raw, 8, 0), expected);
+        }
+    }
 
     #[test]
     fn url_variants_share_one_canonical_form() {
