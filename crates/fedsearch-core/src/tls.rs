@@ -3,9 +3,12 @@
 //!
 //! Every internal hop is TLS 1.2/1.3 (rustls, ring) where both sides show a certificate of the
 //! deployment's CA. A server accepts a client only if the client's certificate chains to
-//! `ca_file` **and** carries one of `allowed_clients` as a subject alternative name (DNS name or
-//! IP address); anything else fails the handshake before any request is read. A client checks
-//! the server's certificate against `ca_file` and the URL's host (or `server_name`).
+//! `ca_file` **and** carries one of `allowed_clients` as a subject alternative name (a DNS name,
+//! an IP address, or a SPIFFE ID such as `spiffe://fedsearch.example/ns/search/sa/router`, matched
+//! exactly against the certificate's URI SANs, as a mesh or SPIRE issues them); anything else
+//! fails the handshake before any request is read. A client checks the server's certificate
+//! against `ca_file` and the URL's host (or `server_name`). One endpoint may override the
+//! client's `server_name` and `ca_file` ([`EndpointTls`]).
 //!
 //! `ca_file`, `cert_file` and `key_file` are checked for changes at most once a second (size and
 //! modification time). New files are used for every handshake after they were read; connections
@@ -47,8 +50,9 @@ pub struct TlsConfig {
     /// PEM private key (PKCS#8, SEC1 or PKCS#1) of `cert_file`.
     #[serde(default)]
     pub key_file: Option<PathBuf>,
-    /// Servers only: the names (DNS SANs or IP SANs) a client certificate must carry one of,
-    /// e.g. `router.fedsearch.svc`.
+    /// Servers only: the names a client certificate must carry one of: DNS or IP SANs (e.g.
+    /// `router.fedsearch.svc`) or SPIFFE IDs (URI SANs, e.g.
+    /// `spiffe://fedsearch.example/ns/search/sa/router`).
     #[serde(default)]
     pub allowed_clients: Vec<String>,
     /// Clients only: the name the server's certificate must be valid for, when it is not the
@@ -67,8 +71,7 @@ impl TlsConfig {
                 return Err(format!("`{what}.allowed_clients` must name the clients allowed to call (SANs)"));
             }
             for name in &self.allowed_clients {
-                ServerName::try_from(name.as_str())
-                    .map_err(|_| format!("`{what}.allowed_clients`: `{name}` is not a DNS name or IP address"))?;
+                AllowedName::parse(name).map_err(|e| format!("`{what}.allowed_clients`: {e}"))?;
             }
         }
         if self.server_name.is_some() {
@@ -121,6 +124,95 @@ impl TlsConfig {
             );
         }
     }
+}
+
+/// TLS settings of one endpoint over the client's own (`tls:` of a router source or of
+/// `fusion`): the name the server's certificate must carry and the CA it must chain to, when
+/// they differ from the client's `internal_tls`. The client certificate stays the client's.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointTls {
+    #[serde(default)]
+    pub server_name: Option<String>,
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
+}
+
+impl EndpointTls {
+    /// `client` with this endpoint's settings over it.
+    pub fn over(&self, client: &TlsConfig) -> TlsConfig {
+        TlsConfig {
+            server_name: self.server_name.clone().or_else(|| client.server_name.clone()),
+            ca_file: self.ca_file.clone().or_else(|| client.ca_file.clone()),
+            ..client.clone()
+        }
+    }
+
+    /// Checks the override against the client settings it applies to (`what` names it).
+    pub fn validate(&self, client: Option<&TlsConfig>, what: &str) -> Result<(), String> {
+        match client {
+            Some(c) if !c.insecure => self.over(c).validate_client(what),
+            _ => Err(format!("`{what}` needs TLS on (`internal_tls` with certificate files, not `insecure: true`)")),
+        }
+    }
+}
+
+/// An entry of `allowed_clients`: a DNS name or IP address SAN, or a SPIFFE ID (a URI SAN).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AllowedName {
+    Name(ServerName<'static>),
+    Spiffe(String),
+}
+
+impl AllowedName {
+    fn parse(name: &str) -> Result<Self, String> {
+        if let Some(rest) = name.strip_prefix("spiffe://") {
+            // SPIFFE ID: a lowercase trust domain, then an optional path; no query or fragment.
+            let domain = rest.split('/').next().unwrap_or_default();
+            let domain_ok = !domain.is_empty()
+                && domain.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._".contains(c));
+            let path_ok = !rest.contains(['?', '#']) && !rest.ends_with('/') && !rest.contains("//");
+            return if domain_ok && path_ok {
+                Ok(Self::Spiffe(name.to_string()))
+            } else {
+                Err(format!("`{name}` is not a SPIFFE ID (spiffe://<trust domain>/<path>)"))
+            };
+        }
+        ServerName::try_from(name.to_string())
+            .map(Self::Name)
+            .map_err(|_| format!("`{name}` is not a DNS name, an IP address or a spiffe:// ID"))
+    }
+}
+
+/// The URI subject alternative names of `cert` (none when it cannot be parsed).
+fn uri_sans(cert: &CertificateDer<'_>) -> Vec<String> {
+    use x509_parser::{extensions::GeneralName, prelude::FromDer};
+    let Ok((_, parsed)) = x509_parser::certificate::X509Certificate::from_der(cert.as_ref()) else {
+        return Vec::new();
+    };
+    let Ok(Some(san)) = parsed.subject_alternative_name() else { return Vec::new() };
+    san.value
+        .general_names
+        .iter()
+        .filter_map(|n| match n {
+            GeneralName::URI(u) => Some(u.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `cert` carries one of `allowed` (DNS/IP SANs checked as rustls does, SPIFFE IDs
+/// against its URI SANs, exactly).
+fn cert_allowed(cert: &CertificateDer<'_>, allowed: &[AllowedName]) -> bool {
+    let (mut names, mut ids) = (Vec::new(), Vec::new());
+    for a in allowed {
+        match a {
+            AllowedName::Name(n) => names.push(n.clone()),
+            AllowedName::Spiffe(id) => ids.push(id.as_str()),
+        }
+    }
+    (!names.is_empty() && cert_names_any(cert, &names))
+        || (!ids.is_empty() && uri_sans(cert).iter().any(|u| ids.contains(&u.as_str())))
 }
 
 fn provider() -> Arc<CryptoProvider> {
@@ -263,7 +355,7 @@ impl TlsFiles {
 /// The TLS side of a server: a rustls config rebuilt whenever the files change.
 pub struct ServerTls {
     files: Arc<TlsFiles>,
-    allowed: Arc<Vec<ServerName<'static>>>,
+    allowed: Arc<Vec<AllowedName>>,
     built: RwLock<(u64, Arc<rustls::ServerConfig>)>,
 }
 
@@ -280,9 +372,7 @@ impl ServerTls {
             config
                 .allowed_clients
                 .iter()
-                .map(|n| {
-                    ServerName::try_from(n.clone()).map_err(|_| format!("`{what}.allowed_clients`: bad name `{n}`"))
-                })
+                .map(|n| AllowedName::parse(n).map_err(|e| format!("`{what}.allowed_clients`: {e}")))
                 .collect::<Result<Vec<_>, _>>()?,
         );
         let (material, generation) = files.current();
@@ -310,10 +400,7 @@ impl ServerTls {
     }
 }
 
-fn build_server_config(
-    m: &Material,
-    allowed: &Arc<Vec<ServerName<'static>>>,
-) -> Result<Arc<rustls::ServerConfig>, String> {
+fn build_server_config(m: &Material, allowed: &Arc<Vec<AllowedName>>) -> Result<Arc<rustls::ServerConfig>, String> {
     let inner = rustls::server::WebPkiClientVerifier::builder_with_provider(m.roots.clone(), provider())
         .build()
         .map_err(|e| format!("cannot verify clients with this CA bundle: {e}"))?;
@@ -332,7 +419,7 @@ fn build_server_config(
 #[derive(Debug)]
 struct AllowedClients {
     inner: Arc<dyn ClientCertVerifier>,
-    allowed: Arc<Vec<ServerName<'static>>>,
+    allowed: Arc<Vec<AllowedName>>,
 }
 
 /// Whether `cert` carries one of `names` as a subject alternative name.
@@ -353,7 +440,7 @@ impl ClientCertVerifier for AllowedClients {
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
         let ok = self.inner.verify_client_cert(end_entity, intermediates, now)?;
-        if !cert_names_any(end_entity, &self.allowed) {
+        if !cert_allowed(end_entity, &self.allowed) {
             tracing::info!("refused a client certificate whose names are not in allowed_clients");
             return Err(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName));
         }
@@ -444,6 +531,8 @@ pub struct ClientTls {
     files: Arc<TlsFiles>,
     server_name: Option<String>,
     verifier: Arc<ReloadingServerVerifier>,
+    /// What it was made from, for [`ClientTls::for_endpoint`].
+    config: TlsConfig,
 }
 
 impl std::fmt::Debug for ClientTls {
@@ -462,7 +551,26 @@ impl ClientTls {
         }
         let files = TlsFiles::load(config).map_err(|e| format!("`{what}`: {e}"))?;
         let verifier = Arc::new(ReloadingServerVerifier { files: files.clone(), built: RwLock::new(None) });
-        Ok(Some(Arc::new(Self { files, server_name: config.server_name.clone(), verifier })))
+        Ok(Some(Arc::new(Self { files, server_name: config.server_name.clone(), verifier, config: config.clone() })))
+    }
+
+    /// The client TLS of one endpoint: `base` with `endpoint`'s overrides (`what` names them in
+    /// messages). The same files (and reload) when only `server_name` differs; a different
+    /// `ca_file` is a set of files of its own, re-read on change like any other.
+    pub fn for_endpoint(
+        base: Option<&Arc<Self>>,
+        endpoint: Option<&EndpointTls>,
+        what: &str,
+    ) -> Result<Option<Arc<Self>>, String> {
+        let (base, Some(endpoint)) = (base, endpoint) else { return Ok(base.cloned()) };
+        let Some(base) = base else { return Err(format!("`{what}` needs TLS on (`internal_tls` with certificates)")) };
+        let config = endpoint.over(&base.config);
+        config.validate_client(what)?;
+        if config.ca_file == base.config.ca_file {
+            let (files, verifier) = (base.files.clone(), base.verifier.clone());
+            return Ok(Some(Arc::new(Self { files, server_name: config.server_name.clone(), verifier, config })));
+        }
+        Self::from_config(&config, what)
     }
 
     /// The generation of the files in use; it moves when they were re-read.

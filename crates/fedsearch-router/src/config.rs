@@ -349,6 +349,9 @@ pub struct FusionSection {
     pub timeout: Duration,
     #[serde(default = "default_connect_timeout", with = "duration")]
     pub connect_timeout: Duration,
+    /// TLS of the fusion endpoint over `internal_tls` (`server_name`, `ca_file`).
+    #[serde(default)]
+    pub tls: Option<fedsearch_core::tls::EndpointTls>,
     /// The method when a request does not name one: `weighted_score` (min-max-normalised source
     /// scores × weight; measured best on both sample companies, see BENCHMARKS.md) or `rrf`.
     #[serde(default)]
@@ -369,6 +372,7 @@ impl Default for FusionSection {
             endpoint: None,
             timeout: default_fusion_timeout(),
             connect_timeout: default_connect_timeout(),
+            tls: None,
             method: DefaultFusion::default(),
         }
     }
@@ -544,6 +548,11 @@ pub struct SourceConfig {
     pub name: String,
     /// The adapter service, e.g. `http://127.0.0.1:50061`.
     pub adapter: String,
+    /// TLS of this adapter's endpoint over `internal_tls`: the name its certificate carries
+    /// (`server_name`) and the CA it chains to (`ca_file`), when they differ. Sources on one
+    /// `adapter` address share one channel, so they must agree on it.
+    #[serde(default)]
+    pub tls: Option<fedsearch_core::tls::EndpointTls>,
     /// The adapter-side logical source (defaults to `name`).
     #[serde(default)]
     pub target: Option<String>,
@@ -631,6 +640,20 @@ impl Validate for RouterConfig {
                 self.sources.iter().flat_map(|s| s.adapter.split(',')).chain(self.fusion.endpoint.as_deref());
             for url in endpoints {
                 tls.check_scheme(url).map_err(|e| format!("internal_tls: {e}"))?;
+            }
+        }
+        let overrides = self.sources.iter().enumerate().map(|(i, s)| (format!("sources[{i}].tls"), &s.tls));
+        for (at, o) in overrides.chain([("fusion.tls".to_string(), &self.fusion.tls)]) {
+            if let Some(o) = o {
+                o.validate(self.internal_tls.as_ref(), &at)?;
+            }
+        }
+        for (i, s) in self.sources.iter().enumerate() {
+            if let Some(other) = self.sources[..i].iter().find(|o| o.adapter == s.adapter && o.tls != s.tls) {
+                return Err(format!(
+                    "`sources[{i}].tls` differs from source `{}` on the same adapter address (one channel)",
+                    other.name
+                ));
             }
         }
         if self.audit.buffer == 0 {
@@ -734,5 +757,26 @@ sources:
             assert!(err.contains(needle), "expected `{needle}` in: {err}");
             assert!(!err.contains('\n'), "{err}");
         }
+    }
+
+    #[test]
+    fn an_endpoint_tls_override_needs_tls_on_and_one_setting_per_adapter_address() {
+        let tls = OK.replace("http://", "https://")
+            + "internal_tls: { ca_file: ca.pem, cert_file: r.pem, key_file: r.key }\n"
+            + "fusion: { endpoint: \"https://127.0.0.1:2\", tls: { server_name: fusion.other.svc } }\n";
+        let with = |o: &str| tls.replace("timeout: 500ms }", &format!("timeout: 500ms, tls: {o} }}"));
+        let c: RouterConfig = fedsearch_core::config::from_yaml_str(&with("{ server_name: es.other.svc }")).unwrap();
+        assert_eq!(c.sources[0].tls.as_ref().unwrap().server_name.as_deref(), Some("es.other.svc"));
+        assert_eq!(c.fusion.tls.unwrap().server_name.as_deref(), Some("fusion.other.svc"));
+        let insecure = OK.to_string() + "internal_tls: { insecure: true }\n";
+        let insecure = insecure.replace("timeout: 500ms }", "timeout: 500ms, tls: { ca_file: other.pem } }");
+        let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&insecure).unwrap_err();
+        assert!(err.contains("sources[0].tls") && err.contains("TLS on"), "{err}");
+        let twice = tls.replace(
+            "timeout: 500ms }",
+            "tls: { server_name: a.svc } }\n  - { name: kb, adapter: \"https://127.0.0.1:1\", description: kb, tls: { server_name: b.svc } }",
+        );
+        let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&twice).unwrap_err();
+        assert!(err.contains("sources[1].tls") && err.contains("tickets"), "{err}");
     }
 }

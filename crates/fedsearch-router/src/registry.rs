@@ -109,11 +109,13 @@ impl Registry {
                 Some(ch) => ch.clone(),
                 None => {
                     // Every replica behind the address (a list, or a name re-resolved every 10 s).
+                    let tls = fedsearch_core::tls::ClientTls::for_endpoint(tls.as_ref(), c.tls.as_ref(), "sources.tls")
+                        .map_err(anyhow::Error::msg)?;
                     let ch = fedsearch_core::endpoints::replicated_channel(
                         &c.adapter,
                         std::time::Duration::from_millis(500),
                         std::time::Duration::from_secs(10),
-                        tls.clone(),
+                        tls,
                     )?;
                     channels.insert(c.adapter.clone(), ch.clone());
                     ch

@@ -45,7 +45,12 @@ impl RouterState {
                     ep,
                     config.fusion.connect_timeout,
                     std::time::Duration::from_secs(10),
-                    tls,
+                    fedsearch_core::tls::ClientTls::for_endpoint(
+                        tls.as_ref(),
+                        config.fusion.tls.as_ref(),
+                        "fusion.tls",
+                    )
+                    .map_err(anyhow::Error::msg)?,
                 )?,
                 TraceInjector,
             )),
