@@ -284,6 +284,7 @@ mod tests {
     fn a_minimal_config_is_valid() {
         let c = parse(BASE).unwrap();
         assert_eq!(c.sources[0].query_text, QueryText::OriginalAndTerms);
+        assert_eq!(c.sources[0].max_hits, 0, "no cap unless configured");
         assert_eq!(c.store.tenant, "default_tenant");
     }
 

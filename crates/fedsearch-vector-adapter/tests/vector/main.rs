@@ -363,6 +363,22 @@ async fn filters_apply_inside_the_search_and_unknown_ones_are_noted() {
 }
 
 #[tokio::test]
+async fn max_hits_caps_a_sub_query_whatever_limit_the_router_asks() {
+    let mut config = shared().await;
+    let bob = user("bob", &["employee", "finance", "support"]);
+    let (uncapped, _) = search(&mut serve(&config).await.client, "refund payment", bob.clone(), 50, None).await;
+    assert!(uncapped.len() > 2, "{:?}", ids(&uncapped));
+    config.sources[0].max_hits = 2;
+    let mut s = serve(&config).await;
+    let (capped, done) = search(&mut s.client, "refund payment", bob.clone(), 50, None).await;
+    assert_eq!(done.state, SourceState::Ok as i32);
+    // the nearest two of the same list
+    assert_eq!(ids(&capped), ids(&uncapped)[..2].to_vec());
+    let (one, _) = search(&mut s.client, "refund payment", bob, 1, None).await;
+    assert_eq!(ids(&one), ids(&uncapped)[..1].to_vec(), "a smaller limit still wins");
+}
+
+#[tokio::test]
 async fn fetch_rechecks_the_acl() {
     let mut s = serve(&shared().await).await;
     let bob = user("bob", &["employee", "finance"]);
