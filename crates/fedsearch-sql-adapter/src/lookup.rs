@@ -73,11 +73,69 @@ pub fn variants(label: &str) -> Vec<String> {
     let latin: String = whole.chars().map(|c| if is_cjk(c) { ' ' } else { c }).collect();
     let latin = latin.split_whitespace().collect::<Vec<_>>().join(" ");
     if latin.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
+        out.extend(short_names(&latin));
         out.push(latin);
     }
     out.retain(|v| v.chars().count() >= 2);
     out.sort();
     out.dedup();
+    out
+}
+
+/// Legal forms people leave out when they name a company ("Nordlicht Möbel" for Nordlicht Möbel
+/// GmbH).
+const LEGAL_FORMS: &[&str] = &[
+    "ag", "bv", "co", "co.", "company", "corp", "corp.", "gmbh", "hk", "inc", "inc.", "kg", "limited", "llc", "ltd",
+    "ltd.", "nv", "plc", "s.a.", "sa", "srl",
+];
+
+/// Words too common to name a company on their own (the first word of many company names).
+const GENERIC_FIRST_WORDS: &[&str] = &[
+    "asia",
+    "beijing",
+    "china",
+    "dongguan",
+    "east",
+    "euro",
+    "first",
+    "general",
+    "global",
+    "golden",
+    "great",
+    "guangzhou",
+    "hangzhou",
+    "international",
+    "national",
+    "ningbo",
+    "north",
+    "pacific",
+    "royal",
+    "shanghai",
+    "shenzhen",
+    "south",
+    "suzhou",
+    "united",
+    "west",
+];
+
+/// The shorter ways a Latin name is said: without its legal form, and its leading words — two or
+/// more, or the first alone when it is distinctive (six letters or more, not a generic word):
+/// "Kessler Maschinenbau AG" is also "kessler maschinenbau" and "kessler". A short name two
+/// labels share is dropped as ambiguous in [`Lookup::new`].
+fn short_names(latin: &str) -> Vec<String> {
+    let mut words: Vec<&str> = latin.split(' ').collect();
+    while words.len() > 1 && words.last().is_some_and(|w| LEGAL_FORMS.contains(&w.trim_end_matches(','))) {
+        words.pop();
+    }
+    let mut out = Vec::new();
+    for k in 1..=words.len() {
+        let first = words[0];
+        let distinctive =
+            first.chars().filter(|c| c.is_alphabetic()).count() >= 6 && !GENERIC_FIRST_WORDS.contains(&first);
+        if k >= 2 || distinctive {
+            out.push(words[..k].join(" "));
+        }
+    }
     out
 }
 
@@ -88,10 +146,15 @@ fn boundary(text: &str, at: usize) -> bool {
 /// Whether `name` (lower-cased) occurs in `text` (lower-cased): CJK anywhere, Latin on word
 /// boundaries (a trailing plural `s` allowed).
 pub fn found(text: &str, name: &str) -> bool {
+    found_at(text, name).is_some()
+}
+
+/// Where `name` first occurs in `text` (see [`found`]).
+fn found_at(text: &str, name: &str) -> Option<usize> {
     if name.chars().any(is_cjk) {
-        return text.contains(name);
+        return text.find(name);
     }
-    text.match_indices(name).any(|(i, _)| {
+    text.match_indices(name).map(|(i, _)| i).find(|&i| {
         boundary(text, i) && {
             let end = i + name.len();
             text[end..].chars().next().is_none_or(|c| {
@@ -123,12 +186,20 @@ impl Lookup {
 }
 
 impl Lookups {
-    /// Parameter → value for every lookup whose names occur in `text`.
+    /// Parameter → value for every lookup whose names occur in `text`. When a text names several
+    /// values of one lookup ("恒泰机械 的货发给 Kessler"), the one named first is what it is about;
+    /// at one place, the longest name (names are sorted longest first).
     pub fn link(&self, text: &str) -> BTreeMap<String, String> {
         let lowered = text.to_lowercase();
         let mut out = BTreeMap::new();
         for t in &self.tables {
-            if let Some((_, value)) = t.names.iter().find(|(name, _)| found(&lowered, name)) {
+            let first = t
+                .names
+                .iter()
+                .enumerate()
+                .filter_map(|(order, (name, value))| found_at(&lowered, name).map(|at| (at, order, value)))
+                .min();
+            if let Some((_, _, value)) = first {
                 out.entry(t.param.clone()).or_insert_with(|| value.clone());
             }
         }
@@ -221,6 +292,43 @@ mod tests {
         assert_eq!(l.link("When will TOM BAKER get it").get("customer_id").map(String::as_str), Some("C1004"));
         assert!(l.link("Li Nan called").is_empty(), "`li na` inside `li nan` is another name");
         assert!(l.link("天气怎么样").is_empty());
+    }
+
+    #[test]
+    fn a_company_links_by_its_name_without_the_legal_form_or_by_its_distinctive_first_word() {
+        let rows = [
+            ("CU-2001", "Nordlicht Möbel GmbH"),
+            ("CU-2006", "Kessler Maschinenbau AG"),
+            ("CU-1003", "深圳迅达电子 Xunda Electronics"),
+            ("CU-1016", "深圳迅达科技 Xunda Technology"),
+            ("CU-3007", "珠江玩具 Pearl Delta Toys Ltd"),
+            ("CU-9001", "Global Freight Partners Ltd"),
+        ];
+        let l = Lookups {
+            tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],
+        };
+        let linked = |q: &str| l.link(q).get("customer_id").cloned();
+        assert_eq!(linked("Nordlicht Möbel says the strike days should not count").as_deref(), Some("CU-2001"));
+        assert_eq!(linked("Kessler's machine parts that left Shanghai").as_deref(), Some("CU-2006"));
+        assert_eq!(linked("pearl delta toys claim").as_deref(), Some("CU-3007"));
+        assert_eq!(linked("Xunda Technology invoices").as_deref(), Some("CU-1016"));
+        assert_eq!(linked("what did Xunda order"), None, "xunda is two customers");
+        assert_eq!(linked("the Pearl River Delta typhoon"), None, "pearl is too short to stand alone");
+        assert_eq!(linked("global freight rates this week"), Some("CU-9001".into()), "two leading words name it");
+        assert_eq!(linked("global rates"), None, "a generic first word never stands alone");
+        let rows = [("CU-1108", "上海恒泰机械 Hengtai Machinery"), ("CU-2006", "Kessler Maschinenbau AG")];
+        let l = Lookups {
+            tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],
+        };
+        assert_eq!(
+            l.link("恒泰机械 7 月中旬发给 Kessler 的那批机器配件").get("customer_id").map(String::as_str),
+            Some("CU-1108"),
+            "two customers: the one named first"
+        );
+        assert_eq!(
+            l.link("Kessler's parts from Hengtai Machinery").get("customer_id").map(String::as_str),
+            Some("CU-2006")
+        );
     }
 
     #[test]
