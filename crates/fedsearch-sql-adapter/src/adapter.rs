@@ -155,10 +155,13 @@ impl SqlAdapter {
         let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
         let linked = self.lookups(budget).await.link(asked);
         let plan = select::plan(&self.catalog, &query, &linked)?;
-        // One deadline for the first lookups and every follow-up step.
-        let deadline = started + budget;
+        // One deadline for the first lookups and every follow-up step, short of the kit's own by
+        // the time to rank and send what was found: a step cut at it still delivers the rest.
+        let reserve = answer_reserve(budget);
+        let deadline = started + budget.saturating_sub(reserve);
+        let first_budget = budget.saturating_sub(reserve);
         let results =
-            futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, budget))).await;
+            futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, first_budget))).await;
         let total_limit = if query.limit == 0 { u32::MAX } else { query.limit } as usize;
         let mut first_error = None;
         let mut hits = Vec::new();
@@ -190,6 +193,8 @@ impl SqlAdapter {
         let limits = &self.catalog.follow_up_limits;
         let mut seen = std::collections::HashSet::new();
         let mut runs_left = limits.max_runs as usize;
+        // Follow-ups cut by the deadline: (parent hit id, template).
+        let mut timed_out: Vec<(String, String)> = Vec::new();
         for _depth in 0..limits.max_depth {
             if frontier.is_empty() || runs_left == 0 {
                 break;
@@ -205,6 +210,7 @@ impl SqlAdapter {
                 break;
             }
             if remaining.is_zero() {
+                timed_out.extend(next.iter().map(|n| (parent_hit_id(&n.via, &n.parent), n.template.name.clone())));
                 first_error.get_or_insert(AdapterError::DeadlineExceeded);
                 break;
             }
@@ -220,6 +226,9 @@ impl SqlAdapter {
                     Ok(rows) => rows,
                     Err(e) => {
                         tracing::warn!(template = %n.template.name, via = %n.via, error = %e, "follow-up failed");
+                        if e == AdapterError::DeadlineExceeded {
+                            timed_out.push((parent_hit_id(&n.via, &n.parent), n.template.name.clone()));
+                        }
                         first_error.get_or_insert(e);
                         continue;
                     }
@@ -237,6 +246,16 @@ impl SqlAdapter {
                     frontier.push((n.template, rows, n.via.clone()));
                 }
             }
+        }
+        if !timed_out.is_empty() {
+            mark_timed_out(&mut hits, &timed_out);
+            let mut steps: Vec<&str> = timed_out.iter().map(|(_, t)| t.as_str()).collect();
+            steps.sort_unstable();
+            steps.dedup();
+            sink.note(format!(
+                "follow-up {} timed out: the hits found before it are delivered, its own are missing",
+                steps.join(", ")
+            ));
         }
         let asked = if query.original_text.is_empty() { &query.text } else { &query.original_text };
         crate::ranking::by_question(&mut hits, asked, &query.terms);
@@ -290,6 +309,33 @@ impl SqlAdapter {
     }
 }
 
+/// Time kept back from the statements for ranking and sending the hits: a tenth of the budget,
+/// between 50 and 250 ms.
+fn answer_reserve(budget: Duration) -> Duration {
+    (budget / 10).clamp(Duration::from_millis(50), Duration::from_millis(250))
+}
+
+/// The local id of the hit whose row started a follow-up reached by `via` (`a > b` → `a:<row>`).
+fn parent_hit_id(via: &str, parent_row: &str) -> String {
+    let mut chain = via.rsplit(" > ");
+    chain.next();
+    format!("{}:{parent_row}", chain.next().unwrap_or_default())
+}
+
+/// `metadata.follow_ups_timed_out` on each hit whose follow-ups the deadline cut (template names).
+fn mark_timed_out(hits: &mut [fedsearch_adapter_kit::SourceHit], timed_out: &[(String, String)]) {
+    for hit in hits {
+        let mut cut: Vec<&str> =
+            timed_out.iter().filter(|(parent, _)| *parent == hit.local_id).map(|(_, t)| t.as_str()).collect();
+        if cut.is_empty() {
+            continue;
+        }
+        cut.sort_unstable();
+        cut.dedup();
+        hit.metadata.insert("follow_ups_timed_out".into(), cut.join(","));
+    }
+}
+
 impl Adapter for SqlAdapter {
     fn describe(&self) -> DescribeResponse {
         let mut when = self.source.when_to_use.clone();
@@ -337,5 +383,26 @@ impl Adapter for SqlAdapter {
             return Some(Vec::new());
         }
         Some(self.self_check().await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_follow_up_names_its_parent_hit_and_the_reserve_is_bounded() {
+        assert_eq!(parent_hit_id("contact_by_phone > customer_orders", "C1"), "contact_by_phone:C1");
+        assert_eq!(parent_hit_id("a > b > c", "O1"), "b:O1");
+        let mut hits = vec![
+            fedsearch_adapter_kit::SourceHit { local_id: "b:O1".into(), ..Default::default() },
+            fedsearch_adapter_kit::SourceHit { local_id: "b:O2".into(), ..Default::default() },
+        ];
+        mark_timed_out(&mut hits, &[("b:O1".into(), "slow".into()), ("b:O1".into(), "c".into())]);
+        assert_eq!(hits[0].metadata["follow_ups_timed_out"], "c,slow");
+        assert!(hits[1].metadata.is_empty());
+        assert_eq!(answer_reserve(Duration::from_secs(5)), Duration::from_millis(250));
+        assert_eq!(answer_reserve(Duration::from_millis(100)), Duration::from_millis(50));
+        assert_eq!(answer_reserve(Duration::from_secs(1)), Duration::from_millis(100));
     }
 }

@@ -88,6 +88,17 @@ async fn harness(db: Db, limits: &str) -> (crate::common::Harness, Option<LiteFi
     (serve(config_from_yaml(&yaml(limits), &url)).await, file)
 }
 
+/// What alice's chain from her contact finds: O3 is bob's order (orders' predicate), S4 bob's
+/// shipment (shipments' predicate).
+const ALICES_CHAIN: [&str; 6] = [
+    "contact_by_phone:C1",
+    "customer_orders:O1",
+    "customer_orders:O2",
+    "customer_orders:O4",
+    "order_shipment:S1",
+    "order_shipment:S2",
+];
+
 fn local_ids(hits: &[fedsearch_proto::types::SourceHit]) -> Vec<String> {
     let mut ids: Vec<String> = hits.iter().map(|h| h.local_id.clone()).collect();
     ids.sort();
@@ -100,14 +111,7 @@ async fn follow_ups_chain_lookups_under_each_steps_permission(db: Db) {
     assert_eq!(done.state, SourceState::Ok as i32, "{db:?}: {done:?}");
     assert_eq!(
         local_ids(&hits),
-        [
-            "contact_by_phone:C1",
-            "customer_orders:O1",
-            "customer_orders:O2",
-            "customer_orders:O4",
-            "order_shipment:S1",
-            "order_shipment:S2"
-        ],
+        ALICES_CHAIN,
         "{db:?}: O3 is bob's order (orders' predicate), S4 bob's shipment (shipments' predicate)"
     );
     let s1 = hits.iter().find(|h| h.local_id == "order_shipment:S1").unwrap();
@@ -173,6 +177,15 @@ async fn follow_ups_share_the_sub_querys_deadline(db: Db) {
     assert_eq!(done.state, SourceState::Timeout as i32, "{db:?}: {done:?}");
     assert!(took2 < Duration::from_secs(30), "{db:?}: ended after {took2:?} (the follow-up sleeps 60 s)");
     assert!(!hits.iter().any(|h| h.local_id.starts_with("slow_check")), "{db:?}");
+    // What was found before the cut is delivered with the TIMEOUT: the contact, its orders and
+    // the shipments (looked up in the same step as the slow check), and the order whose
+    // follow-up was cut says which one.
+    assert_eq!(local_ids(&hits), ALICES_CHAIN, "{db:?}: partial hits kept");
+    assert_eq!(done.hit_count as usize, hits.len(), "{db:?}: {done:?}");
+    let o1 = hits.iter().find(|h| h.local_id == "customer_orders:O1").unwrap();
+    assert_eq!(o1.metadata.get("follow_ups_timed_out").map(String::as_str), Some("slow_check"), "{db:?}");
+    let o2 = hits.iter().find(|h| h.local_id == "customer_orders:O2").unwrap();
+    assert!(!o2.metadata.contains_key("follow_ups_timed_out"), "{db:?}: O2's checks admit nothing, none ran long");
     eprintln!("{db:?}: deadline shared: {took:?} / {took2:?}");
 }
 
