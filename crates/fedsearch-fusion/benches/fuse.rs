@@ -2,10 +2,12 @@
 //!
 //! `cargo bench -p fedsearch-fusion --bench fuse -- --quick`. Each iteration is one whole search:
 //! `Fuser::new`, 8 batches (keys computed on arrival), `finish`; input cloning is excluded.
+//! Times are the bench thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not wall time, so a busy
+//! machine's other processes do not count (criterion still prints them as "time").
 
-use std::{collections::HashMap, hint::black_box};
+use std::{collections::HashMap, hint::black_box, time::Duration};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use fedsearch_fusion::{Fuser, keys::Keys};
 use fedsearch_proto::{
     fusion::{FuseStart, SourceSpec},
@@ -87,15 +89,39 @@ fn run(start: &FuseStart, input: Vec<(String, Vec<SourceHit>)>, snapshots: bool)
     seen + fuser.finish().hits.len()
 }
 
+/// This thread's CPU time so far.
+fn cpu_now() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// CPU time of `iters` runs of `routine`, each on a fresh `setup()` (not counted).
+fn cpu_time<I, O>(iters: u64, mut setup: impl FnMut() -> I, mut routine: impl FnMut(I) -> O) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let input = setup();
+        let start = cpu_now();
+        black_box(routine(input));
+        total += cpu_now() - start;
+    }
+    total
+}
+
 fn bench(c: &mut Criterion) {
     let input = lists();
     c.bench_function("fuse_8x50/keys_only", |b| {
-        b.iter(|| {
-            input
-                .iter()
-                .flat_map(|(_, hits)| hits)
-                .map(|h| black_box(Keys::of(h)).url.is_some() as usize)
-                .sum::<usize>()
+        b.iter_custom(|iters| {
+            cpu_time(
+                iters,
+                || (),
+                |()| {
+                    input
+                        .iter()
+                        .flat_map(|(_, hits)| hits)
+                        .map(|h| black_box(Keys::of(h)).url.is_some() as usize)
+                        .sum::<usize>()
+                },
+            )
         })
     });
     for (label, method, snapshots) in [
@@ -112,10 +138,34 @@ fn bench(c: &mut Criterion) {
         let merged = fuser.finish().duplicates_merged;
         assert!(merged >= 60, "expected ~20% duplicates, merged {merged}");
         c.bench_function(label, |b| {
-            b.iter_batched(|| input.clone(), |i| black_box(run(&start, i, snapshots)), BatchSize::SmallInput)
+            b.iter_custom(|iters| cpu_time(iters, || input.clone(), |i| run(&start, i, snapshots)))
         });
     }
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `FUSE_BENCH_RUNS=N FUSE_BENCH_MODE=keys|fuse|clone`: instead of criterion, N keys-only
+/// passes, N RRF fuses (each on a clone of the input) or N clones alone, then exit — for
+/// `perf stat -e instructions:u`, a count a busy machine does not disturb (fuse − clone = the
+/// fuse).
+fn main() {
+    match std::env::var("FUSE_BENCH_RUNS").ok().and_then(|n| n.parse::<usize>().ok()) {
+        Some(runs) => {
+            let input = lists();
+            let mode = std::env::var("FUSE_BENCH_MODE").unwrap_or_default();
+            let start = start(FusionMethod::Rrf, false);
+            for _ in 0..runs {
+                match mode.as_str() {
+                    "keys" => black_box(input.iter().flat_map(|(_, hits)| hits).map(Keys::of).count()),
+                    "clone" => black_box(input.clone()).len(),
+                    _ => black_box(run(&start, input.clone(), false)),
+                };
+            }
+        }
+        None => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}
