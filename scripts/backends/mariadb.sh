@@ -132,6 +132,18 @@ FLUSH PRIVILEGES;
 EOF
 }
 
+# Time zone tables, once per data dir: named zones (Europe/Berlin) for the adapter's session
+# `time_zone`, so TIMESTAMP columns and bound times convert with the zone's DST rules.
+ensure_time_zones() {
+  [ "$(sql_root -e 'SELECT COUNT(*) FROM mysql.time_zone_name')" -gt 0 ] && return 0
+  if ! command -v mariadb-tzinfo-to-sql >/dev/null || [ ! -d /usr/share/zoneinfo ]; then
+    log "no mariadb-tzinfo-to-sql or /usr/share/zoneinfo: the server knows no time zone names"
+    return 0
+  fi
+  mariadb-tzinfo-to-sql /usr/share/zoneinfo 2>/dev/null | sql_root mysql || die "loading the time zone tables failed"
+  log "loaded the time zone tables ($(sql_root -e 'SELECT COUNT(*) FROM mysql.time_zone_name') zones)"
+}
+
 write_env() {
   cat >"$MDB_ENV" <<EOF
 # Written by scripts/backends/mariadb.sh start. Throwaway loopback server.
@@ -204,6 +216,7 @@ cmd_start() {
     wait_tcp "$MARIADB_PORT" 30 || die "mariadb does not accept TCP connections on 127.0.0.1:$MARIADB_PORT"
   fi
   ensure_accounts
+  ensure_time_zones
   write_env
   [ -f "$MDB_SEEDED" ] || cmd_seed
   log "ready on 127.0.0.1:$MARIADB_PORT (env: $MDB_ENV)"
