@@ -154,6 +154,14 @@ impl ServerConfig {
         Ok(())
     }
 
+    /// These settings for a test harness serving the adapter in process: the same limits, over
+    /// plaintext, with the user context believed (no `tls`, no `identity`) — whatever the shipped
+    /// config file says about certificate files. Never for a deployed adapter, which
+    /// [`ServerConfig::require_security`] refuses without both.
+    pub fn in_process(&self) -> Self {
+        Self { tls: None, identity: None, ..self.clone() }
+    }
+
     /// What a deployed adapter must say explicitly: how callers are authenticated (`server.tls`)
     /// and how the user is known (`server.identity`).
     pub fn require_security(&self) -> Result<(), String> {
@@ -209,6 +217,28 @@ pub trait AdapterConfig: serde::de::DeserializeOwned + fedsearch_core::config::V
         &OFF
     }
 }
+
+/// Implements [`AdapterConfig`] for a config struct with the usual `server`, `telemetry` and
+/// `admin` fields: `fedsearch_adapter_kit::impl_adapter_config!(EsAdapterConfig);`.
+#[macro_export]
+macro_rules! impl_adapter_config {
+    ($config:ty) => {
+        impl $crate::AdapterConfig for $config {
+            fn server(&self) -> &$crate::ServerConfig {
+                &self.server
+            }
+            fn telemetry(&self) -> &$crate::__core::config::TelemetryConfig {
+                &self.telemetry
+            }
+            fn admin(&self) -> &$crate::__core::admin::AdminConfig {
+                &self.admin
+            }
+        }
+    };
+}
+
+#[doc(hidden)]
+pub use fedsearch_core as __core;
 
 #[derive(clap::Parser, Debug)]
 struct Args {

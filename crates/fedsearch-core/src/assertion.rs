@@ -16,7 +16,7 @@
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
-    sync::{Arc, RwLock},
+    sync::Arc,
     time::{Duration, Instant, SystemTime},
 };
 
@@ -25,7 +25,10 @@ use jsonwebtoken::Algorithm;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::auth::{Identity, Jwks};
+use crate::{
+    auth::{Identity, Jwks},
+    reload::Reloading,
+};
 
 /// The default `iss` of the router's assertions.
 pub const DEFAULT_ISSUER: &str = "fedsearch-router";
@@ -137,12 +140,6 @@ fn jwk_of_point(point: &[u8]) -> serde_json::Value {
     serde_json::json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": "ES256", "use": "sig"})
 }
 
-type Stamp = Option<(SystemTime, u64)>;
-
-fn stamp(path: &Path) -> Stamp {
-    std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
-}
-
 /// The router's key, signing with ring (much faster than the pure-Rust ECDSA of jsonwebtoken's
 /// backend; the router signs one assertion per sub-query).
 struct SigningKey {
@@ -177,64 +174,27 @@ fn read_signing_key(path: &Path) -> Result<SigningKey, String> {
     Ok(SigningKey { pair, kid, header })
 }
 
-/// Signs identity assertions with a key file re-read when it changes.
+/// Signs identity assertions with a key file re-read when it changes ([`crate::reload`]).
 pub struct AssertionSigner {
-    path: PathBuf,
+    key: Reloading<SigningKey>,
     issuer: String,
-    state: RwLock<SignerState>,
-}
-
-struct SignerState {
-    key: Arc<SigningKey>,
-    stamp: Stamp,
-    refused: Option<Stamp>,
-    checked: Instant,
 }
 
 impl std::fmt::Debug for AssertionSigner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AssertionSigner").field("path", &self.path).field("kid", &self.kid()).finish()
+        f.debug_struct("AssertionSigner").field("path", &self.key.paths()[0]).field("kid", &self.kid()).finish()
     }
 }
 
 impl AssertionSigner {
     pub fn load(config: &SignerConfig) -> Result<Arc<Self>, String> {
-        let key = Arc::new(read_signing_key(&config.signing_key_file)?);
-        let state = SignerState { key, stamp: stamp(&config.signing_key_file), refused: None, checked: Instant::now() };
-        Ok(Arc::new(Self {
-            path: config.signing_key_file.clone(),
-            issuer: config.issuer.clone(),
-            state: RwLock::new(state),
-        }))
+        let paths = vec![config.signing_key_file.clone()];
+        let key = Reloading::load(paths, "identity.signing_key_file", |p| read_signing_key(&p[0]))?;
+        Ok(Arc::new(Self { key, issuer: config.issuer.clone() }))
     }
 
     fn key(&self) -> Arc<SigningKey> {
-        {
-            let s = self.state.read().unwrap_or_else(|e| e.into_inner());
-            if s.checked.elapsed() < crate::tls::RELOAD_CHECK {
-                return s.key.clone();
-            }
-        }
-        let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
-        if s.checked.elapsed() >= crate::tls::RELOAD_CHECK {
-            s.checked = Instant::now();
-            let now = stamp(&self.path);
-            if now != s.stamp && s.refused != Some(now) {
-                match read_signing_key(&self.path) {
-                    Ok(k) => {
-                        tracing::info!(kid = %k.kid, "identity.signing_key_file re-read");
-                        s.key = Arc::new(k);
-                        s.stamp = now;
-                        s.refused = None;
-                    }
-                    Err(e) => {
-                        s.refused = Some(now);
-                        tracing::warn!(error = %e, "the signing key changed but cannot be used; keeping the one before");
-                    }
-                }
-            }
-        }
-        s.key.clone()
+        self.key.current().0
     }
 
     /// The `kid` assertions are signed with now.

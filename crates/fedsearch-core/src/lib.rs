@@ -13,6 +13,7 @@ pub mod errors;
 pub mod grpc;
 pub mod metrics;
 pub mod propagation;
+mod reload;
 pub mod secret;
 pub mod shutdown;
 pub mod telemetry;

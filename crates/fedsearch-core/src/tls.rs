@@ -19,8 +19,8 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, RwLock},
-    time::{Duration, Instant, SystemTime},
+    sync::Arc,
+    time::Duration,
 };
 
 use rustls::{
@@ -31,6 +31,8 @@ use rustls::{
     server::danger::{ClientCertVerified, ClientCertVerifier},
 };
 use serde::Deserialize;
+
+use crate::reload::{PerGeneration, Reloading};
 
 /// TLS settings of one service, as a server (`server.tls`) or as a client (`tls` of its
 /// endpoints).
@@ -228,13 +230,6 @@ struct Material {
     key_pem: Vec<u8>,
 }
 
-/// What identifies a version of a file on disk.
-type Stamp = Option<(SystemTime, u64)>;
-
-fn stamp(path: &Path) -> Stamp {
-    std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
-}
-
 fn read_material(ca: &Path, cert: &Path, key: &Path) -> Result<Material, String> {
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
     let (ca_pem, cert_pem, key_pem) = (read(ca)?, read(cert)?, read(key)?);
@@ -259,23 +254,13 @@ fn read_material(ca: &Path, cert: &Path, key: &Path) -> Result<Material, String>
     Ok(Material { roots: Arc::new(roots), chain, key: private, cert_pem, key_pem })
 }
 
-/// A CA bundle, certificate and key read from files and re-read when they change.
+/// A CA bundle, certificate and key read from files and re-read when they change
+/// ([`crate::reload`]).
 pub struct TlsFiles {
-    paths: [PathBuf; 3],
-    state: RwLock<FilesState>,
+    files: Reloading<Material>,
 }
 
-struct FilesState {
-    material: Arc<Material>,
-    stamps: [Stamp; 3],
-    /// The stamps of a set that was refused, so it is reported once.
-    refused: Option<[Stamp; 3]>,
-    checked: Instant,
-    generation: u64,
-}
-
-/// How often the files are looked at, at most.
-pub const RELOAD_CHECK: Duration = Duration::from_secs(1);
+pub use crate::reload::RELOAD_CHECK;
 
 impl TlsFiles {
     /// Reads the files named by `config` (which must not be `insecure`).
@@ -283,13 +268,9 @@ impl TlsFiles {
         let (Some(ca), Some(cert), Some(key)) = (&config.ca_file, &config.cert_file, &config.key_file) else {
             return Err("TLS needs ca_file, cert_file and key_file".into());
         };
-        let paths = [ca.clone(), cert.clone(), key.clone()];
-        let stamps = paths.clone().map(|p| stamp(&p));
-        let material = Arc::new(read_material(ca, cert, key)?);
-        let files = Arc::new(Self {
-            paths,
-            state: RwLock::new(FilesState { material, stamps, refused: None, checked: Instant::now(), generation: 0 }),
-        });
+        let paths = vec![ca.clone(), cert.clone(), key.clone()];
+        let files = Reloading::load(paths, "TLS files", |p| read_material(&p[0], &p[1], &p[2]))?;
+        let files = Arc::new(Self { files });
         files.watch();
         Ok(files)
     }
@@ -312,36 +293,9 @@ impl TlsFiles {
         });
     }
 
-    /// The current set and its generation (which grows with every re-read set), re-reading the
-    /// files first when they changed (looked at no more than once a [`RELOAD_CHECK`]).
+    /// The current set and its generation (which grows with every re-read set).
     fn current(&self) -> (Arc<Material>, u64) {
-        {
-            let s = self.state.read().unwrap_or_else(|e| e.into_inner());
-            if s.checked.elapsed() < RELOAD_CHECK {
-                return (s.material.clone(), s.generation);
-            }
-        }
-        let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
-        if s.checked.elapsed() >= RELOAD_CHECK {
-            s.checked = Instant::now();
-            let stamps = self.paths.clone().map(|p| stamp(&p));
-            if stamps != s.stamps && s.refused != Some(stamps) {
-                match read_material(&self.paths[0], &self.paths[1], &self.paths[2]) {
-                    Ok(m) => {
-                        s.material = Arc::new(m);
-                        s.stamps = stamps;
-                        s.refused = None;
-                        s.generation += 1;
-                        tracing::info!(cert = %self.paths[1].display(), generation = s.generation, "TLS files re-read");
-                    }
-                    Err(e) => {
-                        s.refused = Some(stamps);
-                        tracing::warn!(error = %e, "TLS files changed but cannot be used; keeping the ones loaded before");
-                    }
-                }
-            }
-        }
-        (s.material.clone(), s.generation)
+        self.files.current()
     }
 
     /// The generation of the set in use (see [`TlsFiles::current`]).
@@ -356,7 +310,7 @@ impl TlsFiles {
 pub struct ServerTls {
     files: Arc<TlsFiles>,
     allowed: Arc<Vec<AllowedName>>,
-    built: RwLock<(u64, Arc<rustls::ServerConfig>)>,
+    built: PerGeneration<rustls::ServerConfig>,
 }
 
 impl ServerTls {
@@ -376,27 +330,19 @@ impl ServerTls {
                 .collect::<Result<Vec<_>, _>>()?,
         );
         let (material, generation) = files.current();
-        let built = RwLock::new((generation, build_server_config(&material, &allowed)?));
+        let built = PerGeneration::new();
+        built.get(generation, || build_server_config(&material, &allowed))?;
         Ok(Some(Arc::new(Self { files, allowed, built })))
     }
 
-    /// The rustls config for the next handshake.
+    /// The rustls config for the next handshake: built again once when the files changed; one
+    /// that cannot be built keeps the config before.
     pub fn config(&self) -> Arc<rustls::ServerConfig> {
         let (material, generation) = self.files.current();
-        {
-            let b = self.built.read().unwrap_or_else(|e| e.into_inner());
-            if b.0 == generation {
-                return b.1.clone();
-            }
-        }
-        let mut b = self.built.write().unwrap_or_else(|e| e.into_inner());
-        if b.0 != generation {
-            match build_server_config(&material, &self.allowed) {
-                Ok(c) => *b = (generation, c),
-                Err(e) => tracing::warn!(error = %e, "new TLS files cannot be served; keeping the ones before"),
-            }
-        }
-        b.1.clone()
+        self.built.get(generation, || build_server_config(&material, &self.allowed)).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "new TLS files cannot be served; keeping the ones before");
+            self.built.last().expect("built at start")
+        })
     }
 }
 
@@ -537,7 +483,10 @@ pub struct ClientTls {
 
 impl std::fmt::Debug for ClientTls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientTls").field("cert", &self.files.paths[1]).field("server_name", &self.server_name).finish()
+        f.debug_struct("ClientTls")
+            .field("cert", &self.files.files.paths()[1])
+            .field("server_name", &self.server_name)
+            .finish()
     }
 }
 
@@ -550,7 +499,7 @@ impl ClientTls {
             return Ok(None);
         }
         let files = TlsFiles::load(config).map_err(|e| format!("`{what}`: {e}"))?;
-        let verifier = Arc::new(ReloadingServerVerifier { files: files.clone(), built: RwLock::new(None) });
+        let verifier = Arc::new(ReloadingServerVerifier { files: files.clone(), built: PerGeneration::new() });
         Ok(Some(Arc::new(Self { files, server_name: config.server_name.clone(), verifier, config: config.clone() })))
     }
 
@@ -603,28 +552,23 @@ impl ClientTls {
 #[derive(Debug)]
 struct ReloadingServerVerifier {
     files: Arc<TlsFiles>,
-    built: RwLock<Option<(u64, Arc<rustls::client::WebPkiServerVerifier>)>>,
+    built: PerGeneration<rustls::client::WebPkiServerVerifier>,
 }
 
 impl std::fmt::Debug for TlsFiles {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsFiles").field("paths", &self.paths).finish()
+        f.debug_struct("TlsFiles").field("paths", &self.files.paths()).finish()
     }
 }
 
 impl ReloadingServerVerifier {
     fn current(&self) -> Result<Arc<rustls::client::WebPkiServerVerifier>, rustls::Error> {
         let (m, generation) = self.files.current();
-        if let Some((g, v)) = &*self.built.read().unwrap_or_else(|e| e.into_inner())
-            && *g == generation
-        {
-            return Ok(v.clone());
-        }
-        let v = rustls::client::WebPkiServerVerifier::builder_with_provider(m.roots.clone(), provider())
-            .build()
-            .map_err(|e| rustls::Error::General(format!("cannot verify servers with this CA bundle: {e}")))?;
-        *self.built.write().unwrap_or_else(|e| e.into_inner()) = Some((generation, v.clone()));
-        Ok(v)
+        self.built.get(generation, || {
+            rustls::client::WebPkiServerVerifier::builder_with_provider(m.roots.clone(), provider())
+                .build()
+                .map_err(|e| rustls::Error::General(format!("cannot verify servers with this CA bundle: {e}")))
+        })
     }
 }
 

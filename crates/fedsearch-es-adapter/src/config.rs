@@ -17,7 +17,7 @@
 use std::{collections::HashSet, time::Duration};
 
 use elasticsearch::auth::Credentials;
-use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_adapter_kit::ServerConfig;
 use fedsearch_core::config::{TelemetryConfig, Validate};
 use serde::Deserialize;
 
@@ -459,17 +459,7 @@ impl Validate for EsAdapterConfig {
     }
 }
 
-impl AdapterConfig for EsAdapterConfig {
-    fn server(&self) -> &ServerConfig {
-        &self.server
-    }
-    fn telemetry(&self) -> &TelemetryConfig {
-        &self.telemetry
-    }
-    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
-        &self.admin
-    }
-}
+fedsearch_adapter_kit::impl_adapter_config!(EsAdapterConfig);
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
-use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_adapter_kit::ServerConfig;
 use fedsearch_core::config::{TelemetryConfig, Validate};
 pub use fedsearch_core::secret::{ConfigValue, Secret};
 use serde::Deserialize;
@@ -444,17 +444,7 @@ impl Validate for SqlAdapterConfig {
     }
 }
 
-impl AdapterConfig for SqlAdapterConfig {
-    fn server(&self) -> &ServerConfig {
-        &self.server
-    }
-    fn telemetry(&self) -> &TelemetryConfig {
-        &self.telemetry
-    }
-    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
-        &self.admin
-    }
-}
+fedsearch_adapter_kit::impl_adapter_config!(SqlAdapterConfig);
 
 #[cfg(test)]
 mod tests {

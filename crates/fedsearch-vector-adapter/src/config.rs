@@ -4,7 +4,7 @@
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
-use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_adapter_kit::ServerConfig;
 use fedsearch_core::config::{TelemetryConfig, Validate};
 use serde::Deserialize;
 
@@ -247,17 +247,7 @@ impl Validate for VectorAdapterConfig {
     }
 }
 
-impl AdapterConfig for VectorAdapterConfig {
-    fn server(&self) -> &ServerConfig {
-        &self.server
-    }
-    fn telemetry(&self) -> &TelemetryConfig {
-        &self.telemetry
-    }
-    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
-        &self.admin
-    }
-}
+fedsearch_adapter_kit::impl_adapter_config!(VectorAdapterConfig);
 
 #[cfg(test)]
 mod tests {

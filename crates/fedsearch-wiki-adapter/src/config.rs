@@ -7,7 +7,7 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use fedsearch_adapter_kit::{AdapterConfig, ServerConfig};
+use fedsearch_adapter_kit::ServerConfig;
 use fedsearch_core::config::{TelemetryConfig, Validate};
 pub use fedsearch_core::secret::{ConfigValue, Secret};
 use serde::Deserialize;
@@ -346,17 +346,7 @@ impl Validate for WikiAdapterConfig {
     }
 }
 
-impl AdapterConfig for WikiAdapterConfig {
-    fn server(&self) -> &ServerConfig {
-        &self.server
-    }
-    fn telemetry(&self) -> &TelemetryConfig {
-        &self.telemetry
-    }
-    fn admin(&self) -> &fedsearch_core::admin::AdminConfig {
-        &self.admin
-    }
-}
+fedsearch_adapter_kit::impl_adapter_config!(WikiAdapterConfig);
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use elasticsearch::{
     indices::{IndicesCreateParts, IndicesDeleteParts, IndicesGetMappingParts},
     params::Refresh,
 };
-use fedsearch_adapter_kit::{ServerConfig, serve_adapter};
+use fedsearch_adapter_kit::serve_adapter;
 use fedsearch_es_adapter::{EsAdapter, EsAdapterConfig};
 use fedsearch_proto::{
     adapter::{
@@ -68,7 +68,7 @@ pub async fn serve(config: &EsAdapterConfig) -> Served {
     let addr = listener.local_addr().unwrap();
     // In process: plaintext, the user context believed as sent (the shipped configs' mutual TLS
     // and router-signed identity are covered by the kit's tests and the e2e zero-trust tests).
-    let server = ServerConfig { tls: None, identity: None, ..config.server.clone() };
+    let server = config.server.in_process();
     let (tx, rx) = oneshot::channel::<()>();
     tokio::spawn(async move {
         serve_adapter(adapter, listener, &server, async move {

@@ -89,8 +89,7 @@ pub fn config_from_yaml(yaml: &str, url: &str) -> SqlAdapterConfig {
     cfg.database.url = Some(ConfigValue::Inline(Secret::new(url)));
     // In process, plaintext, the user context believed as sent (the deployed configs' mutual TLS
     // and router-signed identity are the kit's and the e2e tests' concern).
-    cfg.server.tls = None;
-    cfg.server.identity = None;
+    cfg.server = cfg.server.in_process();
     cfg
 }
 

@@ -4,7 +4,7 @@
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
-use fedsearch_adapter_kit::{ServerConfig, serve_adapter};
+use fedsearch_adapter_kit::serve_adapter;
 use fedsearch_proto::{
     adapter::{
         FetchRequest, FetchResponse, ResultFrame, SearchFrame, SubQuery, SubQueryDone, result_frame, search_frame,
@@ -63,7 +63,7 @@ pub async fn serve(config: WikiAdapterConfig) -> Served {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // In process: plaintext, the user context believed as sent (the shipped configs' mutual TLS
     // and router-signed identity are covered by the kit's tests and the e2e zero-trust tests).
-    let server = ServerConfig { tls: None, identity: None, ..config.server.clone() };
+    let server = config.server.in_process();
     tokio::spawn(async move {
         serve_adapter(adapter, listener, &server, async move {
             let _ = stopped.await;
