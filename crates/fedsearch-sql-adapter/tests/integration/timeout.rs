@@ -1,8 +1,8 @@
-//! The sub-query deadline bounds a slow statement: the sub-query ends TIMEOUT near its deadline,
-//! and on PostgreSQL/MariaDB the statement timeout also stops the statement in the database, so
-//! the single pooled connection is free again right away.
+//! The sub-query deadline bounds a slow statement: the sub-query ends TIMEOUT, and on
+//! PostgreSQL/MariaDB the statement is also stopped in the database, so the single pooled
+//! connection answers the next lookup before the slow statement would have ended.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use fedsearch_proto::types::SourceState;
 
@@ -35,24 +35,23 @@ async fn deadline_stops_a_slow_statement(db: Db) {
     let mut h = serve(config_from_yaml(SLOW, &db.ro_url())).await;
     let mut q = explicit("alice", "slow", &[]);
     q.deadline = Some(fedsearch_core::time::to_timestamp(SystemTime::now() + Duration::from_millis(500)));
-    let started = Instant::now();
+    // The statement sleeps 5 s: an answer that is not TIMEOUT would mean the deadline did not
+    // bound it (no wall-clock assertion: the state says which).
     let (hits, done) = search(&mut h, q).await;
-    let took = started.elapsed();
     assert!(hits.is_empty());
     assert_eq!(done.state, SourceState::Timeout as i32, "{db:?}: {done:?}");
-    assert!(took < Duration::from_millis(1500), "{db:?}: timed out after {took:?}");
-    eprintln!("{db:?}: slow statement ended TIMEOUT after {} ms", took.as_millis());
     if db == Db::Sqlite {
         // SQLite has no server-side timeout: the statement finishes on its worker thread.
         return;
     }
-    let started = Instant::now();
-    let (hits, done) = search(&mut h, explicit("alice", "order_by_number", &[("order_no", "SO20261001")])).await;
-    let took = started.elapsed();
-    assert_eq!(done.state, SourceState::Ok as i32, "{db:?}: {done:?}");
+    // The pool has one connection. If the database had not stopped the sleeping statement, this
+    // lookup would wait for it (at least 4.5 s more) and end TIMEOUT at its 3 s deadline; it
+    // answers because the statement was cancelled in the database.
+    let mut next = explicit("alice", "order_by_number", &[("order_no", "SO20261001")]);
+    next.deadline = Some(fedsearch_core::time::to_timestamp(SystemTime::now() + Duration::from_secs(3)));
+    let (hits, done) = search(&mut h, next).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{db:?}: the only connection stayed busy: {done:?}");
     assert_eq!(hits.len(), 1);
-    assert!(took < Duration::from_millis(1500), "{db:?}: the only connection stayed busy for {took:?}");
-    eprintln!("{db:?}: next query on the same connection answered after {} ms", took.as_millis());
 }
 
 per_engine!(deadline_stops_a_slow_statement => timeout_postgres, timeout_mariadb, timeout_sqlite);
