@@ -263,7 +263,9 @@ root = pathlib.Path(sys.argv[1])
 resolved = pathlib.Path(sys.argv[2])
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_?KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
 rendered_files = [pathlib.Path(a) for a in sys.argv[3:]]
-SERVICES = {"router": 50051, "fusion": 50052, "es-adapter": 50061, "sql-adapter": 50062, "wiki-adapter": 50063}
+SERVICES = {"router": 50051, "fusion": 50052, "es-adapter": 50061, "sql-adapter": 50062, "wiki-adapter": 50063, "vector-adapter": 50064}
+# Opt-in services: the chart renders them only when enabled (ci/features-values.yaml does).
+OPTIONAL = {"vector-adapter"}
 MCP_PORT = 50071  # the router's MCP endpoint (mcp.listen)
 
 
@@ -421,7 +423,9 @@ for name in SERVICES:
     for key in env:
         if key.startswith("FEDSEARCH_") and key != key.upper():
             problems.append(f"{name}: env {key} is not upper case")
-        if key in ("FEDSEARCH_CONFIG",) or (key.startswith("FEDSEARCH_") and not re.fullmatch(r"FEDSEARCH_[A-Z0-9]+(__[A-Z0-9_]+)*", key)):
+        # Only FEDSEARCH_<SECTION>__<KEY> names are config keys (fedsearch-core config); others
+        # (FEDSEARCH_VECTOR_MODEL_DIR, a url_env target) are plain variables.
+        if key in ("FEDSEARCH_CONFIG",) or ("__" in key and not re.fullmatch(r"FEDSEARCH_[A-Z0-9]+(__[A-Z0-9_]+)+", key)):
             problems.append(f"{name}: env {key} would be read as an unknown config key")
     # Every env var the service's config names (url_env, secrets_file_env, ...) is provided.
     if mounted_config and pathlib.Path(mounted_config).is_file():
@@ -529,6 +533,8 @@ def check_k8s(label, docs, plain):
     for name, port in SERVICES.items():
         problems = []
         d = deployments.get(name)
+        if d is None and name in OPTIONAL and "features" not in label:
+            continue
         if d is None:
             report(f"k8s ({label}): {name} deployment", [f"no Deployment {name}"])
             continue
@@ -665,6 +671,8 @@ def check_k8s(label, docs, plain):
         problems = []
         for name in SERVICES:
             got = config_of(name)
+            if got is None and name in OPTIONAL:
+                continue
             if got is None:
                 problems.append(f"no ConfigMap {name}-config with {name}.yaml")
                 continue
