@@ -189,7 +189,13 @@ async fn run_one<A: Adapter>(
         Ok(Ok(())) => done(&id, SourceState::Ok, "OK", notes.notes(), hits, started),
         Ok(Err(e)) => {
             tracing::warn!(sub_query_id = %id, code = code_name(e.code()), error = %e, "sub-query failed");
-            done(&id, e.state(), code_name(e.code()), e.to_string(), hits, started)
+            // What the adapter noted before failing (a follow-up lookup that timed out after
+            // the hits found so far) travels with the error.
+            let message = match notes.notes() {
+                n if n.is_empty() => e.to_string(),
+                n => format!("{e}; {n}"),
+            };
+            done(&id, e.state(), code_name(e.code()), message, hits, started)
         }
         Err(_) => done(
             &id,

@@ -25,7 +25,10 @@ impl Adapter for Noting {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 Ok(())
             }
-            "fail" => Err(AdapterError::Unavailable("backend unreachable".into())),
+            "fail" => {
+                sink.note("lookup `orders` answered");
+                Err(AdapterError::Unavailable("backend unreachable".into()))
+            }
             "drain-me" => {
                 tokio::time::sleep(Duration::from_millis(400)).await;
                 sink.send(vec![SourceHit { local_id: "late".into(), rank: 1, ..Default::default() }]).await;
@@ -94,6 +97,10 @@ async fn each_sub_query_ends_with_its_own_done_carrying_state_and_notes() {
     assert_eq!(done["a"].message, "filter `tags` not applied", "notes reach the caller on OK answers");
     assert_eq!(done["a"].hit_count, 1);
     assert_eq!((done["b"].state(), done["b"].code.as_str()), (SourceState::Unavailable, "UNAVAILABLE"));
+    assert_eq!(
+        done["b"].message, "backend unreachable; lookup `orders` answered",
+        "what was noted before the failure travels with it"
+    );
     assert_eq!((done["c"].state(), done["c"].code.as_str()), (SourceState::Timeout, "DEADLINE_EXCEEDED"));
 }
 
