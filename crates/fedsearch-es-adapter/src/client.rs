@@ -22,7 +22,8 @@ use crate::config::ClusterConfig;
 /// Builds the client. Proxies from the environment are not used: the cluster is reached directly.
 pub fn build(cluster: &ClusterConfig) -> anyhow::Result<Elasticsearch> {
     let urls = cluster
-        .urls
+        .node_urls()
+        .map_err(anyhow::Error::msg)?
         .iter()
         .enumerate()
         .map(|(i, u)| Url::parse(u).with_context(|| format!("`cluster.urls[{i}]` is not a URL")))

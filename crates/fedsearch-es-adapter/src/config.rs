@@ -43,7 +43,13 @@ pub struct EsAdapterConfig {
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {
     /// One or more node URLs; requests go round-robin over them.
+    #[serde(default)]
     pub urls: Vec<String>,
+    /// Or the environment variable holding them (comma-separated), like the other adapters'
+    /// `url_env`: a deployment names the cluster where it names the database and the wiki,
+    /// instead of a URL in the file silently reaching whatever answers there. Wins over `urls`.
+    #[serde(default)]
+    pub urls_env: Option<String>,
     #[serde(default)]
     pub auth: Option<AuthConfig>,
     /// Client-side cap on one request, also the budget when a sub-query carries no deadline.
@@ -71,6 +77,14 @@ pub enum AuthConfig {
 pub use fedsearch_core::secret::SecretRef;
 
 impl ClusterConfig {
+    /// The node URLs: from `urls_env` when it is set (an error when that variable is not),
+    /// else `urls`.
+    pub fn node_urls(&self) -> Result<Vec<String>, String> {
+        let Some(var) = &self.urls_env else { return Ok(self.urls.clone()) };
+        let value = std::env::var(var).map_err(|_| format!("`cluster.urls_env` names {var}, which is not set"))?;
+        Ok(value.split(',').map(str::trim).filter(|u| !u.is_empty()).map(String::from).collect())
+    }
+
     /// Resolves the configured credentials (reads env vars / files now).
     pub fn credentials(&self) -> Result<Option<Credentials>, String> {
         match &self.auth {
@@ -363,10 +377,11 @@ pub fn parse_boosted(spec: &str) -> Option<(&str, Option<f64>)> {
 impl Validate for EsAdapterConfig {
     fn validate(&self) -> Result<(), String> {
         self.server.validate()?;
-        if self.cluster.urls.is_empty() {
-            return Err("`cluster.urls` needs at least one URL".into());
+        let urls = self.cluster.node_urls()?;
+        if urls.is_empty() {
+            return Err("`cluster.urls` (or the variable `cluster.urls_env` names) needs at least one URL".into());
         }
-        for (i, url) in self.cluster.urls.iter().enumerate() {
+        for (i, url) in urls.iter().enumerate() {
             match elasticsearch::http::Url::parse(url) {
                 Ok(u) if matches!(u.scheme(), "http" | "https") => {}
                 _ => return Err(format!("`cluster.urls[{i}]` is not an http(s) URL")),
@@ -519,6 +534,22 @@ sources:
         assert_eq!(v.family.as_deref(), Some("policy_id"));
         assert_eq!(v.effective_at.as_deref(), Some("meta.effective"));
         assert!(v.status.is_none() && v.supersedes.is_none());
+    }
+
+    #[test]
+    fn the_cluster_can_be_named_by_an_environment_variable() {
+        let yaml = GOOD.replace("urls: [\"http://127.0.0.1:9201\"]", "urls_env: FEDSEARCH_TEST_ES_URLS");
+        assert_ne!(yaml, GOOD, "the fixture names its cluster as expected");
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("FEDSEARCH_TEST_ES_URLS", "http://10.0.0.1:9200, http://10.0.0.2:9200");
+            let cfg = load(&yaml).unwrap();
+            assert_eq!(cfg.cluster.node_urls().unwrap(), ["http://10.0.0.1:9200", "http://10.0.0.2:9200"]);
+            jail.set_env("FEDSEARCH_TEST_ES_URLS", "ftp://x");
+            assert!(load(&yaml).unwrap_err().contains("cluster.urls[0]"));
+            Ok(())
+        });
+        let err = load(&yaml).unwrap_err();
+        assert!(err.contains("FEDSEARCH_TEST_ES_URLS") && err.contains("not set"), "{err}");
     }
 
     #[test]
