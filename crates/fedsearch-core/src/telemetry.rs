@@ -8,11 +8,6 @@
 //! The OpenTelemetry layer is installed even when export is off, so every request still gets
 //! a real trace id (returned to callers and written in logs) and trace context still propagates
 //! to the next hop.
-//!
-//! The log layer sees events only, never spans: tracing-subscriber's fmt layer formats every
-//! span's fields into a string when the span opens, whether or not a line is ever logged in it
-//! (a dozen spans per search, most of the logging cost on the hot path, issue 15). A line's
-//! `trace_id` and `span_id` come from the registry's current span instead.
 
 use opentelemetry::{
     KeyValue,
@@ -27,7 +22,7 @@ use tracing_subscriber::{
         FmtContext, FormatEvent, FormatFields,
         format::{Format, Json, Writer},
     },
-    layer::{Layer as _, SubscriberExt},
+    layer::SubscriberExt,
     registry::LookupSpan,
     util::SubscriberInitExt,
 };
@@ -80,10 +75,17 @@ pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<T
     let otel = tracing_opentelemetry::layer().with_tracer(tracer);
     let registry = tracing_subscriber::registry().with(filter).with(otel);
     let result = match config.log_format {
-        LogFormat::Json => registry.with(json_lines(std::io::stderr)).try_init(),
-        LogFormat::Pretty => registry
-            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(events_only()))
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .event_format(TraceJson(
+                        tracing_subscriber::fmt::format().json().with_current_span(true).with_span_list(false),
+                    ))
+                    .with_writer(std::io::stderr),
+            )
             .try_init(),
+        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr)).try_init(),
     };
     if result.is_err() {
         tracing::debug!("a global subscriber was already installed; keeping it");
@@ -92,26 +94,6 @@ pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<T
         let _ = DISPATCH.set(d.downgrade());
     });
     Ok(Telemetry { provider })
-}
-
-/// Log layers see events, not spans (see the module doc).
-fn events_only() -> tracing_subscriber::filter::FilterFn {
-    tracing_subscriber::filter::filter_fn(|meta| meta.is_event())
-}
-
-/// The JSON log layer: one line per event, written to `writer`.
-fn json_lines<S, W>(writer: W) -> impl tracing_subscriber::Layer<S>
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
-{
-    tracing_subscriber::fmt::layer()
-        .json()
-        .event_format(TraceJson(
-            tracing_subscriber::fmt::format().json().with_current_span(false).with_span_list(false),
-        ))
-        .with_writer(writer)
-        .with_filter(events_only())
 }
 
 /// The process's subscriber, to read a span's OpenTelemetry context while formatting a line.
@@ -128,11 +110,10 @@ where
     fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
         let mut line = String::new();
         self.0.format_event(ctx, Writer::new(&mut line), event)?;
-        // The registry's current span (the log layer itself sees no spans, see the module doc).
-        let ids = DISPATCH
-            .get()
-            .and_then(|d| d.upgrade())
-            .and_then(|dispatch| Some((dispatch.current_span().id()?.clone(), dispatch)))
+        let ids = ctx
+            .lookup_current()
+            .map(|span| span.id())
+            .and_then(|id| Some((id, DISPATCH.get()?.upgrade()?)))
             .and_then(|(id, dispatch)| tracing_opentelemetry::get_otel_context(&id, &dispatch))
             .map(|cx| cx.span().span_context().clone())
             .filter(|sc| sc.is_valid());
@@ -142,49 +123,5 @@ where
             }
             _ => writer.write_str(&line),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use super::*;
-
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_line_inside_a_span_starts_with_its_trace_id_and_spans_are_not_formatted() {
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let provider = tracer_provider("test", None).unwrap();
-        let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
-            .with(json_lines(move || writer.clone()));
-        let dispatch = tracing::Dispatch::new(subscriber);
-        assert!(DISPATCH.set(dispatch.downgrade()).is_ok(), "no other test installs a subscriber");
-        let trace_id = tracing::dispatcher::with_default(&dispatch, || {
-            let span = tracing::info_span!("outer", span_only_field = "kept out of the line");
-            let _entered = span.enter();
-            tracing::info!(answer = 42, "inside");
-            crate::propagation::current_trace_id()
-        });
-        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-        let line = text.lines().next().expect("one line");
-        assert_eq!(trace_id.len(), 32);
-        assert!(line.starts_with(&format!("{{\"trace_id\":\"{trace_id}\",\"span_id\":\"")), "{line}");
-        assert!(line.contains("\"answer\":42") && line.contains("inside"), "{line}");
-        assert!(!line.contains("span_only_field"), "span fields are not formatted: {line}");
     }
 }
