@@ -537,6 +537,7 @@ sources:
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment::Jail's closure returns figment's large Error
     fn the_cluster_can_be_named_by_an_environment_variable() {
         let yaml = GOOD.replace("urls: [\"http://127.0.0.1:9201\"]", "urls_env: FEDSEARCH_TEST_ES_URLS");
         assert_ne!(yaml, GOOD, "the fixture names its cluster as expected");
