@@ -460,7 +460,8 @@ mod tests {
         let args = parse("--rate 10 --group support");
         let spec = args.spec().unwrap();
         let tokens = args.tokens(&spec).unwrap();
-        let config = fedsearch_core::JwtConfig { hs256_secret: args.secret.clone(), ..Default::default() };
+        let config =
+            fedsearch_core::JwtConfig { hs256_secret: args.secret.clone().map(Into::into), ..Default::default() };
         let verifier = fedsearch_core::JwtVerifier::new(&config).unwrap();
         let id = verifier.verify(&tokens[0]).unwrap();
         assert_eq!(id.subject, "bench-user");

@@ -518,7 +518,7 @@ sources:
     #[test]
     fn the_router_config_gives_sources_targets_replicas_and_auth_with_env_overrides() {
         let view = read_router_config(CONFIG, &BTreeMap::new()).unwrap();
-        assert_eq!(view.auth.hs256_secret.as_deref(), Some("from-the-file-0123456789-0123456789"));
+        assert_eq!(view.auth.hs256_secret, Some("from-the-file-0123456789-0123456789".into()));
         assert_eq!(
             view.sources[0],
             RouterSource {
@@ -532,7 +532,7 @@ sources:
         assert_eq!(view.sources[1].target, "orders_v2");
         assert_eq!(view.sources[1].required_groups, ["finance"]);
         let env = BTreeMap::from([("FEDSEARCH_AUTH__HS256_SECRET".to_string(), "from-env".to_string())]);
-        assert_eq!(read_router_config(CONFIG, &env).unwrap().auth.hs256_secret.as_deref(), Some("from-env"));
+        assert_eq!(read_router_config(CONFIG, &env).unwrap().auth.hs256_secret, Some("from-env".into()));
         assert!(read_router_config("auth: {}\n", &BTreeMap::new()).is_err());
         assert!(view.internal_tls.is_none() && view.identity.is_none());
         let env = BTreeMap::from([

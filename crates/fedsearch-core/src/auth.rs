@@ -50,9 +50,10 @@ impl From<AuthError> for tonic::Status {
 #[derive(Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct JwtConfig {
-    /// Shared HS256 secret (at least 32 bytes).
+    /// Shared HS256 secret (at least 32 bytes): inline, `{ env: NAME }` or `{ file: PATH }`
+    /// (core's one secret shape, [`crate::secret::ConfigValue`]).
     #[serde(default)]
-    pub hs256_secret: Option<String>,
+    pub hs256_secret: Option<crate::secret::ConfigValue>,
     /// PEM-encoded RS256 public key.
     #[serde(default)]
     pub rs256_public_key_pem: Option<String>,
@@ -287,6 +288,8 @@ impl JwtVerifier {
     pub fn new(config: &JwtConfig) -> Result<Self, String> {
         let (keys, algorithms) = match (&config.hs256_secret, &config.rs256_public_key_pem, &config.jwks_file) {
             (Some(secret), None, None) => {
+                let secret = secret.resolve("auth.hs256_secret")?;
+                let secret = secret.expose();
                 if secret.len() < MIN_SECRET_LEN {
                     return Err(format!("auth.hs256_secret must be at least {MIN_SECRET_LEN} bytes"));
                 }
@@ -407,6 +410,31 @@ mod tests {
     use super::*;
 
     const SECRET: &str = "0123456789abcdef0123456789abcdef-test";
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment::Jail's closure returns figment's large Error
+    fn the_hs256_secret_may_come_from_the_environment_or_a_file() {
+        use figment::providers::Format;
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("FEDSEARCH_TEST_HS256", SECRET);
+            jail.create_file("hs256.key", &format!("{SECRET}\n"))?;
+            for yaml in ["hs256_secret: { env: FEDSEARCH_TEST_HS256 }", "hs256_secret: { file: hs256.key }"] {
+                let config: JwtConfig = figment::Figment::from(figment::providers::Yaml::string(yaml)).extract()?;
+                assert!(!format!("{config:?}").contains(SECRET), "never printed");
+                let token =
+                    mint_hs256(SECRET, "alice", &[], Default::default(), std::time::Duration::from_secs(60)).unwrap();
+                let v = JwtVerifier::new(&config).unwrap();
+                assert_eq!(v.verify(&token).unwrap().subject, "alice", "{yaml}");
+            }
+            let unset: JwtConfig = figment::Figment::from(figment::providers::Yaml::string(
+                "hs256_secret: { env: FEDSEARCH_TEST_HS256_UNSET }",
+            ))
+            .extract()?;
+            let err = JwtVerifier::new(&unset).err().unwrap();
+            assert!(err.contains("FEDSEARCH_TEST_HS256_UNSET") && err.contains("auth.hs256_secret"), "{err}");
+            Ok(())
+        });
+    }
 
     fn verifier() -> JwtVerifier {
         JwtVerifier::new(&JwtConfig { hs256_secret: Some(SECRET.into()), ..Default::default() }).unwrap()

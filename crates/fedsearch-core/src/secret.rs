@@ -78,6 +78,18 @@ pub enum ConfigValue {
     From(SecretRef),
 }
 
+impl From<&str> for ConfigValue {
+    fn from(value: &str) -> Self {
+        Self::Inline(Secret::new(value))
+    }
+}
+
+impl From<String> for ConfigValue {
+    fn from(value: String) -> Self {
+        Self::Inline(Secret::new(value))
+    }
+}
+
 impl ConfigValue {
     pub fn resolve(&self, key: &str) -> Result<Secret, String> {
         match self {

@@ -83,14 +83,14 @@ impl Audit {
             sinks.push(("file", tx));
         }
         if let Some(pg) = &config.postgres {
-            let url = std::env::var(&pg.url_env).map_err(|_| {
-                anyhow::anyhow!("audit.postgres.url_env: environment variable {} is not set", pg.url_env)
-            })?;
+            let url = fedsearch_core::secret::resolve_with_env(&pg.url, &pg.url_env, "audit.postgres.url")
+                .map_err(anyhow::Error::msg)?;
+            // The DSN holds a password: the error names the key, never the value.
             let pool = sqlx::postgres::PgPoolOptions::new()
                 .max_connections(2)
                 .acquire_timeout(std::time::Duration::from_secs(2))
-                .connect_lazy(&url)
-                .map_err(|e| anyhow::anyhow!("audit.postgres: invalid DSN in {}: {e}", pg.url_env))?;
+                .connect_lazy(url.expose())
+                .map_err(|e| anyhow::anyhow!("audit.postgres.url: invalid DSN: {e}"))?;
             let (tx, rx) = mpsc::channel(config.buffer);
             tokio::spawn(postgres_sink(pool, pg.table.clone(), rx));
             sinks.push(("postgres", tx));

@@ -105,8 +105,13 @@ pub enum AuditQuery {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditPostgres {
-    /// The environment variable holding the DSN of a role that may only INSERT into `table`.
-    pub url_env: String,
+    /// The DSN of a role that may only INSERT into `table`: `{ env: NAME }` or `{ file: PATH }`
+    /// (core's one secret shape; inline works but puts a password in the file).
+    #[serde(default)]
+    pub url: Option<fedsearch_core::secret::ConfigValue>,
+    /// The older form: the environment variable holding the DSN.
+    #[serde(default)]
+    pub url_env: Option<String>,
     /// The table (see deploy/observability/audit-postgres.sql), optionally schema-qualified.
     #[serde(default = "default_audit_table")]
     pub table: String,
@@ -659,10 +664,11 @@ impl Validate for RouterConfig {
         if self.audit.buffer == 0 {
             return Err("`audit.buffer` must be at least 1".into());
         }
-        if let Some(pg) = &self.audit.postgres
-            && !pg.table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        {
-            return Err("`audit.postgres.table` must be a plain (optionally schema-qualified) table name".into());
+        if let Some(pg) = &self.audit.postgres {
+            fedsearch_core::secret::check_one_with_env(&pg.url, &pg.url_env, "audit.postgres.url")?;
+            if !pg.table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                return Err("`audit.postgres.table` must be a plain (optionally schema-qualified) table name".into());
+            }
         }
         if self.limits.max_top_k == 0 || self.limits.max_top_k > 50 {
             return Err("`limits.max_top_k` must be within 1..=50".into());
@@ -741,6 +747,23 @@ sources:
         assert_eq!(c.sources[0].weight, 1.0);
         assert_eq!(c.sources[0].timeout, Duration::from_millis(500));
         assert_eq!(c.limits.max_top_k, 50);
+    }
+
+    #[test]
+    fn the_audit_dsn_takes_the_one_secret_shape_or_the_older_url_env() {
+        let with = |pg: &str| OK.replace("sources:", &format!("audit: {{ postgres: {pg} }}\nsources:"));
+        let c: RouterConfig = fedsearch_core::config::from_yaml_str(&with("{ url: { env: AUDIT_DSN } }")).unwrap();
+        let pg = c.audit.postgres.unwrap();
+        assert_eq!(
+            pg.url,
+            Some(fedsearch_core::secret::ConfigValue::From(fedsearch_core::secret::SecretRef::Env("AUDIT_DSN".into())))
+        );
+        let c: RouterConfig = fedsearch_core::config::from_yaml_str(&with("{ url_env: AUDIT_DSN }")).unwrap();
+        assert_eq!(c.audit.postgres.unwrap().url_env.as_deref(), Some("AUDIT_DSN"));
+        let both = fedsearch_core::config::from_yaml_str::<RouterConfig>(&with("{ url: { env: A }, url_env: B }"));
+        assert!(both.unwrap_err().contains("only one"));
+        let neither = fedsearch_core::config::from_yaml_str::<RouterConfig>(&with("{ table: t }"));
+        assert!(neither.unwrap_err().contains("audit.postgres.url"));
     }
 
     #[test]
