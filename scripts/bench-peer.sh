@@ -74,8 +74,6 @@ port() { # N — BASE_PORT + N, refused when something already listens there
   if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then die "port $p is taken (set BENCH_PEER_BASE_PORT)"; fi
   echo "$p"
 }
-wait_healthy() { "$BIN/fedsearch-loadgen" --target "http://127.0.0.1:$2" --wait-healthy 30s 2>/dev/null || die "$1 not healthy; see $WORK/$1.log"; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 # tree_ticks PID... — user+system ticks of these processes and all their live descendants
 # (plus what they reaped of their children).
 tree_ticks() {
@@ -92,7 +90,6 @@ tree_ticks() {
   done
   echo "$total"
 }
-CLK_TCK=$(getconf CLK_TCK)
 
 # --- fedsearch: fusion, three adapters, a router using the fusion service, a router fusing in-process
 # Binaries with internal TLS refuse plaintext unless told: on loopback this bench says so (what

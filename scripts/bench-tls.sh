@@ -55,33 +55,10 @@ LOADGEN=$BIN/fedsearch-loadgen
 . "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-tls
 trap 'cleanup; remove_worktree' EXIT
 
-TAKEN=" "
-free_port() { # sets PORT to a loopback port nothing listens on and this run has not handed out
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 30000))
-    [[ $TAKEN == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then TAKEN+="$p "; PORT=$p; return; fi
-  done
-}
 wait_listening() { # NAME PORT — a TLS server cannot answer the plaintext health check
   for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return; sleep 0.1; done
   die "$1 is not listening on 127.0.0.1:$2; see $WORK/$1.log"
 }
-wait_healthy() { # NAME PORT
-  "$LOADGEN" --target "http://127.0.0.1:$2" --wait-healthy 30s 2>/dev/null \
-    || die "$1 did not become healthy on 127.0.0.1:$2; see $WORK/$1.log"
-}
-cpu_ticks() { # PID... — user+system CPU ticks used so far
-  local pid total=0 f
-  for pid in "$@"; do
-    read -ra f < <(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
-    total=$((total + f[11] + f[12]))
-  done
-  echo "$total"
-}
-CLK_TCK=$(getconf CLK_TCK)
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 PKI=$WORK/tls
 "$BIN/fedsearch-dev-pki" "$PKI" >/dev/null || die "cannot make the throwaway certificates"

@@ -44,38 +44,10 @@ command -v jq >/dev/null || apt_install jq
 
 . "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench
 
-# free_port — sets PORT to a loopback port nothing listens on and this run has not handed out.
-TAKEN=" "
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 30000))
-    [[ $TAKEN == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then TAKEN+="$p "; PORT=$p; return; fi
-  done
-}
 
 BIN=target/release
 LOADGEN=$BIN/fedsearch-loadgen
 
-wait_healthy() { # NAME PORT
-  "$LOADGEN" --target "http://127.0.0.1:$2" --wait-healthy 30s 2>/dev/null \
-    || die "$1 did not become healthy on 127.0.0.1:$2; see $WORK/$1.log"
-}
-
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-
-# cpu_ticks PID... — user+system CPU ticks used so far by these processes together.
-cpu_ticks() {
-  local pid total=0 f
-  for pid in "$@"; do
-    # Fields after the `(comm)`: utime and stime are the 12th and 13th.
-    read -ra f < <(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
-    total=$((total + f[11] + f[12]))
-  done
-  echo "$total"
-}
-CLK_TCK=$(getconf CLK_TCK)
 
 log "building release binaries: router, fusion, scripted-adapter, fedsearch-loadgen"
 cargo build --release -p fedsearch-bench -p fedsearch-router -p fedsearch-fusion -p fedsearch-cli 2>&1 | tail -2
