@@ -162,6 +162,20 @@ impl ServerConfig {
         Self { tls: None, identity: None, ..self.clone() }
     }
 
+    /// A test's adapter on `listen` (loopback): in process (see [`ServerConfig::in_process`]),
+    /// a 100 ms drain, 8 sub-queries at once, 5 s when a sub-query names no deadline. Tests
+    /// change what they exercise with struct update syntax.
+    pub fn loopback(listen: SocketAddr) -> Self {
+        Self {
+            listen,
+            shutdown_grace: Duration::from_millis(100),
+            max_concurrent_subqueries: 8,
+            default_timeout: Duration::from_secs(5),
+            tls: None,
+            identity: None,
+        }
+    }
+
     /// What a deployed adapter must say explicitly: how callers are authenticated (`server.tls`)
     /// and how the user is known (`server.identity`).
     pub fn require_security(&self) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! self-check answers UNIMPLEMENTED, one with a self-check gets exactly the sources asked for,
 //! and an unknown source is INVALID_ARGUMENT before the adapter runs.
 
-use std::{collections::HashMap, time::Duration};
+use std::collections::HashMap;
 
 use fedsearch_adapter_kit::{
     Adapter, AdapterError, DescribeResponse, FetchRequest, FetchResponse, HitSink, ServerConfig, SourceDescription,
@@ -42,14 +42,7 @@ impl Adapter for SelfChecking {
 async fn serve<A: Adapter>(adapter: A) -> AdapterDiagnosticsServiceClient<tonic::transport::Channel> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = ServerConfig {
-        listen: addr,
-        shutdown_grace: Duration::from_millis(100),
-        max_concurrent_subqueries: 8,
-        default_timeout: Duration::from_secs(5),
-        tls: None,
-        identity: None,
-    };
+    let config = ServerConfig::loopback(addr);
     tokio::spawn(async move { serve_adapter(adapter, listener, &config, std::future::pending()).await });
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap().connect_lazy();
     AdapterDiagnosticsServiceClient::new(channel)

@@ -50,14 +50,7 @@ impl Adapter for Noting {
 async fn serve() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = ServerConfig {
-        listen: addr,
-        shutdown_grace: Duration::from_millis(100),
-        max_concurrent_subqueries: 8,
-        default_timeout: Duration::from_secs(5),
-        tls: None,
-        identity: None,
-    };
+    let config = ServerConfig::loopback(addr);
     tokio::spawn(async move { serve_adapter(Noting, listener, &config, std::future::pending()).await });
     format!("http://{addr}")
 }
@@ -137,14 +130,7 @@ async fn a_sub_query_without_a_user_is_denied_and_duplicate_ids_are_refused() {
 async fn shutdown_reports_not_serving_and_drains_in_flight_sub_queries() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = ServerConfig {
-        listen: addr,
-        shutdown_grace: Duration::from_secs(5),
-        max_concurrent_subqueries: 8,
-        default_timeout: Duration::from_secs(5),
-        tls: None,
-        identity: None,
-    };
+    let config = ServerConfig { shutdown_grace: Duration::from_secs(5), ..ServerConfig::loopback(addr) };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         serve_adapter(Noting, listener, &config, async {

@@ -107,10 +107,6 @@ async fn serve(tls: TlsConfig) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://{}", listener.local_addr().unwrap());
     let config = ServerConfig {
-        listen: listener.local_addr().unwrap(),
-        shutdown_grace: Duration::from_millis(100),
-        max_concurrent_subqueries: 8,
-        default_timeout: Duration::from_secs(5),
         tls: Some(tls),
         identity: Some(VerifierConfig {
             jwks_file: None,
@@ -118,6 +114,7 @@ async fn serve(tls: TlsConfig) -> String {
             leeway_secs: 5,
             trust_unsigned: true,
         }),
+        ..ServerConfig::loopback(listener.local_addr().unwrap())
     };
     tokio::spawn(async move { serve_adapter(Described, listener, &config, std::future::pending()).await });
     url
