@@ -49,9 +49,6 @@ pub struct Terms {
     pub chinese_words: Vec<String>,
     /// The time phrase and its calendar window in the user's zone.
     pub window: Option<fedsearch_timeexpr::Window>,
-    /// The first document date the time filter keeps: the window's start, or earlier for a
-    /// period that is not over yet (see [`documents_from`]).
-    pub documents_from: Option<chrono::DateTime<chrono::Utc>>,
     /// The glossary concepts the question mentions, with their other terms.
     pub concepts: Vec<crate::analysis::Concept>,
 }
@@ -216,7 +213,6 @@ pub fn extract(registry: &Registry, query: &str, clock: Clock, expansions: Vec<S
         }
     }
     t.window = fedsearch_timeexpr::resolve(query, clock.as_of, clock.zone);
-    t.documents_from = t.window.as_ref().map(documents_from);
     // Chinese content words of what the keywords, entities and time phrase leave over.
     let mut residue = lowered;
     let phrase = t.window.as_ref().map(|w| w.phrase.to_lowercase());
@@ -249,7 +245,7 @@ const ANNOUNCED_AHEAD_MAX_DAYS: i64 = 31;
 /// schedule, a notice published the Friday before "this week" — so the filter reaches back before
 /// the period's start by as long as is left of it after today (at most
 /// [`ANNOUNCED_AHEAD_MAX_DAYS`]): six days for "this week" on a Monday, none on a Sunday.
-pub fn documents_from(window: &fedsearch_timeexpr::Window) -> chrono::DateTime<chrono::Utc> {
+fn documents_from(window: &fedsearch_timeexpr::Window) -> chrono::DateTime<chrono::Utc> {
     let Some(end) = window.period_to else { return window.from };
     let left = (end - window.to).min(chrono::TimeDelta::days(ANNOUNCED_AHEAD_MAX_DAYS));
     window.from - left.max(chrono::TimeDelta::zero())
@@ -298,7 +294,7 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
         && let Some(w) = &terms.window
     {
         // Filters are inclusive; the window's end is exclusive: stop one nanosecond before it.
-        let start = terms.documents_from.unwrap_or(w.from);
+        let start = documents_from(w);
         let from = prost_types::Timestamp { seconds: start.timestamp(), nanos: 0 };
         // A period that goes on after today keeps what is dated later in it too (a notice
         // effective on Thursday of "this week").

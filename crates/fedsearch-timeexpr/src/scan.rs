@@ -558,7 +558,6 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
     let monday = week_start(today)?;
     let this_month = month_start(today.year(), today.month())?;
     let this_quarter = month_start(today.year(), today.month0() / 3 * 3 + 1)?;
-    let next_month = this_month.checked_add_months(Months::new(1))?;
     let (grain, first, end_date) = match relative {
         WeeksBack(0) => (Grain::Week, monday, tomorrow),
         WeeksBack(n) => {
@@ -575,7 +574,7 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
     };
     let period_end = match relative {
         WeeksBack(0) => monday.checked_add_days(Days::new(7)),
-        ThisMonth => Some(next_month),
+        ThisMonth => this_month.checked_add_months(Months::new(1)),
         ThisQuarter => this_quarter.checked_add_months(Months::new(3)),
         ThisYear => NaiveDate::from_ymd_opt(today.year() + 1, 1, 1),
         _ => None,
