@@ -264,8 +264,21 @@ resolved = pathlib.Path(sys.argv[2])
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_?KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
 rendered_files = [pathlib.Path(a) for a in sys.argv[3:]]
 SERVICES = {"router": 50051, "fusion": 50052, "es-adapter": 50061, "sql-adapter": 50062, "wiki-adapter": 50063, "vector-adapter": 50064}
-# Opt-in services: the chart renders them only when enabled (ci/features-values.yaml does).
+# Opt-in services: the chart renders them only when `services.<name>.enabled` is true.
 OPTIONAL = {"vector-adapter"}
+CHART_DIR = root / "deploy/helm/fedsearch"
+
+
+def enabled_in(values_files):
+    """The opt-in services the chart's values.yaml and then each of `values_files` enable."""
+    on = set()
+    for f in [CHART_DIR / "values.yaml", *values_files]:
+        services = (yaml.safe_load(f.read_text()) or {}).get("services") or {}
+        for name in OPTIONAL:
+            flag = (services.get(name) or {}).get("enabled")
+            if flag is not None:
+                on = on | {name} if flag else on - {name}
+    return on
 MCP_PORT = 50071  # the router's MCP endpoint (mcp.listen)
 
 
@@ -516,7 +529,7 @@ def container_ports(c):
     return {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
 
 
-def check_k8s(label, docs, plain):
+def check_k8s(label, docs, plain, enabled):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
@@ -533,7 +546,9 @@ def check_k8s(label, docs, plain):
     for name, port in SERVICES.items():
         problems = []
         d = deployments.get(name)
-        if d is None and name in OPTIONAL and "features" not in label:
+        if name in OPTIONAL and name not in enabled:
+            if d is not None:
+                report(f"k8s ({label}): {name} deployment", [f"{name} is rendered but not enabled"])
             continue
         if d is None:
             report(f"k8s ({label}): {name} deployment", [f"no Deployment {name}"])
@@ -671,7 +686,7 @@ def check_k8s(label, docs, plain):
         problems = []
         for name in SERVICES:
             got = config_of(name)
-            if got is None and name in OPTIONAL:
+            if name in OPTIONAL and name not in enabled:
                 continue
             if got is None:
                 problems.append(f"no ConfigMap {name}-config with {name}.yaml")
@@ -792,13 +807,13 @@ def check_k8s(label, docs, plain):
 
 docs, parse_problems = load_docs(sorted(root.glob("deploy/k8s/*.yaml")))
 report("k8s (deploy/k8s): every manifest parses", parse_problems)
-check_k8s("deploy/k8s", docs, plain=True)
+check_k8s("deploy/k8s", docs, plain=True, enabled=enabled_in([]))
 for f in rendered_files:
     docs, parse_problems = load_docs([f])
     label = "chart " + f.name.removeprefix("rendered-")
     if parse_problems:
         report(f"k8s ({label}): every manifest parses", parse_problems)
-    check_k8s(label, docs, plain=False)
+    check_k8s(label, docs, plain=False, enabled=enabled_in([CHART_DIR / "ci" / f.name.removeprefix("rendered-")]))
 
 # ---- the configs the chart embeds mean the same to Helm (YAML 1.1) and to the binaries (YAML 1.2)
 YAML11_BOOL = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
