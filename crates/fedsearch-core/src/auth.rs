@@ -11,8 +11,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     path::PathBuf,
-    sync::{Arc, RwLock},
-    time::{Instant, SystemTime},
+    sync::Arc,
 };
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -155,13 +154,10 @@ impl std::fmt::Debug for JwtVerifier {
 /// Minimum HS256 secret length, in bytes.
 pub const MIN_SECRET_LEN: usize = 32;
 
-/// The keys of a JWKS file, by `kid`, re-read when the file changes. Also verifies the
-/// router's identity assertions ([`crate::assertion`]).
+/// The keys of a JWKS file, by `kid`, re-read when the file changes (core's one reload rule,
+/// [`crate::reload`]). Also verifies the router's identity assertions ([`crate::assertion`]).
 pub(crate) struct Jwks {
-    path: PathBuf,
-    /// The config key messages name, e.g. `auth.jwks_file`.
-    label: &'static str,
-    state: RwLock<JwksState>,
+    keys: crate::reload::Reloading<KeysByKid>,
 }
 
 /// A public key of a JWKS file with the one algorithm it verifies.
@@ -188,17 +184,10 @@ fn p256_point(x: &str, y: &str) -> Option<Vec<u8>> {
     Some(point)
 }
 
-struct JwksState {
-    keys: KeysByKid,
-    modified: Option<SystemTime>,
-    checked: Instant,
-}
-
-fn read_jwks(path: &std::path::Path, label: &str) -> Result<(KeysByKid, Option<SystemTime>), String> {
+fn read_jwks(path: &std::path::Path, label: &str) -> Result<KeysByKid, String> {
     use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
     let shown = format!("{label} {}", path.display());
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
-    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     let set: JwkSet = serde_json::from_str(&text).map_err(|e| format!("{shown} is not a JWKS: {e}"))?;
     let mut keys = HashMap::new();
     for jwk in &set.keys {
@@ -217,53 +206,24 @@ fn read_jwks(path: &std::path::Path, label: &str) -> Result<(KeysByKid, Option<S
     if keys.is_empty() {
         return Err(format!("{shown} holds no keys"));
     }
-    Ok((keys, modified))
+    Ok(keys)
 }
 
 impl Jwks {
+    /// Reads the file now (`label` is the config key messages name, e.g. `auth.jwks_file`).
     pub(crate) fn load(path: PathBuf, label: &'static str) -> Result<Self, String> {
-        let (keys, modified) = read_jwks(&path, label)?;
-        Ok(Self { path, label, state: RwLock::new(JwksState { keys, modified, checked: Instant::now() }) })
-    }
-
-    /// Re-reads the file if it changed (looked at once a second at most, or `now`). A file that
-    /// cannot be read or parsed keeps the keys loaded before.
-    fn refresh(&self, now: bool) {
-        let due = |s: &JwksState| now || s.checked.elapsed() >= std::time::Duration::from_secs(1);
-        if !due(&self.state.read().unwrap_or_else(|e| e.into_inner())) {
-            return;
-        }
-        let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
-        if !due(&s) {
-            return;
-        }
-        s.checked = Instant::now();
-        let modified = std::fs::metadata(&self.path).and_then(|m| m.modified()).ok();
-        if modified == s.modified {
-            return;
-        }
-        match read_jwks(&self.path, self.label) {
-            Ok((keys, modified)) => {
-                tracing::info!(keys = keys.len(), file = self.label, "JWKS file re-read");
-                s.keys = keys;
-                s.modified = modified;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "JWKS file changed but cannot be used; keeping the keys loaded before")
-            }
-        }
+        let keys = crate::reload::Reloading::load(vec![path], "JWKS file", move |p| read_jwks(&p[0], label))?;
+        Ok(Self { keys })
     }
 
     pub(crate) fn key(&self, kid: &str) -> Option<Arc<PublicKey>> {
-        self.refresh(false);
-        let found = self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned();
-        if found.is_some() {
-            return found;
+        let (keys, _) = self.keys.current();
+        if let Some(found) = keys.get(kid) {
+            return Some(found.clone());
         }
         // An unknown kid may be a key published a moment ago (a rotation): look at the file now
         // (one metadata call; it is re-read only when it changed).
-        self.refresh(true);
-        self.state.read().unwrap_or_else(|e| e.into_inner()).keys.get(kid).cloned()
+        self.keys.current_now().0.get(kid).cloned()
     }
 }
 

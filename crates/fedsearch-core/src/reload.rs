@@ -1,5 +1,6 @@
 //! Values read from files and read again when the files change: the one reload rule of the
-//! TLS files ([`crate::tls`]) and the router's signing key ([`crate::assertion`]).
+//! TLS files ([`crate::tls`]), the router's signing key ([`crate::assertion`]) and the JWKS
+//! files of public keys (end-user tokens and the router's assertions, [`crate::auth`]).
 //!
 //! The files are looked at no more than once a [`RELOAD_CHECK`] (size and modification time).
 //! A changed set is read again; a set that cannot be used (half-written, a certificate without
@@ -62,14 +63,26 @@ impl<T> Reloading<T> {
     /// The value in use and its generation (which grows with every value read again), reading
     /// the files first when they changed.
     pub(crate) fn current(&self) -> (Arc<T>, u64) {
+        self.look(false)
+    }
+
+    /// [`Reloading::current`], looking at the files now whenever they were last looked at: for
+    /// a value that may be new a moment ago (a JWKS asked for a `kid` it does not hold yet).
+    /// The files are read only when they changed.
+    pub(crate) fn current_now(&self) -> (Arc<T>, u64) {
+        self.look(true)
+    }
+
+    fn look(&self, now: bool) -> (Arc<T>, u64) {
+        let due = |s: &State<T>| now || s.checked.elapsed() >= RELOAD_CHECK;
         {
             let s = self.state.read().unwrap_or_else(|e| e.into_inner());
-            if s.checked.elapsed() < RELOAD_CHECK {
+            if !due(&s) {
                 return (s.value.clone(), s.generation);
             }
         }
         let mut s = self.state.write().unwrap_or_else(|e| e.into_inner());
-        if s.checked.elapsed() >= RELOAD_CHECK {
+        if due(&s) {
             s.checked = Instant::now();
             let stamps: Vec<Stamp> = self.paths.iter().map(|p| stamp(p)).collect();
             if stamps != s.stamps && s.refused.as_ref() != Some(&stamps) {
