@@ -17,7 +17,7 @@
 # (BENCH_TLS_WORKTREE, default /tmp/fedsearch-bench-tls), never in the shared target/, and the
 # worktree is removed at the end unless BENCH_TLS_KEEP=1 (then a next run builds incrementally).
 # Other knobs: BENCH_TLS_DURATION=15s, BENCH_TLS_WARMUP=3s, BENCH_TLS_OUT=FILE (the section is
-# also written there).
+# also written there), BENCH_TLS_PORTS=LOW-HIGH (ports from that range only).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT" || exit 1
 
@@ -53,6 +53,15 @@ done
 LOADGEN=$BIN/fedsearch-loadgen
 
 . "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-tls
+if [ -n "${BENCH_TLS_PORTS:-}" ]; then # LOW-HIGH: the stacks' ports from this range only
+  free_port() {
+    local low=${BENCH_TLS_PORTS%-*} high=${BENCH_TLS_PORTS#*-}
+    for PORT in $(seq "$low" "$high"); do
+      [[ $TAKEN == *" $PORT "* ]] || (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null || { TAKEN+="$PORT "; return; }
+    done
+    die "no free port in $BENCH_TLS_PORTS"
+  }
+fi
 trap 'cleanup; remove_worktree' EXIT
 
 wait_listening() { # NAME PORT — a TLS server cannot answer the plaintext health check
