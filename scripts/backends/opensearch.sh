@@ -16,7 +16,9 @@
 #             data/sample/search/*.json (relative times rendered to UTC at load time), then the
 #             held-out company's `nimbus-issues`, `nimbus-status`, `nimbus-docs` from
 #             data/nimbus/search/*.json (absolute times), and the second tuning company's
-#             `orca-cases`, `orca-advisories`, `orca-guides` from data/orca/search/*.json.
+#             `orca-cases`, `orca-advisories`, `orca-guides` from data/orca/search/*.json, and the
+#             second held-out company's `kestrel-tickets`, `kestrel-notices`, `kestrel-manuals`
+#             from data/kestrel/search/*.json.
 #   status    print state, url, health and doc counts; exit 0 running+healthy, 1 unhealthy, 3 stopped.
 #   url       print OPENSEARCH_URL of the running node.
 #
@@ -255,6 +257,7 @@ cmd_seed() {
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/sample/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/nimbus/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/orca/search"
+  python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/kestrel/search"
 }
 
 cmd_status() {
@@ -267,7 +270,7 @@ cmd_status() {
   if [ -n "$url" ] && h=$(health "$url" 5 1s); then
     echo "opensearch: running pid=$pid url=$url rss_kb=$(ps -o rss= -p "$pid" | tr -d ' ')"
     echo "health: $h"
-    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
+    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*,kestrel-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
     echo
     return 0
   fi

@@ -17,6 +17,7 @@
 #   SQLITE_PATH=/abs/path/shop.sqlite
 #   NIMBUS_SQLITE_URL=sqlite:///abs/path/nimbus.sqlite?mode=ro (and NIMBUS_SQLITE_ADMIN_URL, _PATH)
 #   ORCA_SQLITE_URL=sqlite:///abs/path/orca.sqlite?mode=ro     (and ORCA_SQLITE_ADMIN_URL, _PATH; data/orca/sql)
+#   KESTREL_SQLITE_URL=sqlite:///abs/path/kestrel.sqlite?mode=ro (and KESTREL_SQLITE_ADMIN_URL, _PATH; data/kestrel/sql)
 # The file stays in rollback-journal mode (journal_mode=DELETE), never WAL: a WAL database needs
 # its -shm file to be writable, which breaks read-only opens.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -28,6 +29,8 @@ NIMBUS_SQLITE_PATH=$FEDSEARCH_RUN_DIR/nimbus.sqlite
 NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
 ORCA_SQLITE_PATH=$FEDSEARCH_RUN_DIR/orca.sqlite   # second tuning company (data/orca)
 ORCA_SQL_DIR=$FEDSEARCH_ROOT/data/orca/sql
+KESTREL_SQLITE_PATH=$FEDSEARCH_RUN_DIR/kestrel.sqlite   # second held-out company (data/kestrel)
+KESTREL_SQL_DIR=$FEDSEARCH_ROOT/data/kestrel/sql
 
 need_cli() { command -v sqlite3 >/dev/null || die "sqlite3 CLI not found; run: $0 install"; }
 ro_uri() { echo "file:$SQLITE_PATH?mode=ro"; }   # the same open, as the sqlite3 CLI spells it
@@ -50,6 +53,9 @@ NIMBUS_SQLITE_ADMIN_URL=sqlite://$NIMBUS_SQLITE_PATH
 ORCA_SQLITE_PATH=$ORCA_SQLITE_PATH
 ORCA_SQLITE_URL=sqlite://$ORCA_SQLITE_PATH?mode=ro
 ORCA_SQLITE_ADMIN_URL=sqlite://$ORCA_SQLITE_PATH
+KESTREL_SQLITE_PATH=$KESTREL_SQLITE_PATH
+KESTREL_SQLITE_URL=sqlite://$KESTREL_SQLITE_PATH?mode=ro
+KESTREL_SQLITE_ADMIN_URL=sqlite://$KESTREL_SQLITE_PATH
 EOF
 }
 
@@ -65,17 +71,21 @@ cmd_seed() {
   { echo "PRAGMA journal_mode = DELETE;"; bash "$ORCA_SQL_DIR/render.sh"; } \
     | sqlite3 -bail "$ORCA_SQLITE_PATH" >/dev/null || die "seeding $ORCA_SQLITE_PATH failed"
   log "seeded $ORCA_SQLITE_PATH ($(sqlite3 "file:$ORCA_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM shipments') shipments)"
+  { echo "PRAGMA journal_mode = DELETE;"; bash "$KESTREL_SQL_DIR/render.sh"; } \
+    | sqlite3 -bail "$KESTREL_SQLITE_PATH" >/dev/null || die "seeding $KESTREL_SQLITE_PATH failed"
+  log "seeded $KESTREL_SQLITE_PATH ($(sqlite3 "file:$KESTREL_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM installations') installations)"
 }
 
 cmd_start() {
   need_cli
   if [ -s "$SQLITE_PATH" ] && sqlite3 "$(ro_uri)" 'SELECT 1 FROM orders LIMIT 1' >/dev/null 2>&1 \
     && sqlite3 "file:$NIMBUS_SQLITE_PATH?mode=ro" 'SELECT 1 FROM invoices LIMIT 1' >/dev/null 2>&1 \
-    && sqlite3 "file:$ORCA_SQLITE_PATH?mode=ro" 'SELECT 1 FROM shipments LIMIT 1' >/dev/null 2>&1; then
-    log "reusing $SQLITE_PATH, $NIMBUS_SQLITE_PATH and $ORCA_SQLITE_PATH"
+    && sqlite3 "file:$ORCA_SQLITE_PATH?mode=ro" 'SELECT 1 FROM shipments LIMIT 1' >/dev/null 2>&1 \
+    && sqlite3 "file:$KESTREL_SQLITE_PATH?mode=ro" 'SELECT 1 FROM installations LIMIT 1' >/dev/null 2>&1; then
+    log "reusing $SQLITE_PATH, $NIMBUS_SQLITE_PATH, $ORCA_SQLITE_PATH and $KESTREL_SQLITE_PATH"
   else
     rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" \
-      "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal"
+      "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal" "$KESTREL_SQLITE_PATH" "$KESTREL_SQLITE_PATH-journal"
     cmd_seed
   fi
   write_env
@@ -86,8 +96,8 @@ cmd_stop() {
   case "${1:-}" in
     --keep-data) log "kept $SQLITE_PATH" ;;
     "") rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" "$SQLITE_ENV" \
-          "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal"
-        log "removed $SQLITE_PATH, $NIMBUS_SQLITE_PATH and $ORCA_SQLITE_PATH" ;;
+          "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal" "$KESTREL_SQLITE_PATH" "$KESTREL_SQLITE_PATH-journal"
+        log "removed $SQLITE_PATH, $NIMBUS_SQLITE_PATH, $ORCA_SQLITE_PATH and $KESTREL_SQLITE_PATH" ;;
     *) die "usage: $0 stop [--keep-data]" ;;
   esac
 }
