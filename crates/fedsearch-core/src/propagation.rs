@@ -8,11 +8,9 @@
 use opentelemetry::{
     Context,
     propagation::{Extractor, Injector, TextMapPropagator},
-    trace::TraceContextExt,
 };
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::Span;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 struct HeaderInjector<'a>(&'a mut http::HeaderMap);
 
@@ -38,7 +36,7 @@ impl Extractor for HeaderExtractor<'_> {
 
 /// Writes the current span's context into `headers` as `traceparent`/`tracestate`.
 pub fn inject_current(headers: &mut http::HeaderMap) {
-    let cx = Span::current().context();
+    let cx = crate::telemetry::context(&Span::current());
     TraceContextPropagator::new().inject_context(&cx, &mut HeaderInjector(headers));
 }
 
@@ -49,9 +47,7 @@ pub fn extract(headers: &http::HeaderMap) -> Context {
 
 /// The hex trace id of the current span, or "" when tracing is off.
 pub fn current_trace_id() -> String {
-    let cx = Span::current().context();
-    let span = cx.span();
-    let sc = span.span_context();
+    let sc = crate::telemetry::span_context(&Span::current());
     if sc.is_valid() { sc.trace_id().to_string() } else { String::new() }
 }
 
@@ -89,11 +85,9 @@ pub fn server_span<B>(request: &http::Request<B>) -> Span {
         trace_id = tracing::field::Empty,
     );
     let parent = extract(request.headers());
-    let _ = span.set_parent(parent);
+    crate::telemetry::set_parent(&span, parent);
     let trace_id = {
-        let cx = span.context();
-        let s = cx.span();
-        let sc = s.span_context();
+        let sc = crate::telemetry::span_context(&span);
         if sc.is_valid() { sc.trace_id().to_string() } else { String::new() }
     };
     if !trace_id.is_empty() {

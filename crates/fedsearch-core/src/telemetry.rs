@@ -5,25 +5,34 @@
 //! `"span_id"`), read from the OpenTelemetry context of the line's span, so a line logged deep
 //! in a spawned task (a failing source, a sub-query that finished) joins its trace.
 //!
-//! The OpenTelemetry layer is installed even when export is off, so every request still gets
-//! a real trace id (returned to callers and written in logs) and trace context still propagates
-//! to the next hop.
+//! With an OTLP endpoint the OpenTelemetry layer records every span for export. Without one
+//! (the default) it is not installed: building OpenTelemetry spans that nobody exports was ~9 %
+//! of the router's CPU (BENCHMARKS.md, issue 15). A small layer ([`IdsLayer`]) then gives every
+//! span only its W3C ids — a fresh trace id for a root, the parent's trace id and flags for a
+//! child, the remote parent's after [`set_parent`] — so every request still gets a real trace id
+//! (returned to callers and written in logs) and trace context still propagates to the next hop.
+//! Read a span's ids with [`span_context`]/[`context`], never with `OpenTelemetrySpanExt`
+//! directly: they work in both modes.
 
 use opentelemetry::{
-    KeyValue,
-    trace::{TraceContextExt as _, TracerProvider as _},
+    Context, KeyValue,
+    trace::{SpanContext, TraceContextExt as _, TraceFlags, TraceState, TracerProvider as _},
 };
 use opentelemetry_otlp::WithExportConfig;
-use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
-use tracing::{Event, Subscriber};
+use opentelemetry_sdk::{
+    Resource,
+    trace::{IdGenerator as _, RandomIdGenerator, SdkTracerProvider},
+};
+use tracing::{Event, Span, Subscriber, span};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::{
-    EnvFilter,
+    EnvFilter, Layer, Registry,
     fmt::{
         FmtContext, FormatEvent, FormatFields,
         format::{Format, Json, Writer},
     },
     layer::SubscriberExt,
-    registry::LookupSpan,
+    registry::{LookupSpan, SpanData as _},
     util::SubscriberInitExt,
 };
 
@@ -72,8 +81,10 @@ pub fn init(service: &'static str, config: &TelemetryConfig) -> anyhow::Result<T
         .or_else(|| config.log_filter.clone())
         .unwrap_or_else(|| "info,h2=warn,hyper=warn,tower=warn,opentelemetry=warn,rmcp=warn".to_string());
     let filter = EnvFilter::try_new(&filter).map_err(|e| anyhow::anyhow!("invalid log filter `{filter}`: {e}"))?;
-    let otel = tracing_opentelemetry::layer().with_tracer(tracer);
-    let registry = tracing_subscriber::registry().with(filter).with(otel);
+    let exporting = config.otlp_endpoint.is_some();
+    let otel = exporting.then(|| tracing_opentelemetry::layer().with_tracer(tracer));
+    let ids = (!exporting).then_some(IdsLayer);
+    let registry = tracing_subscriber::registry().with(filter).with(otel).with(ids);
     let result = match config.log_format {
         LogFormat::Json => registry
             .with(
@@ -110,18 +121,173 @@ where
     fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
         let mut line = String::new();
         self.0.format_event(ctx, Writer::new(&mut line), event)?;
-        let ids = ctx
-            .lookup_current()
-            .map(|span| span.id())
-            .and_then(|id| Some((id, DISPATCH.get()?.upgrade()?)))
-            .and_then(|(id, dispatch)| tracing_opentelemetry::get_otel_context(&id, &dispatch))
-            .map(|cx| cx.span().span_context().clone())
-            .filter(|sc| sc.is_valid());
+        let ids = ctx.lookup_current().and_then(|span| match span.extensions().get::<Ids>() {
+            Some(ids) => Some(ids.0.clone()),
+            None => DISPATCH
+                .get()?
+                .upgrade()
+                .and_then(|dispatch| tracing_opentelemetry::get_otel_context(&span.id(), &dispatch))
+                .map(|cx| cx.span().span_context().clone()),
+        });
+        let ids = ids.filter(|sc| sc.is_valid());
         match (ids, line.strip_prefix('{')) {
             (Some(sc), Some(rest)) => {
                 write!(writer, "{{\"trace_id\":\"{}\",\"span_id\":\"{}\",{rest}", sc.trace_id(), sc.span_id())
             }
             _ => writer.write_str(&line),
         }
+    }
+}
+
+/// A span's W3C ids when no exporter is configured (the extension [`IdsLayer`] keeps).
+#[derive(Clone, Debug)]
+struct Ids(SpanContext);
+
+/// Gives each new span its [`Ids`]: the parent's trace id, flags and state with a fresh span id,
+/// or, for a root, a fresh trace id, sampled (as the SDK's default `ParentBased(AlwaysOn)` would).
+struct IdsLayer;
+
+impl<S> Layer<S> for IdsLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        _attrs: &span::Attributes<'_>,
+        id: &span::Id,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        // The registry has already resolved the parent (explicit, or the current span).
+        let Some(span) = ctx.span(id) else { return };
+        let parent = span.parent().and_then(|p| p.extensions().get::<Ids>().map(|ids| ids.0.clone()));
+        span.extensions_mut().insert(Ids(new_child(parent.as_ref())));
+    }
+}
+
+/// The ids of a new span under `parent` (a root when `None` or invalid).
+fn new_child(parent: Option<&SpanContext>) -> SpanContext {
+    let generator = RandomIdGenerator::default();
+    match parent.filter(|p| p.is_valid()) {
+        Some(p) => {
+            SpanContext::new(p.trace_id(), generator.new_span_id(), p.trace_flags(), false, p.trace_state().clone())
+        }
+        None => SpanContext::new(
+            generator.new_trace_id(),
+            generator.new_span_id(),
+            TraceFlags::SAMPLED,
+            false,
+            TraceState::default(),
+        ),
+    }
+}
+
+/// Runs `f` on the [`Ids`] of `span`, when [`IdsLayer`] is installed.
+fn with_ids<T>(span: &Span, f: impl FnOnce(&mut Ids) -> T) -> Option<T> {
+    span.with_subscriber(|(id, dispatch)| {
+        let registry = dispatch.downcast_ref::<Registry>()?;
+        let data = registry.span_data(id)?;
+        let mut extensions = data.extensions_mut();
+        extensions.get_mut::<Ids>().map(f)
+    })
+    .flatten()
+}
+
+/// The W3C span context of `span` (invalid when tracing is off or the span is disabled).
+pub fn span_context(span: &Span) -> SpanContext {
+    with_ids(span, |ids| ids.0.clone()).unwrap_or_else(|| span.context().span().span_context().clone())
+}
+
+/// `span` as an OpenTelemetry context, for injecting `traceparent` into an outgoing call.
+pub fn context(span: &Span) -> Context {
+    match with_ids(span, |ids| ids.0.clone()) {
+        Some(sc) => Context::new().with_remote_span_context(sc),
+        None => span.context(),
+    }
+}
+
+/// Makes the remote context `parent` (read from an incoming request) the parent of `span`:
+/// `span` and the spans opened under it from now on join `parent`'s trace. Call it before
+/// opening children. An invalid `parent` leaves `span` a root.
+pub fn set_parent(span: &Span, parent: Context) {
+    let remote = parent.span().span_context().clone();
+    if with_ids(span, |ids| {
+        if remote.is_valid() {
+            ids.0 = SpanContext::new(
+                remote.trace_id(),
+                ids.0.span_id(),
+                remote.trace_flags(),
+                false,
+                remote.trace_state().clone(),
+            );
+        }
+    })
+    .is_none()
+    {
+        let _ = span.set_parent(parent);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::{SpanId, TraceId};
+
+    use super::*;
+
+    fn without_exporter() -> impl Subscriber + for<'a> LookupSpan<'a> {
+        tracing_subscriber::registry().with(EnvFilter::new("info")).with(Some(IdsLayer))
+    }
+
+    #[test]
+    fn without_an_exporter_a_root_gets_a_trace_and_its_children_share_it() {
+        tracing::subscriber::with_default(without_exporter(), || {
+            let root = tracing::info_span!("root");
+            let root_sc = span_context(&root);
+            assert!(root_sc.is_valid() && root_sc.is_sampled());
+            let child = root.in_scope(|| tracing::info_span!("child"));
+            let explicit = tracing::info_span!(parent: &root, "explicit");
+            for span in [&child, &explicit] {
+                let sc = span_context(span);
+                assert_eq!(sc.trace_id(), root_sc.trace_id());
+                assert_ne!(sc.span_id(), root_sc.span_id());
+            }
+            let other = tracing::info_span!("other root");
+            assert_ne!(span_context(&other).trace_id(), root_sc.trace_id());
+            let disabled = tracing::debug_span!("filtered out");
+            assert!(!span_context(&disabled).is_valid());
+        });
+    }
+
+    #[test]
+    fn without_an_exporter_a_remote_parent_is_adopted_and_injected() {
+        tracing::subscriber::with_default(without_exporter(), || {
+            let trace = TraceId::from_hex("0af7651916cd43dd8448eb211c80319c").unwrap();
+            let remote = SpanContext::new(
+                trace,
+                SpanId::from_hex("b7ad6b7169203331").unwrap(),
+                TraceFlags::SAMPLED,
+                true,
+                TraceState::default(),
+            );
+            let server = tracing::info_span!("server");
+            let own = span_context(&server).span_id();
+            set_parent(&server, Context::new().with_remote_span_context(remote));
+            let sc = span_context(&server);
+            assert_eq!((sc.trace_id(), sc.span_id()), (trace, own));
+            let child = server.in_scope(|| tracing::info_span!("call"));
+            let mut headers = http::HeaderMap::new();
+            child.in_scope(|| crate::propagation::inject_current(&mut headers));
+            let traceparent = headers["traceparent"].to_str().unwrap();
+            assert_eq!(
+                traceparent,
+                format!("00-{trace}-{}-01", span_context(&child).span_id()),
+                "the child's own span id goes out as the parent of the next hop"
+            );
+            assert_eq!(child.in_scope(crate::propagation::current_trace_id), trace.to_string());
+
+            let root = tracing::info_span!("no traceparent");
+            let before = span_context(&root);
+            set_parent(&root, Context::new());
+            assert_eq!(span_context(&root).trace_id(), before.trace_id(), "an invalid parent leaves a root");
+        });
     }
 }

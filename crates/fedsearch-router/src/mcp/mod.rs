@@ -303,10 +303,7 @@ impl ServerHandler for McpHandler {
             user = tracing::field::Empty,
         );
         if let Some(parts) = context.extensions.get::<http::request::Parts>() {
-            let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(
-                &span,
-                fedsearch_core::propagation::extract(&parts.headers),
-            );
+            fedsearch_core::telemetry::set_parent(&span, fedsearch_core::propagation::extract(&parts.headers));
         }
         let method = format!("mcp.{tool}");
         let user = match span.in_scope(|| self.identity(&context)) {
