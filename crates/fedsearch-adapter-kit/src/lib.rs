@@ -11,6 +11,7 @@ mod error;
 mod metrics;
 mod service;
 pub mod testing;
+pub mod vocabulary;
 
 use std::{future::Future, net::SocketAddr, time::Duration};
 

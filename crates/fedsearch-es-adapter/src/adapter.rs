@@ -32,6 +32,8 @@ pub struct EsAdapter {
     es: Elasticsearch,
     sources: Arc<Vec<SourceConfig>>,
     request_timeout: Duration,
+    /// What each index holds, read in the background ([`crate::describe`]).
+    vocabulary: fedsearch_adapter_kit::vocabulary::VocabularyStore,
 }
 
 impl std::fmt::Debug for EsAdapter {
@@ -51,12 +53,17 @@ fn budgets(remaining: Duration, cap: Duration) -> (Duration, Duration) {
 
 impl EsAdapter {
     /// Builds the adapter (and its client) from a validated config. Makes no request yet.
+    /// Inside a tokio runtime it also starts reading the sources' vocabulary in the background.
     pub fn new(config: &EsAdapterConfig) -> anyhow::Result<Self> {
-        Ok(Self {
-            es: client::build(&config.cluster)?,
-            sources: Arc::new(config.sources.clone()),
-            request_timeout: config.cluster.request_timeout,
-        })
+        let es = client::build(&config.cluster)?;
+        let sources = Arc::new(config.sources.clone());
+        let vocabulary = config.describe.store(sources.iter().map(|s| s.name.as_str()));
+        let (reader, listed, timeout) = (es.clone(), sources.clone(), config.cluster.request_timeout);
+        vocabulary.spawn_refresh(config.describe.refresh, move |name| {
+            let (es, sources) = (reader.clone(), listed.clone());
+            async move { crate::describe::read(&es, &sources, &name, timeout).await }
+        });
+        Ok(Self { es, sources, request_timeout: config.cluster.request_timeout, vocabulary })
     }
 
     fn source(&self, name: &str) -> Result<&SourceConfig, AdapterError> {
@@ -133,13 +140,18 @@ impl Adapter for EsAdapter {
             sources: self
                 .sources
                 .iter()
-                .map(|s| SourceDescription {
-                    name: s.name.clone(),
-                    kind: "elasticsearch".into(),
-                    description: s.description.clone(),
-                    when_to_use: s.when_to_use.clone(),
-                    supported_filters: SUPPORTED_FILTERS.iter().map(|f| f.to_string()).collect(),
-                    doc_types: s.doc_types.clone(),
+                .map(|s| {
+                    let mut d = SourceDescription {
+                        name: s.name.clone(),
+                        kind: "elasticsearch".into(),
+                        description: s.description.clone(),
+                        when_to_use: s.when_to_use.clone(),
+                        supported_filters: SUPPORTED_FILTERS.iter().map(|f| f.to_string()).collect(),
+                        doc_types: s.doc_types.clone(),
+                        ..Default::default()
+                    };
+                    self.vocabulary.fill(&mut d);
+                    d
                 })
                 .collect(),
         }

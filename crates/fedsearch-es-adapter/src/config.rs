@@ -36,6 +36,9 @@ pub struct EsAdapterConfig {
     pub admin: fedsearch_core::admin::AdminConfig,
     pub cluster: ClusterConfig,
     pub sources: Vec<SourceConfig>,
+    /// What `Describe` reads of each index for the router (see [`crate::describe`]).
+    #[serde(default)]
+    pub describe: fedsearch_adapter_kit::vocabulary::DescribeConfig,
 }
 
 /// How to reach the Elasticsearch / OpenSearch cluster.

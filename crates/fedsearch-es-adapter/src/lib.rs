@@ -14,11 +14,13 @@
 //! - [`client`]: the HTTP client and the mapping of cluster failures to adapter errors.
 //! - [`hits`]: responses into hits, snippets and fetched documents.
 //! - [`adapter`]: the [`fedsearch_adapter_kit::Adapter`] implementation.
+//! - [`describe`]: what each index holds (keyword values, titles) for `Describe`.
 //! - [`diagnose`]: the self-check of `fedsearch doctor` (mappings against the config).
 
 pub mod adapter;
 pub mod client;
 pub mod config;
+pub mod describe;
 pub mod diagnose;
 pub mod hits;
 pub mod query;

@@ -219,6 +219,13 @@ pub struct SelectionSection {
     /// ...and at least this share of the best source's score.
     #[serde(default = "default_relative")]
     pub relative: f64,
+    /// How often the adapters' `Describe` is asked again for what their sources hold.
+    #[serde(default = "default_vocabulary_refresh", with = "duration")]
+    pub vocabulary_refresh: Duration,
+    /// How long the router waits at start-up for the first `Describe` answers before it serves
+    /// (a source that has not answered by then keeps its config-only profile until it does).
+    #[serde(default = "default_vocabulary_wait", with = "duration")]
+    pub vocabulary_wait: Duration,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
@@ -237,8 +244,17 @@ impl Default for SelectionSection {
             undated_weight: default_undated(),
             min_score: default_min_score(),
             relative: default_relative(),
+            vocabulary_refresh: default_vocabulary_refresh(),
+            vocabulary_wait: default_vocabulary_wait(),
         }
     }
+}
+
+fn default_vocabulary_refresh() -> Duration {
+    Duration::from_secs(300)
+}
+fn default_vocabulary_wait() -> Duration {
+    Duration::from_secs(3)
 }
 
 fn default_undated() -> f64 {
@@ -600,6 +616,11 @@ impl SourceConfig {
     pub fn split_words(&self) -> bool {
         self.routing.split_words.unwrap_or(self.kind == "wiki")
     }
+
+    /// Whether the source is scored by its adapter's vocabulary too (`routing.vocabulary`).
+    pub fn uses_vocabulary(&self) -> bool {
+        self.routing.vocabulary.unwrap_or(true)
+    }
 }
 
 fn default_weight() -> f64 {
@@ -633,6 +654,10 @@ pub struct RoutingRules {
     /// analyse the question themselves. Default: on for `kind: wiki`, off otherwise.
     #[serde(default)]
     pub split_words: Option<bool>,
+    /// Score the source also by what its adapter's `Describe` says it holds (names, titles,
+    /// field values; see [`crate::describe`]). Default on; `false` keeps the config-only profile.
+    #[serde(default)]
+    pub vocabulary: Option<bool>,
 }
 
 impl Validate for RouterConfig {

@@ -13,6 +13,7 @@ pub mod breaker;
 pub mod cache;
 pub mod config;
 pub mod context;
+pub mod describe;
 pub mod documents;
 pub mod fanout;
 pub mod feedback;
@@ -46,6 +47,8 @@ pub async fn serve(
     let state = RouterState::new(config)?;
     let _observers = metrics::observe_state(&state);
     health::spawn(state.registry.clone(), state.config.circuit_breaker.health_interval);
+    let described = describe::spawn(&state.registry, state.config.selection.vocabulary_refresh);
+    let _ = tokio::time::timeout(state.config.selection.vocabulary_wait, described).await;
     state.admission.watch_runtime_lag(state.config.limits.max_runtime_lag);
     let shutdown = shutdown.shared();
     if let Some(addr) = mcp_addr {

@@ -41,6 +41,9 @@ pub struct Source {
     pub negative: BTreeSet<String>,
     /// Signs the user of every call to the adapter ([`fedsearch_core::assertion`]).
     pub signer: Option<Arc<fedsearch_core::assertion::AssertionSigner>>,
+    /// What the adapter's `Describe` says the source holds, merged into the profile for
+    /// scoring only (empty until it answers; see [`crate::describe`]).
+    pub vocabulary: crate::describe::Slot,
 }
 
 /// The tokens of a text and of its glossary expansions.
@@ -140,6 +143,7 @@ impl Registry {
                 channel,
                 cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000, shared_cache.clone())),
                 signer: signer.clone(),
+                vocabulary: crate::describe::Slot::default(),
                 config: c.clone(),
             });
         }

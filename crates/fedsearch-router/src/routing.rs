@@ -29,6 +29,7 @@ use fedsearch_proto::{
 use crate::{
     analysis,
     config::{SelectionMode, SelectionSection},
+    describe::Vocabulary,
     registry::{Registry, Source},
 };
 
@@ -81,9 +82,12 @@ pub fn route(
 
     let doc_types: &[String] = filters.map(|f| f.doc_types.as_slice()).unwrap_or(&[]);
     let idf = Idf::over(&permitted);
-    // Each question token's worth: its weight × its IDF over the permitted sources' profiles.
-    let terms: Vec<(&str, f64)> = question.iter().map(|(t, w)| (t.as_str(), w * idf.of(t))).collect();
-    let scored: Vec<Score> = permitted.iter().map(|s| score(s, query, &terms, doc_types)).collect();
+    let prepared = analysis::Prepared::new(query);
+    let scored: Vec<Score> = permitted
+        .iter()
+        .zip(&idf.vocabularies)
+        .map(|(s, v)| score(s, v, query, &prepared, question, &idf, doc_types))
+        .collect();
     let best = scored.iter().map(|s| s.content).fold(0.0, f64::max);
     let bar = selection.min_score.max(selection.relative * best);
     let relevance = |sc: &Score| {
@@ -147,22 +151,52 @@ const KEYWORD_SCORE: f64 = 1.5;
 const MAX_KEYWORDS: usize = 2;
 /// The share of a token's IDF a `when_not_to_use` match takes away.
 const NEGATIVE_SHARE: f64 = 0.5;
+/// What a name the source holds (a customer, a product, a page) scores when the question says
+/// it, times its IDF over the permitted sources' vocabularies; at most [`MAX_ENTITIES`] count.
+const ENTITY_SCORE: f64 = 2.0;
+const MAX_ENTITIES: usize = 2;
+/// The share of its IDF a question token earns when it is not in the source's profile but in
+/// what the source holds (its titles, field values, template words).
+const VOCABULARY_SHARE: f64 = 0.5;
 
-/// Inverse document frequency of profile tokens over the permitted sources: a word every source
-/// mentions says nothing about which one to ask.
+/// Inverse document frequencies over the permitted sources: a word every source mentions says
+/// nothing about which one to ask.
 struct Idf<'a> {
     profiles: Vec<&'a std::collections::BTreeSet<String>>,
+    /// Each permitted source's vocabulary (empty when it has none or its switch is off).
+    vocabularies: Vec<std::sync::Arc<Vocabulary>>,
+}
+
+fn idf(n: usize, df: usize) -> f64 {
+    ((n as f64 + 1.0) / (df as f64 + 0.5)).ln().max(0.0)
 }
 
 impl<'a> Idf<'a> {
     fn over(sources: &[&'a Source]) -> Self {
-        Idf { profiles: sources.iter().map(|s| &s.profile).collect() }
+        Idf {
+            profiles: sources.iter().map(|s| &s.profile).collect(),
+            vocabularies: sources
+                .iter()
+                .map(|s| if s.config.uses_vocabulary() { s.vocabulary.get() } else { Default::default() })
+                .collect(),
+        }
     }
 
+    /// Over the profiles (what the sources say about themselves).
     fn of(&self, token: &str) -> f64 {
-        let n = self.profiles.len() as f64;
-        let df = self.profiles.iter().filter(|p| p.contains(token)).count() as f64;
-        ((n + 1.0) / (df + 0.5)).ln().max(0.0)
+        idf(self.profiles.len(), self.profiles.iter().filter(|p| p.contains(token)).count())
+    }
+
+    /// Over what the sources say and hold.
+    fn of_held(&self, token: &str) -> f64 {
+        let df =
+            self.profiles.iter().zip(&self.vocabularies).filter(|(p, v)| p.contains(token) || v.tokens.contains(token));
+        idf(self.profiles.len(), df.count())
+    }
+
+    /// Over the names the sources hold.
+    fn of_name(&self, name: &str) -> f64 {
+        idf(self.vocabularies.len(), self.vocabularies.iter().filter(|v| v.entity_texts.contains(name)).count())
     }
 }
 
@@ -170,19 +204,31 @@ impl<'a> Idf<'a> {
 struct Score {
     /// An entity pattern matched or a requested doc type is the source's: always selected.
     named: bool,
-    /// Keywords plus profile matches, minus `when_not_to_use` matches.
+    /// Keywords plus profile and vocabulary matches, minus `when_not_to_use` matches.
     content: f64,
     why: String,
 }
 
-/// `terms`: the question's tokens with their worth (weight × IDF).
-fn score(s: &Source, query: &str, terms: &[(&str, f64)], doc_types: &[String]) -> Score {
+/// `question`: the question's tokens with their weights. What the vocabulary matched is never
+/// named in `why` (it was read with the adapter's credentials; see [`crate::describe`]).
+fn score(
+    s: &Source,
+    held: &Vocabulary,
+    query: &str,
+    prepared: &analysis::Prepared,
+    question: &[(String, f64)],
+    idf: &Idf,
+    doc_types: &[String],
+) -> Score {
     let mut named = false;
     let mut value = 0.0;
     let mut why = Vec::new();
     if let Some(m) = s.patterns.iter().find_map(|p| p.find(query)) {
         named = true;
         why.push(format!("entity `{}`", m.as_str()));
+    } else if let Some(m) = held.patterns.iter().find_map(|p| p.find(query)) {
+        named = true;
+        why.push(format!("entity `{}` (a pattern the adapter recognises)", m.as_str()));
     }
     if let Some(t) = doc_types.iter().find(|t| s.config.routing.doc_types.contains(t)) {
         named = true;
@@ -196,17 +242,134 @@ fn score(s: &Source, query: &str, terms: &[(&str, f64)], doc_types: &[String]) -
         why.push(format!("keyword {}", keywords.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")));
     }
     let mut about = Vec::new();
-    for &(t, worth) in terms {
+    let mut holds = 0.0;
+    for (t, w) in question {
         if s.profile.contains(t) {
-            value += worth;
-            about.push(t);
+            value += w * idf.of(t);
+            about.push(t.as_str());
+        } else if held.tokens.contains(t) {
+            holds += VOCABULARY_SHARE * w * idf.of_held(t);
         } else if s.negative.contains(t) {
-            value -= NEGATIVE_SHARE * worth;
+            value -= NEGATIVE_SHARE * w * idf.of(t);
         }
     }
+    let names = held.named_in(prepared);
+    holds += names.iter().take(MAX_ENTITIES).map(|n| ENTITY_SCORE * idf.of_name(n)).sum::<f64>();
     if !about.is_empty() {
         about.truncate(6);
         why.push(format!("about {}", about.join(", ")));
     }
+    if holds > 0.0 {
+        value += holds;
+        why.push(if names.is_empty() {
+            "its documents' words match the question".into()
+        } else {
+            "it holds a name the question mentions".into()
+        });
+    }
     Score { named, content: value.max(0.0), why: why.join("; ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use fedsearch_proto::adapter::{SourceDescription, VocabularyKind, VocabularyState, VocabularyTerm};
+
+    use super::*;
+    use crate::{analysis::Glossary, config::SourceConfig, describe::Vocabulary};
+
+    /// Three sources whose descriptions know no customer, product or page by name.
+    fn registry() -> Registry {
+        let yaml = r#"
+sources:
+  - name: orders
+    adapter: http://127.0.0.1:1
+    kind: sql
+    description: "Orders, shipments and refunds of the shop"
+  - name: tickets
+    adapter: http://127.0.0.1:1
+    kind: search
+    description: "Support tickets: what customers asked and were told"
+  - name: wiki
+    adapter: http://127.0.0.1:2
+    kind: wiki
+    description: "Internal policies and procedures"
+"#;
+        let configs: Vec<SourceConfig> = figment::Figment::new()
+            .merge(<figment::providers::Yaml as figment::providers::Format>::string(yaml))
+            .extract_inner("sources")
+            .unwrap();
+        Registry::new(&configs, &Default::default(), Glossary::new(false, &[])).unwrap()
+    }
+
+    fn holds(registry: &Registry, source: &str, terms: &[(&str, VocabularyKind)]) {
+        let d = SourceDescription {
+            name: source.into(),
+            vocabulary_state: VocabularyState::Ready as i32,
+            vocabulary: terms
+                .iter()
+                .map(|(t, k)| VocabularyTerm { text: t.to_string(), kind: *k as i32, ..Default::default() })
+                .collect(),
+            ..Default::default()
+        };
+        registry.get(source).unwrap().vocabulary.set(Vocabulary::from_description(&d).unwrap());
+    }
+
+    fn decide(r: &Registry, q: &str) -> RoutingDecision {
+        let question = analysis::question_tokens(q, &r.glossary().expand(q));
+        let selection = SelectionSection { mode: SelectionMode::Scored, ..Default::default() };
+        route(r, &Identity::default(), q, &question, None, &[], &selection).unwrap()
+    }
+
+    fn selected(d: &RoutingDecision) -> Vec<&str> {
+        d.selected.iter().map(|s| s.source.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_name_only_one_source_holds_routes_there_without_saying_the_name() {
+        let r = registry();
+        let q = "Was Kessler Maschinenbau charged twice?";
+        assert_eq!(decide(&r, q).strategy, "fallback_all", "no self-description knows the customer");
+        holds(&r, "orders", &[("kessler maschinenbau", VocabularyKind::Entity), ("kessler", VocabularyKind::Entity)]);
+        holds(&r, "wiki", &[("Refund policy", VocabularyKind::Term)]);
+        let d = decide(&r, q);
+        assert_eq!((d.strategy.as_str(), selected(&d)), ("scored", vec!["orders"]), "{d:?}");
+        let reasons: String = d.selected.iter().chain(&d.not_selected).map(|s| s.reason.to_lowercase()).collect();
+        assert!(!reasons.contains("kessler"), "the vocabulary never shows: {reasons}");
+        assert!(reasons.contains("holds a name"), "{reasons}");
+    }
+
+    #[tokio::test]
+    async fn title_words_weigh_by_how_many_sources_hold_them() {
+        let r = registry();
+        holds(&r, "tickets", &[("迅达电子 BK26-10452 因台风甩柜", VocabularyKind::Term)]);
+        holds(&r, "wiki", &[("台风应急流程", VocabularyKind::Term)]);
+        // 迅达电子 is in the tickets' titles only; 台风 in two sources' titles.
+        let d = decide(&r, "迅达电子的柜子现在到哪了？");
+        assert_eq!(selected(&d), ["tickets"], "{d:?}");
+        // A word two of the three sources hold says little about which one to ask.
+        assert_eq!(decide(&r, "台风期间怎么办？").strategy, "fallback_all");
+    }
+
+    #[tokio::test]
+    async fn a_source_switched_off_is_scored_by_its_config_alone() {
+        let mut configs: Vec<SourceConfig> = registry().all().map(|s| s.config.clone()).collect();
+        configs[0].routing.vocabulary = Some(false);
+        let r = Registry::new(&configs, &Default::default(), Glossary::new(false, &[])).unwrap();
+        holds(&r, "orders", &[("kessler", VocabularyKind::Entity)]);
+        assert_eq!(decide(&r, "Was Kessler charged twice?").strategy, "fallback_all");
+    }
+
+    #[tokio::test]
+    async fn an_id_pattern_the_adapter_recognises_names_the_source() {
+        let r = registry();
+        let d = SourceDescription {
+            name: "orders".into(),
+            entity_patterns: vec![r"(?P<order_no>SO\d{8})".into()],
+            ..Default::default()
+        };
+        r.get("orders").unwrap().vocabulary.set(Vocabulary::from_description(&d).unwrap());
+        let decided = decide(&r, "where is SO20261001");
+        assert_eq!(selected(&decided), ["orders"], "{decided:?}");
+        assert_eq!(decided.selected[0].relevance, 1.0);
+    }
 }

@@ -48,6 +48,8 @@ pub struct SqlAdapter {
     lookup_configs: Vec<LookupConfig>,
     /// The loaded lookups and when to load them again.
     lookups: tokio::sync::RwLock<Reload>,
+    /// What the database holds, read in the background ([`crate::describe`]).
+    vocabulary: fedsearch_adapter_kit::vocabulary::VocabularyStore,
 }
 
 impl SqlAdapter {
@@ -62,6 +64,18 @@ impl SqlAdapter {
             fetch_entities = catalog.fetch.len(),
             "sql adapter ready"
         );
+        let vocabulary = config.describe.store([config.source.name.as_str()]);
+        if config.describe.reads(&config.source.name) {
+            // A pool of its own, so the background read never takes a search's connection.
+            let names = Arc::new(Database::connect_lazy(&config.database)?);
+            let lookups = Arc::new(config.lookups.clone());
+            let templates = Arc::new(crate::describe::template_terms(&catalog.templates));
+            let budget = config.server.default_timeout;
+            vocabulary.spawn_refresh(config.describe.refresh, move |_| {
+                let (names, lookups, templates) = (names.clone(), lookups.clone(), templates.clone());
+                async move { crate::describe::read(&names, &lookups, &templates, budget).await }
+            });
+        }
         Ok(Self {
             catalog,
             db,
@@ -69,6 +83,7 @@ impl SqlAdapter {
             default_timeout: config.server.default_timeout,
             lookup_configs: config.lookups.clone(),
             lookups: tokio::sync::RwLock::new(Reload::default()),
+            vocabulary,
         })
     }
 
@@ -352,17 +367,18 @@ impl Adapter for SqlAdapter {
                 doc_types.push(t.hit.doc_type.clone());
             }
         }
-        DescribeResponse {
-            adapter: ADAPTER_NAME.into(),
-            sources: vec![SourceDescription {
-                name: self.source.name.clone(),
-                kind: "sql".into(),
-                description: self.source.description.clone(),
-                when_to_use: when,
-                supported_filters: vec!["time_range".into(), "doc_types".into(), "equals".into()],
-                doc_types,
-            }],
-        }
+        let mut source = SourceDescription {
+            name: self.source.name.clone(),
+            kind: "sql".into(),
+            description: self.source.description.clone(),
+            when_to_use: when,
+            supported_filters: vec!["time_range".into(), "doc_types".into(), "equals".into()],
+            doc_types,
+            entity_patterns: crate::describe::entity_patterns(&self.catalog),
+            ..Default::default()
+        };
+        self.vocabulary.fill(&mut source);
+        DescribeResponse { adapter: ADAPTER_NAME.into(), sources: vec![source] }
     }
 
     async fn search(&self, query: SubQuery, sink: HitSink) -> Result<(), AdapterError> {

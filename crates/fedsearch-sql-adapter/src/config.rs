@@ -42,6 +42,9 @@ pub struct SqlAdapterConfig {
     /// Entity linking: names in a question fill a template parameter (see [`crate::lookup`]).
     #[serde(default)]
     pub lookups: Vec<LookupConfig>,
+    /// What `Describe` reads for the router: the lookups' names (see [`crate::describe`]).
+    #[serde(default)]
+    pub describe: fedsearch_adapter_kit::vocabulary::DescribeConfig,
     /// Bounds of templates' `follow_ups`.
     #[serde(default)]
     pub follow_up_limits: FollowUpLimits,

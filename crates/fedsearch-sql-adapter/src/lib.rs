@@ -14,6 +14,7 @@
 pub mod adapter;
 pub mod config;
 pub mod db;
+pub mod describe;
 pub mod diagnose;
 pub mod followup;
 pub mod lookup;

@@ -180,6 +180,8 @@ impl Adapter for VectorAdapter {
                     when_to_use: s.when_to_use.clone(),
                     supported_filters: vec!["time_range".into(), "doc_types".into(), "tags".into(), "equals".into()],
                     doc_types: s.doc_types.clone(),
+                    // No vocabulary: the collection is searched by meaning, not by names.
+                    ..Default::default()
                 })
                 .collect(),
         }

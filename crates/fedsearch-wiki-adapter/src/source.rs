@@ -273,6 +273,9 @@ impl Source {
             when_to_use: self.when_to_use.clone(),
             supported_filters: SUPPORTED_FILTERS.iter().map(|f| f.to_string()).collect(),
             doc_types,
+            // No vocabulary: the wiki is only ever read as the end user (no service account to
+            // list its pages with), so it describes itself by its config alone.
+            ..Default::default()
         }
     }
 

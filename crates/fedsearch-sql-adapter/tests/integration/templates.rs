@@ -194,6 +194,31 @@ async fn describe_lists_the_source_and_its_templates(db: Db) {
     assert_eq!(s.doc_types, ["order", "shipment", "refund"]);
 }
 
+async fn describe_says_which_customers_the_database_holds(db: Db) {
+    use fedsearch_proto::adapter::{DescribeRequest, VocabularyKind, VocabularyState};
+    let mut h = serve_engine(db).await;
+    // The names are read in the background after start-up: PENDING until then.
+    let mut described = None;
+    for _ in 0..600 {
+        let d = h.client.describe(DescribeRequest {}).await.unwrap().into_inner();
+        if d.sources[0].vocabulary_state() != VocabularyState::Pending {
+            described = Some(d);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let s = described.expect("the vocabulary is read within 30 s").sources.remove(0);
+    assert_eq!(s.vocabulary_state(), VocabularyState::Ready, "{db:?}");
+    assert!(s.vocabulary_read_at.is_some());
+    let names: Vec<&str> =
+        s.vocabulary.iter().filter(|t| t.kind() == VocabularyKind::Entity).map(|t| t.text.as_str()).collect();
+    for want in ["李娜", "li na", "李娜 li na"] {
+        assert!(names.contains(&want), "{db:?}: {want} in {names:?}");
+    }
+    assert!(s.vocabulary.iter().any(|t| t.kind() == VocabularyKind::Term && t.field == "keywords"));
+    assert!(s.entity_patterns.iter().any(|p| p.contains(r"SO\d{8}")), "{:?}", s.entity_patterns);
+}
+
 async fn a_status_word_in_either_language_selects_its_code(db: Db) {
     let mut h = serve_engine(db).await;
     for text in ["哪些快递还在运输中？", "which shipments are in transit"] {
@@ -204,6 +229,7 @@ async fn a_status_word_in_either_language_selects_its_code(db: Db) {
     }
 }
 
+per_engine!(describe_says_which_customers_the_database_holds => describe_vocabulary_postgres, describe_vocabulary_mariadb, describe_vocabulary_sqlite);
 per_engine!(a_status_word_in_either_language_selects_its_code => status_words_postgres, status_words_mariadb, status_words_sqlite);
 per_engine!(describe_lists_the_source_and_its_templates => describe_postgres, describe_mariadb, describe_sqlite);
 per_engine!(templates_return_ground_truth => templates_ground_truth_postgres, templates_ground_truth_mariadb, templates_ground_truth_sqlite);
