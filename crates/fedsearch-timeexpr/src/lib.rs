@@ -31,39 +31,61 @@
 //! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year | the whole previous calendar week (Monday–Sunday), month, quarter or year |
 //! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 最近半年, 近一年, past week, last 3 days, the past 2 weeks, last 30 days, past six months, the past half year | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end); half a year = 6 months |
 //! | hours | 过去24小时, 最近24小时, 近12小时, 最近两个小时内, past 24 hours, last 48 hours, in the last 6 hours, past 24h, the past hour, the last hour | the N hours up to `as_of` (see above) |
-//! | weekend | 上周末, 上个周末, 本周末, 这周末, last weekend, this weekend, over the weekend, this past weekend | a Saturday and Sunday, up to today: "over the weekend" the last one begun, "last weekend" the one before this week's, "this weekend" only once it has begun (a bare 周末 or "weekend" names none: 周末值班补贴) |
+//! | weekend | 上周末, 上个周末, 本周末, 这周末, last weekend, this weekend, over the weekend, this past weekend | a Saturday and Sunday, up to today: "over the weekend" the last one begun, "last weekend" the one before this week's, "this weekend" once it has begun (before, it is ahead; a bare 周末 or "weekend" names none: 周末值班补贴) |
 //! | weekday | 周一 … 周六, 周日, 周天, 星期一 … 星期日, 星期天, 礼拜一 … 礼拜天, Monday … Sunday, on Friday | the most recent such day that has begun: today if today is that day |
-//! | weekday of a week | 上周五, 上星期五, 上个礼拜五, 上周的周五, 上上周五, 本周三, 这周三, 这个星期三, this Monday | that day of the previous (上上: the one before) or the current calendar week (Monday–Sunday); a day of this week not yet begun gives no window |
+//! | weekday of a week | 上周五, 上星期五, 上个礼拜五, 上周的周五, 上上周五, 本周三, 这周三, 这个星期三, this Monday | that day of the previous (上上: the one before) or the current calendar week (Monday–Sunday); a day of this week not yet begun is ahead (below) |
 //! | last weekday | last Friday, previous Friday, this past Friday | the most recent such day before today (on a Friday: a week ago) |
 //! | weekdays from a week's | 上周一到周三, 上周二至周四, 本周一至周五, 上周五到周一 | from that day through the next such weekday (into the next week when it comes earlier in the week), ending today at the latest |
 //! | ago | 12天前, 三天前, 两周前, 两个星期前, 一个月前, 3个月前, 12 days ago, a week ago, two weeks ago, a month ago | around that day, as people rarely say it exactly: N days ago = that day and one day either side (12天前 on 18 November: 5–7 November); N weeks ago = the 7 days centred on that day (day−3 … day+3); N months ago = the calendar month that day falls in (the same date N months ago, clamped to the month's end). Years ago (三年前, 3 years ago) give no window |
 //! | more than … ago | more than a week ago, over two weeks ago, older than 30 days, more than 3 months old, 一周以前, 三天之前, 一周多以前, 十多天前, 一个多月前, 两周以上之前, 超过一周, 超过30天以前 | an open-ended past: from 1970-01-01 up to (not including) the day that long before today, i.e. through the day before it (more than a week ago on 18 November: through 10 November); months and years back from the same date, clamped to the month's end. 以前 and 之前 after a count are read as "or more" (一周以前 = more than a week ago); 前 alone is the point above |
-//! | before | before last week, before yesterday, before 2026-11-01, prior to Nov 1, earlier than November, before 2025, before last Friday, 11月1日之前, 11月1日以前, 11月1日前, 2026-11-01之前, 上周以前, 上周五之前, 昨天之前, 2025年以前, 早于11月1日 | from 1970-01-01 up to (not including) the first day of the start (any day, week of a named week's weekday, month, quarter, half year or year above): before last week = through the Sunday before last week's Monday. A start still to come is a deadline and gives no window (before 2027-01-01; 12月1日之前 asked in November, whose date without a year is read as this year's); so does a bare weekday (周五之前, 周五前, before Friday) |
+//! | before | before last week, before yesterday, before 2026-11-01, prior to Nov 1, earlier than November, before 2025, before last Friday, 11月1日之前, 11月1日以前, 11月1日前, 2026-11-01之前, 上周以前, 上周五之前, 昨天之前, 2025年以前, 早于11月1日 | from 1970-01-01 up to (not including) the first day of the start (any day, week of a named week's weekday, month, quarter, half year or year above): before last week = through the Sunday before last week's Monday. A start still to come is a deadline, ahead (below; 12月1日之前 asked in November is this year's 1 December); a bare weekday (周五之前, 周五前, before Friday) gives no window |
 //! | since | since Monday, since Nov 3, since 2026-11-01, since last week, since 2025, 自11月1日以来, 11月1日以来, 从11月1日起, 从周一开始, 自从周一, 11月1日至今, 今年以来, Nov 1 to date | from the first day of the start (any day, weekday, week, month, quarter, half year or year above) through today; a start not yet begun gives none |
 //! | month | 10月, 十月, 10月份, 2026年10月, 去年10月, 2026-10, October, Oct 2026, October 2026 | that calendar month |
-//! | part of a month | early June, mid-July, late October 2025, the beginning/middle/end of June, the end of last month, 6月上旬, 七月中旬, 2026年7月下旬, 9月初, 6月底, 6月末, 上个月底, 本月初 | early, 上旬, 初: days 1–10; mid, 中旬: 11–20; late, 下旬, 底, 末: the 21st to the month's end (a part of this month ends today; one not yet begun gives none, and the month is read instead) |
+//! | part of a month | early June, mid-July, late October 2025, the beginning/middle/end of June, the end of last month, 6月上旬, 七月中旬, 2026年7月下旬, 9月初, 6月底, 6月末, 上个月底, 本月初 | early, 上旬, 初: days 1–10; mid, 中旬: 11–20; late, 下旬, 底, 末: the 21st to the month's end (a part of this month ends today; one not yet begun is ahead) |
 //! | quarter | Q3, Q3 2026, 2026 Q3, third quarter of 2026, 第三季度, 三季度, 2026年第三季度 | that calendar quarter |
 //! | half year | 上半年, 下半年, 2026年上半年, 去年下半年, H1 2026, 2026 H2, 2026-H1, first half of 2026, second half of last year | January–June or July–December; without a year (上半年, 下半年) of this year, and 下半年 before July gives no window; H1 and H2 need a year |
 //! | year | 2025年, in 2025, during 2025, year 2025 | that calendar year |
 //! | date | 2026-11-03, 2026/11/03, 11月3日, 11月3号, 2026年11月3日, Nov 3, November 3rd, 3 November 2026, November 3, 2026 | that day |
 //! | range | from 2026-11-01 to 2026-11-15, between Nov 1 and Nov 15, Nov 1–15, 11月1日到11月15日, 11月1日至15日, 2026-11-01..2026-11-15, October to December | the first day of the start through the last day of the end, both included |
 //!
+//! Ahead (the window's [`Window::ahead`] is set; it starts today at the earliest):
+//!
+//! | kind | examples | window |
+//! | --- | --- | --- |
+//! | day | 明天, 明日, 后天, 大后天, tomorrow, the day after tomorrow | that day |
+//! | next … (calendar) | 下周, 下星期, 下个礼拜, 下下周, 下个月, 下月, 下季度, 明年, next week/month/quarter/year | the whole next calendar week (Monday–Sunday), month, quarter or year (下下周: the one after) |
+//! | weekday ahead | 下周五, 下个星期五, 下周三到周五, next Friday, this coming Monday, 本周五 or this Friday before Friday | that day of next week (next Friday = 下周五), the first such day after today (this coming), this week's day still to come |
+//! | weekend ahead | 下周末, next weekend, 这周末 / this weekend before Saturday | that Saturday and Sunday |
+//! | rolling ahead | 未来30天, 未来 7 天, 接下来两周, 今后一个月, 往后7天, the next 30 days, next 7 days, in the coming 10 days, over the next two weeks, within the next month, the coming week, 未来24小时, the next 24 hours | today and the N days after it (未来30天 on 18 November: 18 November – 18 December); weeks = 7N days, months to the same date N months on; hours from `as_of` on |
+//! | until a period ends | 月底前, 月末之前, 本月底之前, 到月底, 截至月底, 下个月底前, 季度末前, 年底前, 今年年底之前, by the end of the month, before the end of next month, until the end of this week, by end of quarter, by month-end, by year end, by EOM | today through the last day of that period |
+//! | before a day to come | 12月1日之前 (asked in November), before Dec 1, before 2027-01-01, 本周五前, 下周五之前 | today up to (not including) that day |
+//! | part of a month ahead | 下个月初, early next month, 本月下旬 before the 21st, 6月底 asked on 5 June | those days |
+//! | month told by a word | next November, the coming November, this November, 今年11月, 明年3月 | next/coming: the first such month after this one; this and 今年: this year's |
+//!
+//! A named period that holds today (November asked on 18 November, Q4, 2026年, 下半年, Nov 1 to
+//! Nov 30) is read as "this month" is: the window stops at the end of today and
+//! [`Window::period_to`] keeps where the period ends. A period wholly after today (2026年12月
+//! asked in November) is ahead.
+//!
 //! A month, quarter or date without a year is the most recent one that has begun by `as_of`: in
-//! December 2026 "October" is October 2026, in February 2027 "November" is November 2026 and
-//! "Nov 3" asked on 1 November 2026 is 3 November 2025. In a range the end takes its missing year
+//! December 2026 "October" is October 2026, in February 2027 "November" is November 2026,
+//! "November" or 11月 asked on 20 October 2026 is November 2025, and "Nov 3" asked on 1 November
+//! 2026 is 3 November 2025. Say "next November", "this November", 今年11月, 明年11月 or "November
+//! 2026" for the one to come: a bare month is as often last year's report as next month's plan,
+//! so the other words of the question do not move it. In a range the end takes its missing year
 //! (and month) from the start, moving to the next year when it would fall before it (Dec 20 – Jan 5).
 //!
-//! Future-only words (明天, tomorrow, next week, 下周一, next Friday) are not understood: they give
-//! no window. Neither are counts without a word for the past: 12天内 and "within 12 days" are as
-//! often promises (24小时内发货) as windows, "more than 30 days" and "3 months old" are lengths;
-//! 过去12天 and "the past 12 days" are rolling. "ago" and 前 read only after a count (digits, a
+//! Counts without a word for the past or the future give no window: 12天内 and "within 12 days"
+//! are as often promises (24小时内发货) as windows, "more than 30 days" and "3 months old" are
+//! lengths; 过去12天 and "the past 12 days" are rolling, 未来12天 and "the next 12 days" ahead. "3天后"
+//! and "in 3 days" are not read (签收7天后 counts from another event). "ago" and 前 read only after a count (digits, a
 //! number word, "a"/"an", a Chinese numeral) and a unit: "long ago", "a while ago" and 第三天前 hold
 //! no window, and 前 that starts a word (前天, 前年, 前端, 前后) means no "before".
 //!
 //! Some weekday phrases name no window and hide the words inside them: a range of bare weekdays is
 //! a schedule (客服周一至周五工作, Monday to Friday, between Monday and Friday), as is a habit (每周一,
-//! every Monday, and a plural: on Mondays), a day to come (next Friday, this coming Monday, by
-//! Friday, 周五前) or a holiday (Black Friday, Cyber Monday, Good Friday, 黑色星期五). 周 after a
+//! every Monday, and a plural: on Mondays), a bare weekday deadline (by Friday, 周五前: which
+//! Friday is not said) or a holiday (Black Friday, Cyber Monday, Good Friday, 黑色星期五). 周 after a
 //! number is a count of weeks and a day's character that starts a word is that word: 一周一次,
 //! 两周三次, 上周一共 (上周 and 一共), 本周五个订单, 本周日志, 这周天气 hold no weekday.
 //!
@@ -76,6 +98,9 @@
 //! same grain (2026-11-03 over yesterday), then the earliest in the text. Phrases that overlap keep
 //! only the longest (2026年10月 rather than 10月 inside it). An open-ended past has the grain of its
 //! unit or its start: more than a week ago and before last week are weeks, before 2026-11-01 a day.
+//!
+//! Chinese numbers may stand apart from their unit: 9 月份, 10 月中旬, 2026 年 10 月, 11 月 3 日,
+//! 3 号, 3 天前 read as 9月份, 10月中旬 and so on.
 //!
 //! English is matched case-insensitively on word boundaries ("octopus" is no month, "Sundance" no
 //! Sunday, "sincerely" no "since"). Weekdays are read by their full names only (sun, sat and wed
@@ -106,8 +131,15 @@ pub struct Window {
     /// window, "past 24 hours until 2026-11-30 07:00 (Asia/Shanghai)" (local time of `as_of`).
     pub label: String,
     /// The end (exclusive) of the calendar period the phrase names when it goes on after today:
-    /// this week, this month, this quarter, this year (the window itself stops at today).
+    /// this week, this month, this quarter, this year, and a named period that holds today
+    /// (November asked on 18 November, 2026年, Nov 1–30); the window itself stops at today.
     pub period_to: Option<DateTime<Utc>>,
+    /// The phrase looks ahead: the window holds days still to come and starts today at the
+    /// earliest — tomorrow, next week, 下个月, 未来30天, the next 30 days, 月底前, by the end of the
+    /// month, 本周五 on a Wednesday, next November, a date not reached yet. A filter on the dates
+    /// of what has happened (created, published, updated) has nothing to find there; one on dates
+    /// that lie ahead (due, departure, expiry) does.
+    pub ahead: bool,
 }
 
 /// Finds the most specific time phrase in `text` and returns its window of calendar days in `tz`
@@ -115,18 +147,26 @@ pub struct Window {
 /// `as_of`; `None` when the text holds no phrase it understands.
 pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
     let today = as_of.with_timezone(&tz).date_naive();
-    let found = scan::best(text, today)?;
+    let mut found = scan::best(text, today)?;
     let phrase = text[found.start..found.end].to_string();
     if let Some(hours) = found.hours {
-        let until = as_of.with_timezone(&tz).format("%Y-%m-%d %H:%M");
-        let past = if hours == 1 { "hour".to_string() } else { format!("{hours} hours") };
-        return Some(Window {
-            from: as_of.checked_sub_signed(TimeDelta::try_hours(hours.into())?)?,
-            to: as_of,
-            phrase,
-            label: format!("past {past} until {until} ({})", tz.name()),
-            period_to: None,
-        });
+        let local = as_of.with_timezone(&tz).format("%Y-%m-%d %H:%M");
+        let count = if hours == 1 { "hour".to_string() } else { format!("{hours} hours") };
+        let span = TimeDelta::try_hours(hours.into())?;
+        let (from, to, label) = if found.ahead {
+            (as_of, as_of.checked_add_signed(span)?, format!("next {count} from {local} ({})", tz.name()))
+        } else {
+            (as_of.checked_sub_signed(span)?, as_of, format!("past {count} until {local} ({})", tz.name()))
+        };
+        return Some(Window { from, to, phrase, label, period_to: None, ahead: found.ahead });
+    }
+    let tomorrow = today.succ_opt()?;
+    let ahead = found.ahead || found.first > today;
+    // A named period that holds today (November on 18 November) is read as "this month" is: the
+    // window stops at today, the period's end is kept apart.
+    if !ahead && found.end_date > tomorrow {
+        found.period_end = found.period_end.max(Some(found.end_date));
+        found.end_date = tomorrow;
     }
     let last = found.end_date.pred_opt()?;
     let label = if found.first == last {
@@ -141,6 +181,7 @@ pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
         phrase,
         label,
         period_to,
+        ahead,
     })
 }
 

@@ -34,11 +34,19 @@ pub(crate) struct Span {
     /// The end (exclusive) of the calendar period the phrase names when the window stops at
     /// today before it: this week, this month, this quarter, this year.
     pub period_end: Option<NaiveDate>,
+    /// The phrase looks ahead: tomorrow, next week, 下个月, 未来30天, 月底前 (see
+    /// [`crate::Window::ahead`]).
+    pub ahead: bool,
 }
 
 impl Span {
     fn days(grain: Grain, explicit: bool, first: NaiveDate, end_date: NaiveDate) -> Span {
-        Span { grain, explicit, first, end_date, hours: None, period_end: None }
+        Span { grain, explicit, first, end_date, hours: None, period_end: None, ahead: false }
+    }
+
+    /// Days still to come, named by a phrase that looks ahead.
+    fn ahead(grain: Grain, explicit: bool, first: NaiveDate, end_date: NaiveDate) -> Span {
+        Span { ahead: true, ..Span::days(grain, explicit, first, end_date) }
     }
 }
 
@@ -52,6 +60,8 @@ pub(crate) struct Found {
     pub hours: Option<u32>,
     /// See [`Span::period_end`].
     pub period_end: Option<NaiveDate>,
+    /// See [`Span::ahead`].
+    pub ahead: bool,
     grain: Grain,
     explicit: bool,
 }
@@ -75,10 +85,10 @@ const MATCHERS: &[Matcher] = &[
     since,
     ago,
     before,
+    by_end,
 ];
 
-const NOT_WINDOWS: &[NotWindow] =
-    &[weekday_not_begun, weekday_no_window, since_not_begun, before_not_begun, weekend_not_begun];
+const NOT_WINDOWS: &[NotWindow] = &[weekday_no_window, since_not_begun];
 
 /// The most specific phrase in `text`, with `today` the local day of the question.
 pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
@@ -114,6 +124,7 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
             end_date: span.end_date,
             hours: span.hours,
             period_end: span.period_end,
+            ahead: span.ahead,
             grain: span.grain,
             explicit: span.explicit,
         };
@@ -135,6 +146,7 @@ impl Found {
             end_date: self.end_date.max(other.end_date),
             hours: None,
             period_end: self.period_end.max(other.period_end),
+            ahead: self.ahead || other.ahead,
             grain: self.grain.max(other.grain),
             explicit: self.explicit && other.explicit,
         }
@@ -395,16 +407,28 @@ impl<'a> Cur<'a> {
         }
     }
 
-    /// Reads a year written the Chinese way: 2026年, 今年, 去年, 前年.
+    /// Reads a year written the Chinese way: 2026年, 2026 年, 今年, 去年, 前年, 明年.
     fn year_zh(&mut self, today: NaiveDate) -> Option<i32> {
         let save = *self;
         if let Some(y) = self.year()
-            && self.lit("年")
+            && self.zh_unit("年")
         {
             return Some(y);
         }
         *self = save;
-        self.longest(&[("今年", 0), ("去年", 1), ("前年", 2)]).map(|back| today.year() - back)
+        self.longest(&[("今年", 0), ("去年", 1), ("前年", 2), ("明年", -1)]).map(|back| today.year() - back)
+    }
+
+    /// Reads the character after a number (月, 日, 号, 年, 周), spaces before it allowed: 9 月,
+    /// 10 月份, 2026 年.
+    fn zh_unit(&mut self, unit: &str) -> bool {
+        let save = *self;
+        self.ws0();
+        let ok = self.lit(unit);
+        if !ok {
+            *self = save;
+        }
+        ok
     }
 }
 
@@ -442,8 +466,20 @@ fn week_start(day: NaiveDate) -> Option<NaiveDate> {
     day.checked_sub_days(Days::new(day.weekday().num_days_from_monday().into()))
 }
 
-/// 今天, 昨天, 前天, today, yesterday, the day before yesterday.
+/// 今天, 昨天, 前天, today, yesterday, the day before yesterday; ahead: 明天, 后天, tomorrow.
 fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    const DAYS_AHEAD: &[(&str, u64)] = &[
+        ("明天", 1),
+        ("明日", 1),
+        ("明儿", 1),
+        ("明早", 1),
+        ("明晚", 1),
+        ("后天", 2),
+        ("大后天", 3),
+        ("tomorrow", 1),
+        ("day after tomorrow", 2),
+        ("the day after tomorrow", 2),
+    ];
     const DAYS_BACK: &[(&str, u64)] = &[
         ("今天", 0),
         ("今日", 0),
@@ -466,6 +502,14 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("day before yesterday", 2),
         ("the day before yesterday", 2),
     ];
+    let mut a = c;
+    if let Some(forward) = a.longest(DAYS_AHEAD)
+        // 后天 also ends words: 之后天气, 以后天天.
+        && !(c.s[..c.pos].ends_with(['之', '以', '然']) && c.rest().starts_with('后'))
+    {
+        let day = today.checked_add_days(Days::new(forward))?;
+        return Some((a.pos, Span::ahead(Grain::Day, false, day, day.succ_opt()?)));
+    }
     let back = c.longest(DAYS_BACK)?;
     let day = today.checked_sub_days(Days::new(back))?;
     // "yesterday or the day before", 昨天或前一天: the day before is one more day.
@@ -513,9 +557,29 @@ enum Relative {
     ThisYear,
     LastYear,
     YearBeforeLast,
+    /// The calendar week so many weeks after this one: 下周, 下下周, next week.
+    WeeksAhead(u64),
+    NextMonth,
+    NextQuarter,
+    NextYear,
 }
 
-/// 本周, 上个月, 去年, this week, last month: calendar periods named relative to today.
+/// 下周, 下下周 and their synonyms: how many calendar weeks after this one.
+const WEEKS_AHEAD_ZH: &[(&str, u64)] = &[
+    ("下周", 1),
+    ("下一周", 1),
+    ("下星期", 1),
+    ("下个星期", 1),
+    ("下礼拜", 1),
+    ("下个礼拜", 1),
+    ("下下周", 2),
+    ("下下星期", 2),
+    ("下下个星期", 2),
+    ("下下个礼拜", 2),
+];
+
+/// 本周, 上个月, 去年, this week, last month: calendar periods named relative to today; ahead:
+/// 下周, 下个月, 明年, next week/month/quarter/year, the whole period.
 fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     use Relative::*;
     const TABLE: &[(&str, Relative)] = &[
@@ -552,8 +616,25 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("this year", ThisYear),
         ("last year", LastYear),
         ("previous year", LastYear),
+        ("下月", NextMonth),
+        ("下个月", NextMonth),
+        ("下一个月", NextMonth),
+        ("下季", NextQuarter),
+        ("下季度", NextQuarter),
+        ("下个季度", NextQuarter),
+        ("下一季度", NextQuarter),
+        ("明年", NextYear),
+        ("下一年", NextYear),
+        ("next week", WeeksAhead(1)),
+        ("next month", NextMonth),
+        ("next quarter", NextQuarter),
+        ("next year", NextYear),
     ];
-    let relative = c.longest(WEEKS_BACK_ZH).map(WeeksBack).or_else(|| c.longest(TABLE))?;
+    let relative = c
+        .longest(WEEKS_BACK_ZH)
+        .map(WeeksBack)
+        .or_else(|| c.longest(WEEKS_AHEAD_ZH).map(WeeksAhead))
+        .or_else(|| c.longest(TABLE))?;
     let tomorrow = today.succ_opt()?;
     let monday = week_start(today)?;
     let this_month = month_start(today.year(), today.month())?;
@@ -571,6 +652,19 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ThisYear => (Grain::Year, NaiveDate::from_ymd_opt(today.year(), 1, 1)?, tomorrow),
         LastYear => return Some((c.pos, year_span(today.year() - 1, false)?)),
         YearBeforeLast => return Some((c.pos, year_span(today.year() - 2, false)?)),
+        WeeksAhead(n) => {
+            let first = monday.checked_add_days(Days::new(7 * n))?;
+            return Some((c.pos, Span::ahead(Grain::Week, false, first, first.checked_add_days(Days::new(7))?)));
+        }
+        NextMonth => {
+            let first = this_month.checked_add_months(Months::new(1))?;
+            return Some((c.pos, Span::ahead(Grain::Month, false, first, first.checked_add_months(Months::new(1))?)));
+        }
+        NextQuarter => {
+            let first = this_quarter.checked_add_months(Months::new(3))?;
+            return Some((c.pos, Span::ahead(Grain::Quarter, false, first, first.checked_add_months(Months::new(3))?)));
+        }
+        NextYear => return Some((c.pos, Span { ahead: true, ..year_span(today.year() + 1, false)? })),
     };
     let period_end = match relative {
         WeeksBack(0) => monday.checked_add_days(Days::new(7)),
@@ -591,22 +685,15 @@ enum Weekend {
     This,
     /// The one before this week's: the one just past on a weekday, the week before's on a weekend.
     Last,
+    /// Next week's: 下周末, next weekend.
+    Next,
 }
 
 /// 上周末, 上个周末, 本周末, 这周末, last weekend, this weekend, over the weekend, this past weekend:
-/// a Saturday and a Sunday (up to today). A bare 周末 or "weekend" names none: it is as often a
-/// kind of day (周末值班补贴, the weekend allowance).
-fn weekend(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
-    read_weekend(c, today, false)
-}
-
-/// This weekend before it has begun (这周末值班 on a Wednesday): no window, and not 这周 either.
-fn weekend_not_begun(c: Cur<'_>, today: NaiveDate) -> Option<usize> {
-    read_weekend(c, today, true).map(|(end, _)| end)
-}
-
-/// Reads a weekend phrase; with `not_begun`, only this weekend before it has begun.
-fn read_weekend(mut c: Cur<'_>, today: NaiveDate, not_begun: bool) -> Option<(usize, Span)> {
+/// a Saturday and a Sunday (up to today); ahead: this weekend before it has begun, 下周末, next
+/// weekend. A bare 周末 or "weekend" names none: it is as often a kind of day (周末值班补贴, the
+/// weekend allowance).
+fn weekend(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     const TABLE: &[(&str, Weekend)] = &[
         ("上周末", Weekend::Last),
         ("上个周末", Weekend::Last),
@@ -620,17 +707,25 @@ fn read_weekend(mut c: Cur<'_>, today: NaiveDate, not_begun: bool) -> Option<(us
         ("this past weekend", Weekend::Recent),
         ("over the weekend", Weekend::Recent),
         ("during the weekend", Weekend::Recent),
+        ("下周末", Weekend::Next),
+        ("下个周末", Weekend::Next),
+        ("下星期末", Weekend::Next),
+        ("next weekend", Weekend::Next),
     ];
     let which = c.longest(TABLE)?;
     let saturday = week_start(today)?.checked_add_days(Days::new(5))?;
     let begun = today >= saturday;
-    if not_begun {
-        return (which == Weekend::This && !begun).then_some((c.pos, Span::days(Grain::Day, false, today, today)));
+    let coming = match (which, begun) {
+        (Weekend::Next, _) => Some(saturday.checked_add_days(Days::new(7))?),
+        (Weekend::This, false) => Some(saturday),
+        _ => None,
+    };
+    if let Some(first) = coming {
+        return Some((c.pos, Span::ahead(Grain::Day, false, first, first.checked_add_days(Days::new(2))?)));
     }
     let first = match (which, begun) {
-        (Weekend::This, false) => return None,
         (Weekend::This | Weekend::Recent, true) => saturday,
-        (Weekend::Recent | Weekend::Last, false) | (Weekend::Last, true) => saturday.checked_sub_days(Days::new(7))?,
+        _ => saturday.checked_sub_days(Days::new(7))?,
     };
     let last = first.succ_opt()?.min(today);
     Some((c.pos, day_span(Grain::Day, false, first, last)?))
@@ -677,51 +772,53 @@ fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         (third, month_en(&mut c, today)?)
     } else {
         let month = month_zh(&mut c, today)?;
+        c.ws0();
         (c.longest(ZH)?, month)
     };
-    let (first, end, explicit) = month;
+    let (first, explicit) = month;
     let month_end = first.checked_add_months(Months::new(1))?;
     let (from, to) = match third {
         Third::Early => (first, first.checked_add_days(Days::new(10))?),
         Third::Mid => (first.checked_add_days(Days::new(10))?, first.checked_add_days(Days::new(20))?),
         Third::Late => (first.checked_add_days(Days::new(20))?, month_end),
     };
-    let to = to.min(end).min(today.succ_opt()?);
-    (from < to).then_some(())?;
+    if from > today {
+        return Some((c.pos, Span::ahead(Grain::Week, explicit, from, to)));
+    }
+    let to = to.min(today.succ_opt()?);
     Some((c.pos, Span::days(Grain::Week, explicit, from, to)))
 }
 
-/// The month after "early", "mid", "the end of": June, July 2026, Oct, this month, last month.
-/// Returns its first day, the end of its window (today's end for this month) and whether it is
-/// named.
-fn month_en(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate, bool)> {
+/// The month after "early", "mid", "the end of": June, July 2026, Oct, this month, last month,
+/// next month. Returns its first day and whether it is named.
+fn month_en(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, bool)> {
     let mut r = *c;
     if let Some((month, _)) = month_name(&mut r) {
         let p = Partial { year: r.year_tail(), month: Some(month), day: None };
-        let (first, end) = p.span(today)?;
+        let (first, _) = p.span(today)?;
         *c = r;
-        return Some((first, end, true));
+        return Some((first, true));
     }
     relative_month(c, today)
 }
 
-/// The month before 上旬, 初, 底: 6月, 七月, 2026年7月, 上个月, 本月.
-fn month_zh(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate, bool)> {
+/// The month before 上旬, 初, 底: 6月, 七月, 2026年7月, 上个月, 本月, 下个月.
+fn month_zh(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, bool)> {
     let mut r = *c;
     if let Some(p @ Partial { month: Some(_), day: None, .. }) = chinese(&mut r, today) {
-        let (first, end) = p.span(today)?;
+        let (first, _) = p.span(today)?;
         *c = r;
-        return Some((first, end, true));
+        return Some((first, true));
     }
     relative_month(c, today)
 }
 
-/// This month or last month, as [`calendar_relative`] reads them.
-fn relative_month(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate, bool)> {
+/// This month, last month or next month, as [`calendar_relative`] reads them.
+fn relative_month(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, bool)> {
     let (end, span) = calendar_relative(*c, today)?;
     (span.grain == Grain::Month).then_some(())?;
     c.pos = end;
-    Some((span.first, span.end_date, false))
+    Some((span.first, false))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -737,23 +834,38 @@ enum Unit {
 
 /// 最近三天, 近两周, 过去一个月, 最近半年, last 7 days, the past 2 weeks, past month: the period
 /// ending today. 过去24小时, past 24 hours: the hours before the question.
+///
+/// Ahead (未来30天, 接下来两周, the next 30 days, in the coming 2 weeks): today and the period
+/// after it (30 days: today and the 30 days after); hours from the question on.
 fn rolling(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
-    let (n, unit) = rolling_zh(&mut c).or_else(|| rolling_en(&mut c))?;
+    let (n, unit, ahead) = rolling_zh(&mut c).or_else(|| rolling_en(&mut c))?;
     let tomorrow = today.succ_opt()?;
-    let (grain, since) = match unit {
-        Unit::Hour => return Some((c.pos, Span { hours: Some(n), ..Span::days(Grain::Hour, false, today, tomorrow) })),
-        Unit::Day => (Grain::Day, today.checked_sub_days(Days::new(u64::from(n)))?),
-        Unit::Week => (Grain::Week, today.checked_sub_days(Days::new(7 * u64::from(n)))?),
-        Unit::Month => (Grain::Month, today.checked_sub_months(Months::new(n))?),
-        Unit::Quarter => (Grain::Quarter, today.checked_sub_months(Months::new(n.checked_mul(3)?))?),
-        Unit::HalfYear => (Grain::Month, today.checked_sub_months(Months::new(n.checked_mul(6)?))?),
-        Unit::Year => (Grain::Year, today.checked_sub_months(Months::new(n.checked_mul(12)?))?),
+    // Days and months from today, back or ahead.
+    let days = |d: u64| if ahead { today.checked_add_days(Days::new(d)) } else { today.checked_sub_days(Days::new(d)) };
+    let months = |m: u32| {
+        if ahead { today.checked_add_months(Months::new(m)) } else { today.checked_sub_months(Months::new(m)) }
     };
-    Some((c.pos, Span::days(grain, false, since.succ_opt()?, tomorrow)))
+    let (grain, other_end) = match unit {
+        Unit::Hour => {
+            let span = Span { hours: Some(n), ahead, ..Span::days(Grain::Hour, false, today, tomorrow) };
+            return Some((c.pos, span));
+        }
+        Unit::Day => (Grain::Day, days(u64::from(n))?),
+        Unit::Week => (Grain::Week, days(7 * u64::from(n))?),
+        Unit::Month => (Grain::Month, months(n)?),
+        Unit::Quarter => (Grain::Quarter, months(n.checked_mul(3)?)?),
+        Unit::HalfYear => (Grain::Month, months(n.checked_mul(6)?)?),
+        Unit::Year => (Grain::Year, months(n.checked_mul(12)?)?),
+    };
+    if ahead {
+        return Some((c.pos, Span::ahead(grain, false, today, other_end.succ_opt()?)));
+    }
+    Some((c.pos, Span::days(grain, false, other_end.succ_opt()?, tomorrow)))
 }
 
-/// 最近三天, 近两周, 过去的一个月, 最近7天内, 近半年, 过去24小时: a count and its unit.
-fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
+/// 最近三天, 近两周, 过去的一个月, 最近7天内, 近半年, 过去24小时: a count and its unit; ahead
+/// (未来30天, 接下来两周, 今后一个月, 往后7天).
+fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     const UNITS: &[(&str, Unit)] = &[
         ("小时", Unit::Hour),
         ("个小时", Unit::Hour),
@@ -773,7 +885,16 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
         ("年", Unit::Year),
     ];
     let mut r = *c;
-    r.longest(&[("最近", ()), ("近", ()), ("近来", ()), ("过去", ())])?;
+    let ahead = r.longest(&[
+        ("最近", false),
+        ("近", false),
+        ("近来", false),
+        ("过去", false),
+        ("未来", true),
+        ("接下来", true),
+        ("今后", true),
+        ("往后", true),
+    ])?;
     r.lit("的");
     r.ws0();
     let (n, unit) = if r.lit("半年") {
@@ -785,12 +906,13 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
     };
     r.longest(&[("内", ()), ("以内", ()), ("以来", ()), ("里", ())]);
     *c = r;
-    Some((n, unit))
+    Some((n, unit, ahead))
 }
 
 /// the last 7 days, past 2 weeks, previous 5 days, the past week, the last 24 hours, past 24h, the
-/// past half year: a count (one when left out) and its unit.
-fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
+/// past half year: a count (one when left out) and its unit; ahead: the next 30 days, in the
+/// coming 2 weeks, over the next month, the coming week, upcoming 7 days.
+fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     const UNITS: &[(&str, Unit)] = &[
         ("hour", Unit::Hour),
         ("day", Unit::Day),
@@ -811,12 +933,30 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
         ("quarters", Unit::Quarter),
         ("years", Unit::Year),
     ];
+    /// Whether the word stands for a rolling period without a count ("past week", "the coming
+    /// week"; "last week" and "next week" are calendar weeks) and whether it looks ahead.
+    const LEADS: &[(&str, (bool, bool))] = &[
+        ("past", (true, false)),
+        ("last", (false, false)),
+        ("previous", (false, false)),
+        ("next", (false, true)),
+        ("coming", (true, true)),
+        ("upcoming", (true, true)),
+        ("in the next", (false, true)),
+        ("in the coming", (true, true)),
+        ("over the next", (false, true)),
+        ("over the coming", (true, true)),
+        ("within the next", (false, true)),
+        ("within the coming", (true, true)),
+        ("for the next", (false, true)),
+        ("during the next", (false, true)),
+    ];
     let mut r = *c;
     if r.phrase("the") && !r.ws1() {
         return None;
     }
-    let past = r.phrase("past");
-    if (!past && r.longest(&[("last", ()), ("previous", ())]).is_none()) || !r.ws1() {
+    let (alone, ahead) = r.longest(LEADS)?;
+    if !r.ws1() {
         return None;
     }
     let mut counted = r;
@@ -825,15 +965,15 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit)> {
         // Hours may be glued to their count: 24h, 48hrs.
         if let Some(unit) = counted.longest(UNITS).filter(|&unit| spaced || unit == Unit::Hour) {
             *c = counted;
-            return Some((n, unit));
+            return Some((n, unit, ahead));
         }
     }
     // "past week" is rolling; "last week" is the calendar week, read by calendar_relative. An hour
     // has no calendar reading: "the last hour" is the past hour. Only the singular units (the
     // first nine) stand without a count.
-    let unit = r.longest(&UNITS[..9]).filter(|&unit| past || unit == Unit::Hour)?;
+    let unit = r.longest(&UNITS[..9]).filter(|&unit| alone || unit == Unit::Hour)?;
     *c = r;
-    Some((1, unit))
+    Some((1, unit, ahead))
 }
 
 /// A date as written, before its missing parts are filled in.
@@ -933,18 +1073,19 @@ fn chinese(c: &mut Cur<'_>, today: NaiveDate) -> Option<Partial> {
     let mut m = r;
     m.ws0();
     if let Some(month) = m.ordinal_zh().filter(|m| (1..=12).contains(m))
-        && m.lit("月")
+        && m.zh_unit("月")
     {
         p.month = Some(month);
         r = m;
         let mut d = r;
+        d.ws0();
         if let Some(day) = d.ordinal_zh().filter(|d| (1..=31).contains(d))
-            && d.longest(&[("日", ()), ("号", ())]).is_some()
+            && (d.zh_unit("日") || d.zh_unit("号"))
         {
             p.day = Some(day);
             r = d;
         } else {
-            r.lit("份");
+            r.zh_unit("份");
         }
     }
     // A year alone counts when written in digits; 今年 and 去年 alone are read by calendar_relative.
@@ -994,11 +1135,27 @@ fn month_name(c: &mut Cur<'_>) -> Option<(u32, bool)> {
     Some((m, false))
 }
 
-/// October, Oct 2026, October, 2026, Nov 3, November 3rd, November 3, 2026.
-fn month_first(c: &mut Cur<'_>, _today: NaiveDate) -> Option<Partial> {
+/// October, Oct 2026, October, 2026, Nov 3, November 3rd, November 3, 2026; with its year told
+/// by a word before it: this November (this year's), next November, the coming November (the
+/// first after this month).
+fn month_first(c: &mut Cur<'_>, today: NaiveDate) -> Option<Partial> {
+    const LEADS: &[(&str, bool)] =
+        &[("this", false), ("next", true), ("coming", true), ("this coming", true), ("the coming", true)];
     let mut r = *c;
+    let mut lead = None;
+    let mut led = r;
+    if let Some(next) = led.longest(LEADS)
+        && led.ws1()
+    {
+        lead = Some(next);
+        r = led;
+    }
     let (month, alone) = month_name(&mut r)?;
+    let alone = alone || lead.is_some();
     let mut p = Partial { month: Some(month), ..Partial::default() };
+    if let Some(next) = lead {
+        p.year = Some(if next && month <= today.month() { today.year() + 1 } else { today.year() });
+    }
     let mut d = r;
     if d.ws1()
         && let Some(day) = d.day_en()
@@ -1006,7 +1163,9 @@ fn month_first(c: &mut Cur<'_>, _today: NaiveDate) -> Option<Partial> {
         p.day = Some(day);
         r = d;
     }
-    p.year = r.year_tail();
+    if lead.is_none() {
+        p.year = r.year_tail();
+    }
     if p.day.is_none() && p.year.is_none() && !alone {
         return None;
     }
@@ -1222,6 +1381,10 @@ enum WeekOf {
     BeforeToday,
     /// In the calendar week so many weeks before this one (0: this week): 本周五, 上周五.
     WeeksBack(u64),
+    /// In the calendar week so many weeks after this one: 下周五, next Friday.
+    WeeksAhead(u64),
+    /// The first one after today: this coming Friday.
+    Coming,
 }
 
 /// A weekday as written, or a few days from one (上周一到周三, 上周五到周一): `first` to `last`.
@@ -1233,23 +1396,24 @@ struct Weekdays {
 }
 
 impl Weekdays {
-    /// The first and the last day, both begun by `today`; `None` when the first has not begun.
-    /// A range ends today at the latest.
+    /// The first and the last day. A range that has begun ends today at the latest; a day of
+    /// this week not yet begun (本周五 on a Wednesday), of a week to come (下周五) or the coming
+    /// one is ahead, and so is the range from it.
     fn dates(self, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
         let offset = |d: Weekday| u64::from(d.num_days_from_monday());
         let back = (offset(today.weekday()) + 7 - offset(self.first)) % 7;
+        let day_of = |monday: NaiveDate| monday.checked_add_days(Days::new(offset(self.first)));
         let first = match self.week {
             WeekOf::Recent => today.checked_sub_days(Days::new(back))?,
             WeekOf::BeforeToday => today.checked_sub_days(Days::new(if back == 0 { 7 } else { back }))?,
-            WeekOf::WeeksBack(n) => week_start(today)?
-                .checked_sub_days(Days::new(7 * n))?
-                .checked_add_days(Days::new(offset(self.first)))
-                .filter(|&d| d <= today)?,
+            WeekOf::WeeksBack(n) => day_of(week_start(today)?.checked_sub_days(Days::new(7 * n))?)?,
+            WeekOf::WeeksAhead(n) => day_of(week_start(today)?.checked_add_days(Days::new(7 * n))?)?,
+            WeekOf::Coming => today.checked_add_days(Days::new(if back == 0 { 7 } else { 7 - back }))?,
         };
         // 上周五到周一 runs into the next week.
         let length = (offset(self.last) + 7 - offset(self.first)) % 7;
-        let last = first.checked_add_days(Days::new(length))?.min(today);
-        Some((first, last))
+        let last = first.checked_add_days(Days::new(length))?;
+        Some((first, if first <= today { last.min(today) } else { last }))
     }
 }
 
@@ -1290,8 +1454,10 @@ fn weekdays_zh(c: &mut Cur<'_>) -> Option<Weekdays> {
     // (下周一, 这个星期五: read with its week, or not at all).
     const NOT_AFTER: &str = "每下个几两半数零一二三四五六七八九十百上本这该隔逢0123456789";
     let mut r = *c;
-    let week = match r.longest(WEEKS_BACK_ZH) {
-        Some(n) => {
+    let named_week = r.longest(WEEKS_BACK_ZH).map(WeekOf::WeeksBack);
+    let named_week = named_week.or_else(|| r.longest(WEEKS_AHEAD_ZH).map(WeekOf::WeeksAhead));
+    let week = match named_week {
+        Some(week) => {
             // 上周五, and also 上周的周五, 上周星期五.
             let mut named = r;
             named.lit("的");
@@ -1299,7 +1465,7 @@ fn weekdays_zh(c: &mut Cur<'_>) -> Option<Weekdays> {
             if named.longest(WEEK_WORDS_ZH).is_some() && day_zh(&mut { named }).is_some() {
                 r = named;
             }
-            WeekOf::WeeksBack(n)
+            week
         }
         None => {
             if r.s[..r.pos].chars().next_back().is_some_and(|p| NOT_AFTER.contains(p)) {
@@ -1379,6 +1545,9 @@ fn weekdays_en(c: &mut Cur<'_>) -> Option<Weekdays> {
         ("previous", WeekOf::BeforeToday),
         ("this past", WeekOf::BeforeToday),
         ("this", WeekOf::WeeksBack(0)),
+        ("next", WeekOf::WeeksAhead(1)),
+        ("coming", WeekOf::Coming),
+        ("this coming", WeekOf::Coming),
     ];
     let mut r = *c;
     let mut week = WeekOf::Recent;
@@ -1394,16 +1563,12 @@ fn weekdays_en(c: &mut Cur<'_>) -> Option<Weekdays> {
     Some(Weekdays { week, first: day, last: day })
 }
 
-/// 周五, 上周五, 本周一到周三, last Friday, this Monday: whole local days of one week.
+/// 周五, 上周五, 本周一到周三, last Friday, this Monday: whole local days of one week; ahead: 下周五,
+/// next Friday, this coming Monday, 本周五 or "this Friday" before that Friday.
 fn weekday(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     let (first, last) = weekdays(&mut c)?.dates(today)?;
-    Some((c.pos, day_span(Grain::Day, false, first, last)?))
-}
-
-/// 本周五 or "this Friday" asked before that Friday: a day to come, which gives no window (and
-/// is not read as 本周 or as the previous Friday either).
-fn weekday_not_begun(mut c: Cur<'_>, today: NaiveDate) -> Option<usize> {
-    weekdays(&mut c)?.dates(today).is_none().then_some(c.pos)
+    let span = day_span(Grain::Day, false, first, last)?;
+    Some((c.pos, Span { ahead: first > today, ..span }))
 }
 
 /// Weekdays that name no window: a schedule (周一至周五, Monday to Friday), a habit (每周一, every
@@ -1412,17 +1577,8 @@ fn weekday_no_window(c: Cur<'_>, _today: NaiveDate) -> Option<usize> {
     const TO_ZH: &[(&str, ())] = &[("到", ()), ("至", ()), ("-", ()), ("–", ()), ("—", ()), ("~", ()), ("～", ())];
     const TO_EN: &[(&str, ())] =
         &[("to", ()), ("through", ()), ("thru", ()), ("until", ()), ("till", ()), ("-", ()), ("–", ()), ("—", ())];
-    const BEFORE_EN: &[(&str, ())] = &[
-        ("next", ()),
-        ("every", ()),
-        ("each", ()),
-        ("coming", ()),
-        ("this coming", ()),
-        ("by", ()),
-        ("until", ()),
-        ("till", ()),
-        ("before", ()),
-    ];
+    const BEFORE_EN: &[(&str, ())] =
+        &[("every", ()), ("each", ()), ("by", ()), ("until", ()), ("till", ()), ("before", ())];
     const HOLIDAYS: &[(&str, ())] = &[
         ("black friday", ()),
         ("cyber monday", ()),
@@ -1664,6 +1820,7 @@ fn ago_zh(c: &mut Cur<'_>) -> Option<Ago> {
         r.ws0();
     }
     let n = r.count_zh().filter(|&n| n > 0)?;
+    r.ws0();
     // 十多天, 一个多月, 一周多.
     let mut more = over | r.lit("多");
     let counter = r.lit("个");
@@ -1726,15 +1883,14 @@ fn ago_en(c: &mut Cur<'_>) -> Option<Ago> {
 
 /// before last week, before 2026-11-01, prior to Nov 1, earlier than November, 11月1日之前,
 /// 上周以前, 早于11月1日: from [`EPOCH`] up to the first day of that start, which has begun.
+/// A start still to come is a deadline ("before 2027-01-01", 12月1日之前 asked in November, 下周五之前):
+/// the days from today up to it, ahead.
 fn before(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
-    let (end, start) = before_phrase(c, today).filter(|(_, start)| start.first <= today)?;
+    let (end, start) = before_phrase(c, today)?;
+    if start.first > today {
+        return Some((end, Span::ahead(start.grain, start.explicit, today, start.first)));
+    }
     Some((end, before_span(start.grain, start.explicit, start.first)?))
-}
-
-/// "before 2027-01-01", 12月1日之前 asked in November: a deadline to come, which gives no window
-/// (rather than the day, or 1 December of last year).
-fn before_not_begun(c: Cur<'_>, today: NaiveDate) -> Option<usize> {
-    before_phrase(c, today).filter(|(_, start)| start.first > today).map(|(end, _)| end)
 }
 
 /// Reads a "before" phrase: where it ends and the span of its start. A date or month without a
@@ -1771,4 +1927,137 @@ fn before_phrase(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         }
     }
     Some((r.pos, start))
+}
+
+/// A calendar period a deadline ends: this one (0) or so many after it.
+#[derive(Debug, Clone, Copy)]
+enum Period {
+    Week(u32),
+    Month(u32),
+    Quarter(u32),
+    Year(u32),
+}
+
+/// 月底前, 本月底之前, 下个月底前, 年底前, 季度末前, 到月底, 截至年底; by the end of the month,
+/// before the end of this year, by the end of next month, by month-end, until end of quarter:
+/// the days from today through the last day of that period, ahead.
+fn by_end(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let period = by_end_zh(&mut c).or_else(|| by_end_en(&mut c))?;
+    let this_month = month_start(today.year(), today.month())?;
+    let (grain, end) = match period {
+        Period::Week(n) => (Grain::Week, week_start(today)?.checked_add_days(Days::new(7 * (u64::from(n) + 1)))?),
+        Period::Month(n) => (Grain::Month, this_month.checked_add_months(Months::new(n + 1))?),
+        Period::Quarter(n) => {
+            let this_quarter = month_start(today.year(), today.month0() / 3 * 3 + 1)?;
+            (Grain::Quarter, this_quarter.checked_add_months(Months::new(3 * (n + 1)))?)
+        }
+        Period::Year(n) => (Grain::Year, NaiveDate::from_ymd_opt(today.year() + n as i32 + 1, 1, 1)?),
+    };
+    Some((c.pos, Span::ahead(grain, false, today, end)))
+}
+
+/// 月底前, 本月末之前, 下个月底前, 年底以前, 季度末为止, 到月底, 截至年底.
+fn by_end_zh(c: &mut Cur<'_>) -> Option<Period> {
+    const ENDS: &[(&str, Period)] = &[
+        ("月底", Period::Month(0)),
+        ("月末", Period::Month(0)),
+        ("本月底", Period::Month(0)),
+        ("本月末", Period::Month(0)),
+        ("这个月底", Period::Month(0)),
+        ("这个月末", Period::Month(0)),
+        ("这月底", Period::Month(0)),
+        ("当月底", Period::Month(0)),
+        ("当月末", Period::Month(0)),
+        ("下个月底", Period::Month(1)),
+        ("下个月末", Period::Month(1)),
+        ("下月底", Period::Month(1)),
+        ("下月末", Period::Month(1)),
+        ("季度末", Period::Quarter(0)),
+        ("季末", Period::Quarter(0)),
+        ("季度底", Period::Quarter(0)),
+        ("本季度末", Period::Quarter(0)),
+        ("本季末", Period::Quarter(0)),
+        ("这个季度末", Period::Quarter(0)),
+        ("下季度末", Period::Quarter(1)),
+        ("下个季度末", Period::Quarter(1)),
+        ("年底", Period::Year(0)),
+        ("年末", Period::Year(0)),
+        ("今年底", Period::Year(0)),
+        ("今年年底", Period::Year(0)),
+        ("今年末", Period::Year(0)),
+        ("今年年末", Period::Year(0)),
+        ("本年底", Period::Year(0)),
+        ("本年度末", Period::Year(0)),
+        ("明年底", Period::Year(1)),
+        ("明年年底", Period::Year(1)),
+        ("明年末", Period::Year(1)),
+    ];
+    const LEADS: &[(&str, ())] = &[("到", ()), ("截至", ()), ("截止", ()), ("截止到", ()), ("直到", ())];
+    const TAILS: &[(&str, ())] = &[("前", ()), ("之前", ()), ("以前", ()), ("为止", ())];
+    let mut r = *c;
+    let lead = r.longest(LEADS).is_some();
+    r.ws0();
+    let period = r.longest(ENDS)?;
+    let mut tail = r;
+    tail.ws0();
+    if tail.longest(TAILS).is_some() && !starts_word_with_qian(&tail.s[tail.pos - '前'.len_utf8().min(tail.pos)..]) {
+        r = tail;
+    } else if !lead {
+        return None;
+    }
+    *c = r;
+    Some(period)
+}
+
+/// by the end of the month, before the end of this week, until the end of next quarter, by end
+/// of month, by month-end, by year end, by EOM.
+fn by_end_en(c: &mut Cur<'_>) -> Option<Period> {
+    const LEADS: &[(&str, ())] = &[
+        ("by", ()),
+        ("before", ()),
+        ("until", ()),
+        ("till", ()),
+        ("through", ()),
+        ("ahead of", ()),
+        ("no later than", ()),
+    ];
+    const UNITS: &[(&str, Unit)] =
+        &[("week", Unit::Week), ("month", Unit::Month), ("quarter", Unit::Quarter), ("year", Unit::Year)];
+    const SHORT: &[(&str, Period)] = &[
+        ("month-end", Period::Month(0)),
+        ("month end", Period::Month(0)),
+        ("quarter-end", Period::Quarter(0)),
+        ("quarter end", Period::Quarter(0)),
+        ("year-end", Period::Year(0)),
+        ("year end", Period::Year(0)),
+        ("eom", Period::Month(0)),
+        ("eoq", Period::Quarter(0)),
+        ("eoy", Period::Year(0)),
+    ];
+    let mut r = *c;
+    r.longest(LEADS)?;
+    r.ws1().then_some(())?;
+    if r.phrase("the") {
+        r.ws1().then_some(())?;
+    }
+    if let Some(period) = r.longest(SHORT) {
+        *c = r;
+        return Some(period);
+    }
+    (r.phrase("end") && r.ws1() && r.phrase("of") && r.ws1()).then_some(())?;
+    let ahead = match r.longest(&[("the", 0), ("this", 0), ("next", 1)]) {
+        Some(n) => {
+            r.ws1().then_some(())?;
+            n
+        }
+        None => 0,
+    };
+    let period = match r.longest(UNITS)? {
+        Unit::Week => Period::Week(ahead),
+        Unit::Month => Period::Month(ahead),
+        Unit::Quarter => Period::Quarter(ahead),
+        _ => Period::Year(ahead),
+    };
+    *c = r;
+    Some(period)
 }

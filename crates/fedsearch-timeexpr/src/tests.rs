@@ -62,9 +62,9 @@ fn days_relative_to_today() {
         ("What broke Yesterday?", Some(("Yesterday", day("2026-11-17")))),
         ("today's incidents", Some(("today", day("2026-11-18")))),
         ("the day before yesterday", Some(("the day before yesterday", day("2026-11-16")))),
-        ("明天的会议", None),
-        ("meetings tomorrow", None),
-        ("next week", None),
+        // Ahead: see `days_ahead`.
+        ("明天的会议", Some(("明天", day("2026-11-19")))),
+        ("meetings tomorrow", Some(("tomorrow", day("2026-11-19")))),
     ]);
 }
 
@@ -138,7 +138,8 @@ fn months() {
         ("今年二月", Some(("今年二月", days("2026-02-01", "2026-02-28")))),
         ("十二月", Some(("十二月", days("2025-12-01", "2025-12-31")))),
         ("October", Some(("October", days("2026-10-01", "2026-10-31")))),
-        ("tickets opened in November", Some(("November", days("2026-11-01", "2026-11-30")))),
+        // The month that holds today stops at today, as "this month" does (its end is period_to).
+        ("tickets opened in November", Some(("November", days("2026-11-01", "2026-11-18")))),
         ("in December", Some(("December", days("2025-12-01", "2025-12-31")))),
         ("Oct 2026", Some(("Oct 2026", days("2026-10-01", "2026-10-31")))),
         ("Oct. 2025", Some(("Oct. 2025", days("2025-10-01", "2025-10-31")))),
@@ -155,7 +156,7 @@ fn months() {
 fn months_without_a_year_are_the_most_recent_one_begun() {
     check(&[
         ("October", "2026-12-15T04:00:00Z", SH, Some(("October", "2026-10-01 – 2026-10-31 (Asia/Shanghai)"))),
-        ("December", "2026-12-15T04:00:00Z", SH, Some(("December", "2026-12-01 – 2026-12-31 (Asia/Shanghai)"))),
+        ("December", "2026-12-15T04:00:00Z", SH, Some(("December", "2026-12-01 – 2026-12-15 (Asia/Shanghai)"))),
         ("November", "2027-02-10T04:00:00Z", SH, Some(("November", "2026-11-01 – 2026-11-30 (Asia/Shanghai)"))),
         ("11月", "2027-02-10T04:00:00Z", SH, Some(("11月", "2026-11-01 – 2026-11-30 (Asia/Shanghai)"))),
         ("一月", "2027-02-10T04:00:00Z", SH, Some(("一月", "2027-01-01 – 2027-01-31 (Asia/Shanghai)"))),
@@ -164,7 +165,7 @@ fn months_without_a_year_are_the_most_recent_one_begun() {
         ("去年", "2027-01-10T04:00:00Z", SH, Some(("去年", "2026-01-01 – 2026-12-31 (Asia/Shanghai)"))),
         ("Nov 3", "2026-11-01T04:00:00Z", SH, Some(("Nov 3", "2025-11-03 in Asia/Shanghai"))),
         // In Shanghai 1 January has begun while UTC is still in December.
-        ("一月", "2026-12-31T17:00:00Z", SH, Some(("一月", "2027-01-01 – 2027-01-31 (Asia/Shanghai)"))),
+        ("一月", "2026-12-31T17:00:00Z", SH, Some(("一月", "2027-01-01 in Asia/Shanghai"))),
         ("一月", "2026-12-31T15:00:00Z", SH, Some(("一月", "2026-01-01 – 2026-01-31 (Asia/Shanghai)"))),
         ("Feb 29", "2027-03-01T04:00:00Z", SH, Some(("Feb 29", "2024-02-29 in Asia/Shanghai"))),
     ]);
@@ -225,7 +226,7 @@ fn ranges_include_their_last_day() {
         ("11月1日至15日", Some(("11月1日至15日", days("2026-11-01", "2026-11-15")))),
         ("2026年11月1日至2026年11月15日", Some(("2026年11月1日至2026年11月15日", days("2026-11-01", "2026-11-15")))),
         ("2026-11-01..2026-11-15", Some(("2026-11-01..2026-11-15", days("2026-11-01", "2026-11-15")))),
-        ("October to November", Some(("October to November", days("2026-10-01", "2026-11-30")))),
+        ("October to November", Some(("October to November", days("2026-10-01", "2026-11-18")))),
         ("9月到10月", Some(("9月到10月", days("2026-09-01", "2026-10-31")))),
         // The end before the start: not a range, the start alone stands.
         ("from 2026-11-15 to 2026-11-01", Some(("2026-11-15", day("2026-11-15")))),
@@ -247,7 +248,7 @@ fn quarters() {
         ("Q3 2026", Some(("Q3 2026", days("2026-07-01", "2026-09-30")))),
         ("2026 Q3", Some(("2026 Q3", days("2026-07-01", "2026-09-30")))),
         ("2025-Q4", Some(("2025-Q4", days("2025-10-01", "2025-12-31")))),
-        ("q4", Some(("q4", days("2026-10-01", "2026-12-31")))),
+        ("q4", Some(("q4", days("2026-10-01", "2026-11-18")))),
         ("third quarter of 2025", Some(("third quarter of 2025", days("2025-07-01", "2025-09-30")))),
         ("第三季度", Some(("第三季度", days("2026-07-01", "2026-09-30")))),
         ("三季度的营收", Some(("三季度", days("2026-07-01", "2026-09-30")))),
@@ -332,6 +333,7 @@ fn yesterday_is_the_previous_local_calendar_day() {
             phrase: "昨天".into(),
             label: "2026-11-30 in Asia/Shanghai".into(),
             period_to: None,
+            ahead: false,
         }
     );
     // 21:00 on 30 November in Los Angeles is 05:00 on 1 December in UTC.
@@ -385,9 +387,9 @@ fn weekdays_chinese() {
         ("本周三", Some(("本周三", day("2026-11-18")))),
         ("这周一", Some(("这周一", day("2026-11-16")))),
         ("这个星期二", Some(("这个星期二", day("2026-11-17")))),
-        // A day of this week that has not begun: no window, and not 本周 either.
-        ("本周五的会议", None),
-        ("这周日", None),
+        // A day of this week that has not begun: that day, ahead (not 本周).
+        ("本周五的会议", Some(("本周五", day("2026-11-20")))),
+        ("这周日", Some(("这周日", day("2026-11-22")))),
         // A few days of a named week; this week's end at today.
         ("上周一到周三", Some(("上周一到周三", days("2026-11-09", "2026-11-11")))),
         ("上周二至周四的订单", Some(("上周二至周四", days("2026-11-10", "2026-11-12")))),
@@ -410,8 +412,8 @@ fn weekdays_that_name_no_day() {
         // A habit, or a day to come.
         ("每周一发布", None),
         ("每个星期五", None),
-        ("下周一", None),
-        ("下个星期五", None),
+        ("下周一", Some(("下周一", day("2026-11-23")))),
+        ("下个星期五", Some(("下个星期五", day("2026-11-27")))),
         ("周五前能到吗", None),
         ("黑色星期五的订单", None),
         // 周 counting weeks, and words that start with the day's character.
@@ -439,9 +441,9 @@ fn weekdays_english() {
         ("previous Monday", Some(("previous Monday", day("2026-11-16")))),
         ("this past Sunday", Some(("this past Sunday", day("2026-11-15")))),
         ("this Monday", Some(("this Monday", day("2026-11-16")))),
-        ("this Friday", None),
-        ("next Friday", None),
-        ("this coming Monday", None),
+        ("this Friday", Some(("this Friday", day("2026-11-20")))),
+        ("next Friday", Some(("next Friday", day("2026-11-27")))),
+        ("this coming Monday", Some(("this coming Monday", day("2026-11-23")))),
         ("Good Friday", None),
         ("every Monday", None),
         ("will it arrive by Friday", None),
@@ -467,7 +469,7 @@ fn weekdays_asked_on_monday_morning_in_shanghai() {
         ("周一", monday, SH, Some(("周一", "2026-11-23 in Asia/Shanghai"))),
         ("周五", monday, SH, Some(("周五", "2026-11-20 in Asia/Shanghai"))),
         ("本周一", monday, SH, Some(("本周一", "2026-11-23 in Asia/Shanghai"))),
-        ("本周二", monday, SH, None),
+        ("本周二", monday, SH, Some(("本周二", "2026-11-24 in Asia/Shanghai"))),
         ("last Monday", monday, SH, Some(("last Monday", "2026-11-16 in Asia/Shanghai"))),
         ("上周日", monday, SH, Some(("上周日", "2026-11-22 in Asia/Shanghai"))),
     ]);
@@ -526,6 +528,7 @@ fn hours_before_the_question() {
             phrase: "过去24小时".into(),
             label: "past 24 hours until 2026-12-01 07:00 (Asia/Shanghai)".into(),
             period_to: None,
+            ahead: false,
         }
     );
     // Hours are hours across a DST change: 24 of them, though the local clock moved 25.
@@ -573,17 +576,17 @@ fn since_runs_through_today() {
 fn half_years() {
     check_wed(&[
         ("上半年的销售额", Some(("上半年", days("2026-01-01", "2026-06-30")))),
-        ("下半年", Some(("下半年", days("2026-07-01", "2026-12-31")))),
+        ("下半年", Some(("下半年", days("2026-07-01", "2026-11-18")))),
         ("2025年上半年", Some(("2025年上半年", days("2025-01-01", "2025-06-30")))),
         ("去年下半年", Some(("去年下半年", days("2025-07-01", "2025-12-31")))),
         ("今年上半年", Some(("今年上半年", days("2026-01-01", "2026-06-30")))),
         ("H1 2026", Some(("H1 2026", days("2026-01-01", "2026-06-30")))),
         ("H2 2025", Some(("H2 2025", days("2025-07-01", "2025-12-31")))),
-        ("2026 H2", Some(("2026 H2", days("2026-07-01", "2026-12-31")))),
+        ("2026 H2", Some(("2026 H2", days("2026-07-01", "2026-11-18")))),
         ("2026-H1", Some(("2026-H1", days("2026-01-01", "2026-06-30")))),
-        ("2026年H2", Some(("2026年H2", days("2026-07-01", "2026-12-31")))),
+        ("2026年H2", Some(("2026年H2", days("2026-07-01", "2026-11-18")))),
         ("H1-2025", Some(("H1-2025", days("2025-01-01", "2025-06-30")))),
-        ("H2 of this year", Some(("H2 of this year", days("2026-07-01", "2026-12-31")))),
+        ("H2 of this year", Some(("H2 of this year", days("2026-07-01", "2026-11-18")))),
         ("first half of 2026", Some(("first half of 2026", days("2026-01-01", "2026-06-30")))),
         ("second half of last year", Some(("second half of last year", days("2025-07-01", "2025-12-31")))),
         ("H1", None),
@@ -603,7 +606,7 @@ fn half_years() {
     check(&[
         ("下半年", "2026-03-10T04:00:00Z", SH, None),
         ("今年下半年", "2026-03-10T04:00:00Z", SH, Some(("今年下半年", "2026-07-01 – 2026-12-31 (Asia/Shanghai)"))),
-        ("上半年", "2026-03-10T04:00:00Z", SH, Some(("上半年", "2026-01-01 – 2026-06-30 (Asia/Shanghai)"))),
+        ("上半年", "2026-03-10T04:00:00Z", SH, Some(("上半年", "2026-01-01 – 2026-03-10 (Asia/Shanghai)"))),
     ]);
 }
 
@@ -715,16 +718,16 @@ fn before_a_date() {
         // 前 starting a word: 前天 and 前年 are days and years of their own.
         ("昨天前天的订单", Some(("昨天", day("2026-11-17")))),
         ("上周一前后", Some(("上周", days("2026-11-09", "2026-11-15")))),
-        // A day still to come is a deadline: no window, and not the day (or last year's) either.
-        ("12月1日之前能发货吗", None),
-        ("will it ship before Dec 1", None),
-        ("before 2027-01-01", None),
+        // A day still to come is a deadline: from today up to it, ahead (not last year's day).
+        ("12月1日之前能发货吗", Some(("12月1日之前", days("2026-11-18", "2026-11-30")))),
+        ("will it ship before Dec 1", Some(("before Dec 1", days("2026-11-18", "2026-11-30")))),
+        ("before 2027-01-01", Some(("before 2027-01-01", days("2026-11-18", "2026-12-31")))),
         ("周五以前能到吗", None),
         ("will it arrive before Friday", None),
-        ("本周五之前", None),
-        ("本周五前", None),
+        ("本周五之前", Some(("本周五之前", days("2026-11-18", "2026-11-19")))),
+        ("本周五前", Some(("本周五前", days("2026-11-18", "2026-11-19")))),
         ("周五之前", None),
-        ("11月30日前发货", None),
+        ("11月30日前发货", Some(("11月30日前", days("2026-11-18", "2026-11-29")))),
     ]);
 }
 
@@ -789,11 +792,11 @@ fn parts_of_a_month() {
         ("6月底到的货", Some(("6月底", days("2026-06-21", "2026-06-30")))),
         ("上个月底的账单", Some(("上个月底", days("2026-10-21", "2026-10-31")))),
         ("本月初", Some(("本月初", days("2026-11-01", "2026-11-10")))),
-        // Not begun: the month is read instead; and words that only start like a part.
-        ("本月下旬", Some(("本月", days("2026-11-01", "2026-11-18")))),
+        // Not begun: those days, ahead; and words that only start like a part.
+        ("本月下旬", Some(("本月下旬", days("2026-11-21", "2026-11-30")))),
         ("late delivery in June", Some(("June", days("2026-06-01", "2026-06-30")))),
         ("a mid-sized order", None),
-        ("月底前付款", None),
+        ("月底前付款", Some(("月底前", days("2026-11-18", "2026-11-30")))),
     ]);
 }
 
@@ -822,7 +825,7 @@ fn weekends() {
         ("what broke over the weekend?", Some(("over the weekend", days("2026-11-14", "2026-11-15")))),
         ("last weekend", Some(("last weekend", days("2026-11-14", "2026-11-15")))),
         ("this past weekend", Some(("this past weekend", days("2026-11-14", "2026-11-15")))),
-        ("这周末值班", None),
+        ("这周末值班", Some(("这周末", days("2026-11-21", "2026-11-22")))),
         ("周末值班补贴是多少", None),
         ("the weekend allowance", None),
     ]);
@@ -853,4 +856,90 @@ fn a_period_that_goes_on_after_today_says_where_it_ends() {
     }
     // On the last day of its period the window is the whole period: nothing goes on.
     assert_eq!(resolve("this week", utc("2026-07-26T04:00:00Z"), tz(SH)).unwrap().period_to, None);
+}
+
+#[test]
+fn days_ahead() {
+    check_wed(&[
+        ("明天的会议", Some(("明天", day("2026-11-19")))),
+        ("后天到货吗", Some(("后天", day("2026-11-20")))),
+        ("the day after tomorrow", Some(("the day after tomorrow", day("2026-11-20")))),
+        ("之后天气会好转", None),
+        // Whole calendar periods after this one.
+        ("下周的维护窗口", Some(("下周", days("2026-11-23", "2026-11-29")))),
+        ("下下周", Some(("下下周", days("2026-11-30", "2026-12-06")))),
+        ("next week", Some(("next week", days("2026-11-23", "2026-11-29")))),
+        ("下个月到期的合同", Some(("下个月", days("2026-12-01", "2026-12-31")))),
+        ("contracts expiring next month", Some(("next month", days("2026-12-01", "2026-12-31")))),
+        ("下季度", Some(("下季度", days("2027-01-01", "2027-03-31")))),
+        ("next year", Some(("next year", days("2027-01-01", "2027-12-31")))),
+        ("明年", Some(("明年", days("2027-01-01", "2027-12-31")))),
+        ("明年3月", Some(("明年3月", days("2027-03-01", "2027-03-31")))),
+        ("下周末", Some(("下周末", days("2026-11-28", "2026-11-29")))),
+        ("下周三到周五", Some(("下周三到周五", days("2026-11-25", "2026-11-27")))),
+        ("下个月初", Some(("下个月初", days("2026-12-01", "2026-12-10")))),
+        ("early next month", Some(("early next month", days("2026-12-01", "2026-12-10")))),
+        // Today and the N days after it.
+        ("未来30天到期的发票", Some(("未来30天", days("2026-11-18", "2026-12-18")))),
+        ("未来 7 天", Some(("未来 7 天", days("2026-11-18", "2026-11-25")))),
+        ("接下来两周", Some(("接下来两周", days("2026-11-18", "2026-12-02")))),
+        ("今后一个月", Some(("今后一个月", days("2026-11-18", "2026-12-18")))),
+        ("the next 30 days", Some(("the next 30 days", days("2026-11-18", "2026-12-18")))),
+        ("due in the coming 10 days", Some(("in the coming 10 days", days("2026-11-18", "2026-11-28")))),
+        ("over the next two weeks", Some(("over the next two weeks", days("2026-11-18", "2026-12-02")))),
+        ("the coming week", Some(("the coming week", days("2026-11-18", "2026-11-25")))),
+        ("the next day", None),
+        // Through the end of a period.
+        ("月底前付款", Some(("月底前", days("2026-11-18", "2026-11-30")))),
+        ("本月底之前", Some(("本月底之前", days("2026-11-18", "2026-11-30")))),
+        ("到月底还有哪些没发", Some(("到月底", days("2026-11-18", "2026-11-30")))),
+        ("下个月底前", Some(("下个月底前", days("2026-11-18", "2026-12-31")))),
+        ("年底前", Some(("年底前", days("2026-11-18", "2026-12-31")))),
+        ("by the end of the month", Some(("by the end of the month", days("2026-11-18", "2026-11-30")))),
+        ("before the end of next month", Some(("before the end of next month", days("2026-11-18", "2026-12-31")))),
+        ("by end of quarter", Some(("by end of quarter", days("2026-11-18", "2026-12-31")))),
+        ("by month-end", Some(("by month-end", days("2026-11-18", "2026-11-30")))),
+        ("by the end of this week", Some(("by the end of this week", days("2026-11-18", "2026-11-22")))),
+        // Months told by a word before them.
+        ("next November", Some(("next November", days("2027-11-01", "2027-11-30")))),
+        ("next December", Some(("next December", days("2026-12-01", "2026-12-31")))),
+        ("this December", Some(("this December", days("2026-12-01", "2026-12-31")))),
+        ("今年12月", Some(("今年12月", days("2026-12-01", "2026-12-31")))),
+        ("December", Some(("December", days("2025-12-01", "2025-12-31")))),
+    ]);
+    let at = |q: &str| resolve(q, utc(WED), tz(SH)).unwrap();
+    for q in ["明天", "下周", "下个月", "未来30天", "月底前", "by the end of the month", "本周五", "next December"]
+    {
+        assert!(at(q).ahead, "{q} looks ahead");
+    }
+    for q in ["昨天", "本周", "这个月", "November", "最近30天", "上周五"] {
+        assert!(!at(q).ahead, "{q} does not look ahead");
+    }
+    // Hours from the question on.
+    let w = at("未来24小时");
+    assert_eq!((w.from, w.to), (utc(WED), utc("2026-11-19T04:00:00Z")));
+    assert_eq!(w.label, "next 24 hours from 2026-11-18 12:00 (Asia/Shanghai)");
+    // November asked on 20 October is last year's (the most recent begun); with a word, this year's.
+    let oct = utc("2026-10-20T04:00:00Z");
+    assert_eq!(resolve("11月的发票", oct, tz(SH)).unwrap().label, days("2025-11-01", "2025-11-30"));
+    assert_eq!(resolve("今年11月的发票", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
+    assert_eq!(resolve("invoices due next November", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
+    assert_eq!(resolve("November 2026", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
+}
+
+#[test]
+fn spaces_between_digits_and_their_chinese_unit() {
+    check_wed(&[
+        ("9 月份的账单", Some(("9 月份", days("2026-09-01", "2026-09-30")))),
+        ("10 月中旬", Some(("10 月中旬", days("2026-10-11", "2026-10-20")))),
+        ("7 月中旬的航班", Some(("7 月中旬", days("2026-07-11", "2026-07-20")))),
+        ("10月 下旬", Some(("10月 下旬", days("2026-10-21", "2026-10-31")))),
+        ("2026 年 10 月", Some(("2026 年 10 月", days("2026-10-01", "2026-10-31")))),
+        ("11 月 3 日", Some(("11 月 3 日", day("2026-11-03")))),
+        ("11月 3 号发的货", Some(("11月 3 号", day("2026-11-03")))),
+        ("3 天前", Some(("3 天前", days("2026-11-14", "2026-11-16")))),
+        ("最近 7 天", Some(("最近 7 天", days("2026-11-12", "2026-11-18")))),
+        ("2025 年", Some(("2025 年", days("2025-01-01", "2025-12-31")))),
+        ("11 月 1 日到 11 月 15 日", Some(("11 月 1 日到 11 月 15 日", days("2026-11-01", "2026-11-15")))),
+    ]);
 }
