@@ -76,6 +76,10 @@ pub struct LoadgenArgs {
     /// gRPC deadline of each request.
     #[arg(long, default_value = "5s", value_parser = duration::parse)]
     pub timeout: Duration,
+    /// The request's own `timeout` field (unset by default); the router answers by the smaller
+    /// of it and the gRPC deadline.
+    #[arg(long, value_parser = duration::parse)]
+    pub request_timeout: Option<Duration>,
     /// HTTP/2 channels shared by all requests.
     #[arg(long, default_value_t = 4)]
     pub channels: usize,
@@ -168,6 +172,9 @@ impl LoadgenArgs {
         if self.timeout.is_zero() || self.timeout > Duration::from_secs(60) {
             return Err(invalid("--timeout must be positive and at most 60s"));
         }
+        if self.request_timeout.is_some_and(|t| t.is_zero() || t > Duration::from_secs(60)) {
+            return Err(invalid("--request-timeout must be positive and at most 60s"));
+        }
         if !(1..=MAX_REQUESTS).contains(&self.max_requests) {
             return Err(invalid(format!("--max-requests must be within 1..={MAX_REQUESTS}")));
         }
@@ -202,7 +209,12 @@ impl LoadgenArgs {
             slowest_source: Duration::from_millis(self.slowest_source_ms),
             max_requests: self.max_requests,
             max_outstanding: self.max_outstanding,
-            request: SearchRequest { query: self.query.clone(), top_k: self.top_k, ..Default::default() },
+            request: SearchRequest {
+                query: self.query.clone(),
+                top_k: self.top_k,
+                timeout: self.request_timeout.and_then(|t| prost_types::Duration::try_from(t).ok()),
+                ..Default::default()
+            },
         })
     }
 
@@ -284,6 +296,8 @@ fn answer(response: &SearchResponse, latency: Duration) -> Answer {
             response.sources.iter().map(|s| s.latency_ms).max().unwrap_or(0),
         ),
         partial: response.sources.iter().any(|s| s.state() != SourceState::Ok),
+        timed_out: response.sources.iter().any(|s| s.state() == SourceState::Timeout),
+        hits: response.hits.len() as u32,
         fusion_fallback: response.fusion.as_ref().is_some_and(|f| f.in_process_fallback),
     }
 }
@@ -443,6 +457,7 @@ mod tests {
             ("--rate 10 --channels 0", "--channels"),
             ("--rate 10 --max-requests 0", "--max-requests"),
             ("--rate 10 --timeout 0s", "--timeout"),
+            ("--rate 10 --request-timeout 0s", "--request-timeout"),
             ("--rate 10 --label a|b", "--label"),
             ("--rate 10 --users 0", "--users"),
         ] {
@@ -478,6 +493,14 @@ mod tests {
         other.secret = None;
         let err = other.tokens(&spec).unwrap_err().to_string();
         assert!(err.contains("FEDSEARCH_BENCH_SECRET"), "{err}");
+    }
+
+    #[test]
+    fn the_request_timeout_goes_in_the_request_and_is_unset_by_default() {
+        let spec = parse("--rate 10 --request-timeout 200ms").spec().unwrap();
+        assert_eq!(spec.request.timeout, Some(prost_types::Duration { seconds: 0, nanos: 200_000_000 }));
+        assert_eq!(spec.timeout, Duration::from_secs(5), "the gRPC deadline keeps its default");
+        assert_eq!(parse("--rate 10").spec().unwrap().request.timeout, None);
     }
 
     #[test]

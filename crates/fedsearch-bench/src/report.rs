@@ -30,6 +30,10 @@ pub struct Answer {
     pub partial: bool,
     /// The router fused in-process because the fusion service was not usable.
     pub fusion_fallback: bool,
+    /// Some source ended `TIMEOUT`.
+    pub timed_out: bool,
+    /// Fused hits in the answer.
+    pub hits: u32,
 }
 
 /// Collects outcomes of one measured run.
@@ -42,6 +46,8 @@ pub struct Recorder {
     ok: u64,
     partial: u64,
     fusion_fallback: u64,
+    timed_out: u64,
+    without_hits: u64,
     errors: BTreeMap<String, u64>,
 }
 
@@ -56,6 +62,8 @@ impl Recorder {
             ok: 0,
             partial: 0,
             fusion_fallback: 0,
+            timed_out: 0,
+            without_hits: 0,
             errors: BTreeMap::new(),
         }
     }
@@ -64,6 +72,8 @@ impl Recorder {
         self.ok += 1;
         self.partial += u64::from(a.partial);
         self.fusion_fallback += u64::from(a.fusion_fallback);
+        self.timed_out += u64::from(a.timed_out);
+        self.without_hits += u64::from(a.hits == 0);
         self.latency.saturating_record(micros(a.latency));
         self.overhead.saturating_record(micros(a.latency.saturating_sub(self.slowest_source)));
         self.reported_source.saturating_record(micros(a.slowest_reported_source));
@@ -93,6 +103,8 @@ impl Recorder {
             error_total: self.error_total(),
             partial: self.partial,
             fusion_fallback: self.fusion_fallback,
+            timed_out: self.timed_out,
+            without_hits: self.without_hits,
             elapsed_s: round2(secs),
             slowest_source_ms: self.slowest_source.as_millis() as u64,
             latency_ms: Percentiles::of(&self.latency, self.ok),
@@ -156,6 +168,10 @@ pub struct Report {
     pub partial: u64,
     /// Answers fused in-process because the fusion service was not usable.
     pub fusion_fallback: u64,
+    /// Answers where at least one source ended `TIMEOUT`.
+    pub timed_out: u64,
+    /// Answers with no fused hit.
+    pub without_hits: u64,
     pub elapsed_s: f64,
     pub achieved_qps: f64,
     pub slowest_source_ms: u64,
@@ -224,6 +240,8 @@ mod tests {
             slowest_reported_source: Duration::from_millis(30),
             partial: false,
             fusion_fallback: false,
+            timed_out: false,
+            hits: 10,
         }
     }
 
@@ -258,11 +276,14 @@ mod tests {
         r.error("UNAVAILABLE");
         r.error("RESOURCE_EXHAUSTED");
         r.answer(Answer { partial: true, ..answer(1) });
+        r.answer(Answer { partial: true, timed_out: true, ..answer(1) });
+        r.answer(Answer { hits: 0, ..answer(1) });
         let rep = r.report(run(), Duration::from_secs(1));
-        assert_eq!(rep.sent, 4);
+        assert_eq!((rep.timed_out, rep.without_hits), (1, 1));
+        assert_eq!(rep.sent, 6);
         assert_eq!(rep.error_total, 3);
         assert_eq!(rep.errors["UNAVAILABLE"], 2);
-        assert_eq!(rep.partial, 1);
+        assert_eq!(rep.partial, 2);
         let row = rep.markdown_row();
         assert!(row.contains("RESOURCE_EXHAUSTED: 1, UNAVAILABLE: 2"), "{row}");
         assert_eq!(row.matches('|').count(), markdown_header().lines().next().unwrap().matches('|').count());

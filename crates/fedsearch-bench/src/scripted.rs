@@ -1,14 +1,14 @@
 //! Benchmark tools for fedsearch: the `scripted-adapter` process.
 //!
 //! One logical source per process, answering every sub-query after a fixed latency with a
-//! fixed number of hits (the kit's [`ScriptedAdapter`]), behind the same `serve_adapter` the
-//! real adapters use, so the router pays the real gRPC and stream costs.
+//! fixed number of hits ([`BenchAdapter`]), behind the same `serve_adapter` the real adapters
+//! use, so the router pays the real gRPC and stream costs.
 
-use std::{net::SocketAddr, time::Duration};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use fedsearch_adapter_kit::{
-    ServerConfig,
-    testing::{Script, ScriptedAdapter, make_hits},
+    Adapter, AdapterError, DescribeResponse, FetchRequest, FetchResponse, HitSink, ServerConfig, SourceDescription,
+    SourceHit, SubQuery, testing::make_hits,
 };
 
 use crate::{BenchError, loopback};
@@ -43,7 +43,7 @@ pub struct ScriptedArgs {
 
 impl ScriptedArgs {
     /// Checks the flags and builds the adapter and its server settings.
-    pub fn build(&self) -> Result<(ScriptedAdapter, ServerConfig), BenchError> {
+    pub fn build(&self) -> Result<(BenchAdapter, ServerConfig), BenchError> {
         let listen = loopback::listen(self.listen)?;
         if self.source.is_empty()
             || self.source.len() > 64
@@ -60,8 +60,11 @@ impl ScriptedArgs {
         if !(1..=100_000).contains(&self.max_concurrent) {
             return Err(BenchError::InvalidArgument("--max-concurrent must be within 1..=100000".into()));
         }
-        let script = Script::answer(make_hits(&self.source, self.hits), Duration::from_millis(self.latency_ms));
-        let adapter = ScriptedAdapter::new("scripted-adapter", [(self.source.clone(), script)].into_iter().collect());
+        let adapter = BenchAdapter {
+            source: self.source.clone(),
+            hits: make_hits(&self.source, self.hits).into(),
+            latency: Duration::from_millis(self.latency_ms),
+        };
         let config = ServerConfig {
             listen,
             shutdown_grace: Duration::from_secs(2),
@@ -71,6 +74,48 @@ impl ScriptedArgs {
             identity: None,
         };
         Ok((adapter, config))
+    }
+}
+
+/// The scripted source of a benchmark: every sub-query for `source` answers after `latency`
+/// with the first `limit` of `hits`, in one batch.
+///
+/// Not the kit's test double (`testing::ScriptedAdapter`): that one keeps a copy of every
+/// sub-query it was asked (a long run grew each adapter to ~200 MB), clones its whole script per
+/// sub-query and sleeps the last 2 ms on a blocking thread. This one waits on the runtime's
+/// millisecond timer only, as the peer's mock sources wait on asyncio's.
+pub struct BenchAdapter {
+    source: String,
+    hits: Arc<[SourceHit]>,
+    latency: Duration,
+}
+
+impl Adapter for BenchAdapter {
+    fn describe(&self) -> DescribeResponse {
+        DescribeResponse {
+            adapter: "scripted-adapter".into(),
+            sources: vec![SourceDescription {
+                name: self.source.clone(),
+                kind: "scripted".into(),
+                ..Default::default()
+            }],
+        }
+    }
+
+    async fn search(&self, query: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
+        if query.source != self.source {
+            return Err(AdapterError::NotFound(format!("no source `{}`", query.source)));
+        }
+        if !self.latency.is_zero() {
+            tokio::time::sleep(self.latency).await;
+        }
+        sink.send(self.hits.iter().take(query.limit as usize).cloned().collect()).await;
+        Ok(())
+    }
+
+    /// Benchmarks only search; there is no document to fetch.
+    async fn fetch(&self, _request: FetchRequest) -> Result<FetchResponse, AdapterError> {
+        Err(AdapterError::NotFound("a scripted benchmark source has no documents to fetch".into()))
     }
 }
 
@@ -108,11 +153,25 @@ mod tests {
     #[test]
     fn flags_build_an_adapter_for_the_named_source() {
         let (adapter, config) = args(&["--latency-ms", "30", "--hits", "5"]).build().unwrap();
-        use fedsearch_adapter_kit::Adapter;
         let d = adapter.describe();
         assert_eq!(d.sources.len(), 1);
         assert_eq!(d.sources[0].name, "tickets");
         assert_eq!(config.max_concurrent_subqueries, 4096);
+    }
+
+    #[tokio::test]
+    async fn a_sub_query_gets_the_first_limit_hits_after_the_latency_and_another_source_is_not_found() {
+        let (adapter, _) = args(&["--latency-ms", "20", "--hits", "5"]).build().unwrap();
+        let query = |source: &str| SubQuery { source: source.into(), limit: 3, ..Default::default() };
+        let (sink, mut batches) = HitSink::channel(4);
+        let started = tokio::time::Instant::now();
+        adapter.search(query("tickets"), sink).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(20), "it waits the scripted latency");
+        let batch = batches.recv().await.unwrap();
+        assert_eq!(batch.iter().map(|h| h.rank).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(batches.recv().await.is_none(), "one batch, then the sink closes");
+        let (sink, _rx) = HitSink::channel(1);
+        assert!(matches!(adapter.search(query("other"), sink).await, Err(AdapterError::NotFound(_))));
     }
 
     #[test]
