@@ -70,7 +70,7 @@ fn start(method: FusionMethod, snapshots: bool) -> FuseStart {
         options: Some(FusionOptions { method: method as i32, ..Default::default() }),
         top_k: 20,
         sources: (0..SOURCES)
-            .map(|s| SourceSpec { source: format!("source{s}"), weight: 1.0 + s as f64 * 0.1 })
+            .map(|s| SourceSpec { source: format!("source{s}"), weight: 1.0 + s as f64 * 0.1, ..Default::default() })
             .collect(),
         snapshots,
     }

@@ -197,7 +197,10 @@ mod tests {
         let fields = Fields::default();
         let subscriber = tracing_subscriber::registry().with(fields.clone());
         let start = FuseStart {
-            sources: ["a", "b"].iter().map(|s| SourceSpec { source: s.to_string(), weight: 1.0 }).collect(),
+            sources: ["a", "b"]
+                .iter()
+                .map(|s| SourceSpec { source: s.to_string(), weight: 1.0, ..Default::default() })
+                .collect(),
             ..Default::default()
         };
         let hit = |id: &str| SourceHit {

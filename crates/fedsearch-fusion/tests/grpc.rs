@@ -52,7 +52,10 @@ fn start(sources: &[&str], snapshots: bool) -> FuseInput {
         input: Some(Input::Start(FuseStart {
             options: None,
             top_k: 10,
-            sources: sources.iter().map(|s| SourceSpec { source: s.to_string(), weight: 1.0 }).collect(),
+            sources: sources
+                .iter()
+                .map(|s| SourceSpec { source: s.to_string(), weight: 1.0, ..Default::default() })
+                .collect(),
             snapshots,
         })),
     }

@@ -40,7 +40,7 @@ fn fuse_start(names: &[String], weights: &[f64], method: FusionMethod, k: u32) -
             weights: names.iter().cloned().zip(weights.iter().copied()).collect::<HashMap<_, _>>(),
         }),
         top_k: 50,
-        sources: names.iter().map(|n| SourceSpec { source: n.clone(), weight: 1.0 }).collect(),
+        sources: names.iter().map(|n| SourceSpec { source: n.clone(), weight: 1.0, ..Default::default() }).collect(),
         snapshots: false,
     }
 }

@@ -236,6 +236,7 @@ pub async fn run(
     let clock = clock(state, user, &req)?;
     let terms = crate::rewrite::extract(&state.registry, &req.query, clock, expansions);
     let dated_question = terms.window.as_ref().is_some_and(is_event_window);
+    let list_question = crate::analysis::asks_for_list(&req.query);
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
@@ -248,6 +249,9 @@ pub async fn run(
                     s.config.weight
                         * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
                 }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
+                // A list question: the rows a structured source matched alike are equal answers.
+                equal_scores_tie: list_question
+                    && state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"),
             })
             .collect(),
         snapshots: events.is_some(),

@@ -120,6 +120,22 @@ pub fn question_tokens(query: &str, expansions: &[String]) -> Vec<(String, f64)>
     fedsearch_core::text::weighted_tokens(query, expansions, EXPANSION_WEIGHT)
 }
 
+/// Chinese words that ask for every item that matches: 哪些订单, 列出, 所有, 清单.
+const CJK_LIST_WORDS: &[&str] =
+    &["哪些", "哪几", "列出", "列一下", "所有", "全部", "清单", "一览", "有几", "多少个", "多少张", "多少笔"];
+/// English words that ask for every item that matches ("list the invoices", "which claims",
+/// "all open cases", "how many").
+const LIST_WORDS: &[&str] = &["list", "which", "all", "every", "each", "many"];
+
+/// Whether the question asks for every item that matches rather than one answer: "List the
+/// invoices that are overdue", "Which claims are still open", 哪些订单还没发货. Fusion then
+/// counts the rows a structured source matched alike as equal answers (a list of them), not as
+/// an order where the tenth row is worth a tenth of the first.
+pub fn asks_for_list(question: &str) -> bool {
+    let lowered = question.to_lowercase();
+    CJK_LIST_WORDS.iter().any(|w| lowered.contains(w)) || words(&lowered).any(|w| LIST_WORDS.contains(&w))
+}
+
 /// A lowercased text prepared for many [`Term`] look-ups: its stemmed words, once.
 pub struct Prepared {
     lowered: String,
@@ -319,6 +335,27 @@ impl Glossary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_questions_are_told_from_questions_about_one_thing() {
+        for q in [
+            "List the invoices that are overdue at the moment.",
+            "Which cargo claims are still open right now, and how much is being claimed in each?",
+            "How many orders are still unpaid?",
+            "哪些订单还没有发货？",
+            "列出本月所有逾期发票",
+        ] {
+            assert!(asks_for_list(q), "{q}");
+        }
+        for q in [
+            "Where is container CAIU8830021 now?",
+            "退款政策是什么？",
+            "Was Li Na charged for the chairs?",
+            "Is the allowance enough?",
+        ] {
+            assert!(!asks_for_list(q), "{q}");
+        }
+    }
 
     #[test]
     fn chinese_questions_give_their_content_words() {
