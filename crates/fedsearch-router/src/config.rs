@@ -617,6 +617,11 @@ impl SourceConfig {
         self.routing.split_words.unwrap_or(self.kind == "wiki")
     }
 
+    /// Whether the source's time filter applies to dates that may lie ahead (`routing.dates_ahead`).
+    pub fn dates_ahead(&self) -> bool {
+        self.routing.dates_ahead.unwrap_or(self.kind == "sql")
+    }
+
     /// Whether the source is scored by its adapter's vocabulary too (`routing.vocabulary`).
     pub fn uses_vocabulary(&self) -> bool {
         self.routing.vocabulary.unwrap_or(true)
@@ -649,6 +654,13 @@ pub struct RoutingRules {
     /// Turn phrases such as 最近一周 / "last week" into a time filter for this source.
     #[serde(default)]
     pub time_phrases: bool,
+    /// Whether the dates this source's time filter applies to may lie ahead of today (due,
+    /// departure, expiry, renewal dates): a window then filters on its whole period (this month
+    /// to its last day, 下个月, the next 30 days). Off: the dates of what has happened (created,
+    /// published, updated) — a window stops at today and one ahead filters nothing. Default: on
+    /// for `kind: sql` (templates bind `:from`/`:to` to the column they choose), off otherwise.
+    #[serde(default)]
+    pub dates_ahead: Option<bool>,
     /// Also send the question's Chinese content words as separate terms: for sources that
     /// search each term on its own (the wiki-adapter's DokuWiki OR search), not for engines that
     /// analyse the question themselves. Default: on for `kind: wiki`, off otherwise.

@@ -21,7 +21,9 @@
 //!
 //! Any mode falls back to the original text when nothing was extracted. Sources with
 //! `routing.time_phrases: true` also turn phrases such as 最近一周 / "last week" into a time
-//! filter when the request has none. Every rewrite is reported in the routing decision.
+//! filter when the request has none ([`time_filter`]: what it covers depends on whether the
+//! source's dates may lie ahead, `routing.dates_ahead`). Every rewrite is reported in the routing
+//! decision.
 
 use fedsearch_proto::types::{Filters, TimeRange};
 use serde::Deserialize;
@@ -251,6 +253,42 @@ fn documents_from(window: &fedsearch_timeexpr::Window) -> chrono::DateTime<chron
     window.from - left.max(chrono::TimeDelta::zero())
 }
 
+/// The time filter a window gives a source, inclusive at both ends, or `None` when the window
+/// should not hide anything there; and what to say about it in the routing decision.
+///
+/// - Dates that may lie ahead (`routing.dates_ahead`: due, departure, expiry; default for SQL
+///   templates, which bind `:from`/`:to` to their own column): the window's whole period — this
+///   month to its last day, November asked on 18 November to the 30th, 下个月, the next 30 days,
+///   月底前 — and nothing before its start.
+/// - Dates of what has happened (created, published, updated): the window up to the end of today
+///   (a document dated later in this month is noise of the index, not yet written), reaching back
+///   before a period that goes on after today for what was written about it ([`documents_from`]).
+///   A window ahead (下周, next month, 未来30天) gives no filter: nothing is dated there yet, and
+///   what was written about it may be of any age.
+fn time_filter(
+    window: &fedsearch_timeexpr::Window,
+    dates_ahead: bool,
+) -> (Option<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)>, String) {
+    let mut how = format!("; `{}` → {}", window.phrase, window.label);
+    if dates_ahead {
+        let to = window.period_to.unwrap_or(window.to);
+        if to > window.to {
+            let last = (to - chrono::TimeDelta::seconds(1)).format("%Y-%m-%d %H:%M UTC");
+            how.push_str(&format!(", through the period's end ({last})"));
+        }
+        return (Some((window.from, to)), how);
+    }
+    if window.ahead {
+        how.push_str(", ahead: no filter on this source's dates of what has happened");
+        return (None, how);
+    }
+    let start = documents_from(window);
+    if start < window.from {
+        how.push_str(&format!(", with what was written about it from {} on", start.format("%Y-%m-%d %H:%M UTC")));
+    }
+    (Some((start, window.to)), how)
+}
+
 /// What one source receives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rewritten {
@@ -293,18 +331,14 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
         && !has_range
         && let Some(w) = &terms.window
     {
-        // Filters are inclusive; the window's end is exclusive: stop one nanosecond before it.
-        let start = documents_from(w);
-        let from = prost_types::Timestamp { seconds: start.timestamp(), nanos: 0 };
-        // A period that goes on after today keeps what is dated later in it too (a notice
-        // effective on Thursday of "this week").
-        let end = w.period_to.unwrap_or(w.to);
-        let to = prost_types::Timestamp { seconds: end.timestamp() - 1, nanos: 999_999_999 };
-        let f = filters.get_or_insert_with(Filters::default);
-        f.time_range = Some(TimeRange { from: Some(from), to: Some(to) });
-        how.push_str(&format!("; `{}` → {}", w.phrase, w.label));
-        if start < w.from {
-            how.push_str(&format!(", with what was written about it from {} on", start.format("%Y-%m-%d %H:%M UTC")));
+        let (range, said) = time_filter(w, source.config.dates_ahead());
+        how.push_str(&said);
+        if let Some((start, end)) = range {
+            // Filters are inclusive; the window's end is exclusive: stop one nanosecond before it.
+            let from = prost_types::Timestamp { seconds: start.timestamp(), nanos: 0 };
+            let to = prost_types::Timestamp { seconds: end.timestamp() - 1, nanos: 999_999_999 };
+            let f = filters.get_or_insert_with(Filters::default);
+            f.time_range = Some(TimeRange { from: Some(from), to: Some(to) });
         }
     }
     Rewritten { text, filters, how }
@@ -317,7 +351,7 @@ mod tests {
 
     fn registry() -> Registry {
         let yaml = r#"
-- { name: orders, adapter: "http://127.0.0.1:1", description: d, routing: { patterns: ['SO\d{8}', 'C\d{4}'], keywords: [发货, 买的, order] } }
+- { name: orders, kind: sql, adapter: "http://127.0.0.1:1", description: d, routing: { time_phrases: true, patterns: ['SO\d{8}', 'C\d{4}'], keywords: [发货, 买的, order] } }
 - { name: incidents, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [线上问题, 超时, timeout] } }
 - { name: tickets, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [工单, 支付超时] } }
 - { name: wiki, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: own_terms, keywords: [手续费, 拒收, 处理, fee] } }
@@ -431,7 +465,11 @@ mod tests {
         let q = "这周会不会有台风线上问题";
         let t = extract(&r, q, monday, vec![]);
         let range = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
-        assert_eq!(range.to.unwrap().seconds + 1, at("2026-07-27T00:00:00+08:00"), "the whole week");
+        assert_eq!(
+            range.to.unwrap().seconds + 1,
+            at("2026-07-21T00:00:00+08:00"),
+            "up to the end of today: nothing has happened later in the week yet"
+        );
         assert_eq!(
             range.from.unwrap().seconds,
             at("2026-07-14T00:00:00+08:00"),
@@ -508,5 +546,59 @@ mod tests {
         assert_eq!(t.entities, vec!["SO20261001"]);
         assert_eq!(t.keywords, vec!["order"]);
         assert_eq!(t.words, vec!["shipped"]);
+    }
+
+    #[tokio::test]
+    async fn a_window_ahead_filters_dates_that_lie_ahead_and_hides_nothing_else() {
+        let r = registry();
+        let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
+        let range = |source: &str, q: &str| {
+            let t = extract(&r, q, clock(), vec![]);
+            let out = for_source(r.get(source).unwrap(), q, None, &t);
+            (
+                out.filters.and_then(|f| f.time_range).map(|t| (t.from.unwrap().seconds, t.to.unwrap().seconds + 1)),
+                out.how,
+            )
+        };
+        // Asked at 07:00 on Tuesday 1 December 2026 in Shanghai.
+        for q in ["下个月到期的订单", "orders due next month"] {
+            let (orders, how) = range("orders", q);
+            assert_eq!(orders, Some((at("2027-01-01T00:00:00+08:00"), at("2027-02-01T00:00:00+08:00"))), "{q}");
+            assert!(how.contains("2027-01-01 – 2027-01-31"), "{how}");
+            let (incidents, how) = range("incidents", q);
+            assert_eq!(incidents, None, "nothing has happened next month yet: {q}");
+            assert!(how.contains("ahead"), "the decision says why: {how}");
+        }
+        let (orders, _) = range("orders", "未来30天的订单");
+        assert_eq!(
+            orders,
+            Some((at("2026-12-01T00:00:00+08:00"), at("2027-01-01T00:00:00+08:00"))),
+            "today and 30 days"
+        );
+        assert_eq!(range("incidents", "未来30天的线上问题").0, None);
+        let (orders, _) = range("orders", "月底前要发货的订单");
+        assert_eq!(orders, Some((at("2026-12-01T00:00:00+08:00"), at("2027-01-01T00:00:00+08:00"))));
+    }
+
+    #[tokio::test]
+    async fn this_month_is_the_whole_month_for_dates_ahead_and_up_to_today_for_the_rest() {
+        let r = registry();
+        let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
+        // Thursday 10 December 2026, 09:00 in Shanghai.
+        let clock = Clock {
+            as_of: chrono::DateTime::parse_from_rfc3339("2026-12-10T09:00:00+08:00").unwrap().into(),
+            zone: chrono_tz::Asia::Shanghai,
+        };
+        for q in ["这个月的订单", "本月", "orders this month", "12月的订单"] {
+            let t = extract(&r, q, clock, vec![]);
+            let orders = for_source(r.get("orders").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+            assert_eq!(
+                (orders.from.unwrap().seconds, orders.to.unwrap().seconds + 1),
+                (at("2026-12-01T00:00:00+08:00"), at("2027-01-01T00:00:00+08:00")),
+                "something due on the 31st is this month's: {q}"
+            );
+            let incidents = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+            assert_eq!(incidents.to.unwrap().seconds + 1, at("2026-12-11T00:00:00+08:00"), "up to today: {q}");
+        }
     }
 }
