@@ -8,8 +8,10 @@ use tonic::{
     Request, Status,
     metadata::{AsciiMetadataValue, MetadataValue},
     service::{Interceptor, interceptor::InterceptedService},
-    transport::{Channel, Endpoint},
+    transport::Channel,
 };
+
+use fedsearch_core::endpoints::ServiceEndpoint;
 
 use crate::render::clean;
 
@@ -150,12 +152,17 @@ pub fn router_url(router: &str) -> Result<String, Failure> {
     Ok(url)
 }
 
+/// The router as core's one endpoint type (`--router` is its address; the router's own
+/// edge is plaintext, so there are no TLS settings).
+pub fn router_endpoint(router: &str) -> Result<ServiceEndpoint, Failure> {
+    Ok(ServiceEndpoint { connect_timeout: Some(CONNECT_TIMEOUT), ..ServiceEndpoint::new(router_url(router)?) })
+}
+
 /// A client for `router` that connects on first use (an unreachable router shows as UNAVAILABLE).
 pub fn connect(router: &str, auth: BearerAuth) -> Result<Client, Failure> {
-    let url = router_url(router)?;
-    let endpoint =
-        Endpoint::from_shared(url).map_err(|_| Failure::Usage(format!("`--router {router}` is not usable")))?;
-    let channel = endpoint.connect_timeout(CONNECT_TIMEOUT).tcp_nodelay(true).connect_lazy();
+    let channel = router_endpoint(router)?
+        .lazy_channel(None, "--router")
+        .map_err(|e| Failure::Usage(format!("`--router {router}` is not usable: {e}")))?;
     Ok(FederatedSearchClient::with_interceptor(channel, auth))
 }
 

@@ -12,6 +12,11 @@
 //! Output lines: `ok|warn|FAIL  <source>  <check>: <what> [— fix: <what to change>]`, then a
 //! summary. Exit 0 when nothing FAILed, 1 otherwise, 2 on usage errors (unreadable config).
 //! The token and secrets are never printed.
+//!
+//! Adapters and fusion are reached as the router reaches them: each `adapter` (and
+//! `fusion.endpoint`) is read as core's [`ServiceEndpoint`], so a per-endpoint `tls`
+//! (`server_name`, `ca_file`) over `internal_tls` is honoured, and a `fusion.endpoint` is asked
+//! for its health over the same TLS.
 
 use std::{collections::BTreeMap, path::Path, time::Duration};
 
@@ -20,7 +25,8 @@ use std::sync::Arc;
 use fedsearch_core::{
     assertion::{AssertionSigner, SignerConfig, search_scope},
     auth::{Identity, JwtConfig, JwtVerifier},
-    tls::{ClientTls, TlsConfig},
+    endpoints::ServiceEndpoint,
+    tls::{ClientTls, EndpointTls, TlsConfig},
 };
 use fedsearch_proto::{
     adapter::{
@@ -31,19 +37,21 @@ use fedsearch_proto::{
     types::SourceState,
 };
 use serde_yaml::Value;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use crate::client::Failure;
 
 /// How long one adapter call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection may take when the endpoint sets no `connect_timeout`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// One source of the router's config, as the doctor needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouterSource {
     pub name: String,
-    /// Every replica's address.
-    pub adapters: Vec<String>,
+    /// The adapter, every replica's URL, with the endpoint's own TLS settings.
+    pub adapter: ServiceEndpoint,
     /// The adapter-side source name.
     pub target: String,
     pub required_groups: Vec<String>,
@@ -57,6 +65,27 @@ pub struct RouterView {
     pub sources: Vec<RouterSource>,
     pub internal_tls: Option<TlsConfig>,
     pub identity: Option<SignerConfig>,
+    /// `fusion.endpoint`, when the router calls a fusion service.
+    pub fusion: Option<ServiceEndpoint>,
+}
+
+/// `key` of `section` as `T` (`what` names it in messages); `None` when absent.
+fn field<T: serde::de::DeserializeOwned>(section: &Value, key: &str, what: &str) -> Result<Option<T>, String> {
+    section.get(key).cloned().map(serde_yaml::from_value).transpose().map_err(|e| format!("`{what}.{key}`: {e}"))
+}
+
+/// The endpoint at `key` of `section` with the older keys beside it (`tls`) folded in, as the
+/// router reads it.
+fn endpoint_at(section: &Value, key: &str, what: &str) -> Result<Option<ServiceEndpoint>, String> {
+    let Some(mut ep) = field::<ServiceEndpoint>(section, key, what)? else { return Ok(None) };
+    let older_tls = field::<EndpointTls>(section, "tls", what)?;
+    ep.fold_older(&format!("{what}.{key}"), what, older_tls, None, None)?;
+    // a replicated adapter may be written "http://a:1,b:1": the scheme of the first
+    let scheme = ep.urls().next().and_then(|u| u.split_once("://")).map_or("http", |(s, _)| s).to_string();
+    let urls: Vec<String> =
+        ep.urls().map(|u| if u.contains("://") { u.to_string() } else { format!("{scheme}://{u}") }).collect();
+    ep.url = urls.join(",");
+    Ok(Some(ep))
 }
 
 /// Section `key` of the config with `FEDSEARCH_<KEY>__<FIELD>` overrides from `env` (one level,
@@ -101,19 +130,17 @@ pub fn read_router_config(text: &str, env: &BTreeMap<String, String>) -> Result<
     let mut sources = Vec::new();
     for (i, s) in list.iter().enumerate() {
         let name = s.get("name").and_then(Value::as_str).ok_or(format!("`sources[{i}].name` is missing"))?;
-        let adapter = s.get("adapter").and_then(Value::as_str).ok_or(format!("`sources[{i}].adapter` is missing"))?;
-        // a replicated adapter is "http://a:1,http://b:1" (or "http://a:1,b:1")
-        let adapters = adapter
-            .split(',')
-            .map(str::trim)
-            .filter(|a| !a.is_empty())
-            .map(|a| if a.contains("://") { a.to_string() } else { format!("http://{a}") })
-            .collect();
+        let at = format!("sources[{i}]");
+        let adapter = endpoint_at(s, "adapter", &at)?.ok_or(format!("`{at}.adapter` is missing"))?;
         let target = s.get("target").and_then(Value::as_str).unwrap_or(name).to_string();
         let required_groups = s.get("required_groups").map(strings).unwrap_or_default();
-        sources.push(RouterSource { name: name.to_string(), adapters, target, required_groups });
+        sources.push(RouterSource { name: name.to_string(), adapter, target, required_groups });
     }
-    Ok(RouterView { auth, sources, internal_tls, identity })
+    let fusion = match root.get("fusion") {
+        Some(f) => endpoint_at(f, "endpoint", "fusion")?,
+        None => None,
+    };
+    Ok(RouterView { auth, sources, internal_tls, identity, fusion })
 }
 
 /// One printed line.
@@ -165,23 +192,70 @@ pub struct AsRouter {
     pub signer: Option<Arc<AssertionSigner>>,
 }
 
-fn channel(address: &str, as_router: &AsRouter) -> Result<Channel, (String, &'static str)> {
-    let endpoint = Endpoint::from_shared(address.to_string())
-        .map_err(|_| (format!("`{address}` is not a URL"), "set `adapter` to http(s)://host:port"))?;
-    let endpoint = endpoint.connect_timeout(Duration::from_secs(3)).timeout(CALL_TIMEOUT);
-    let endpoint = match (address.starts_with("https://"), &as_router.tls) {
-        (true, Some(tls)) => {
-            tls.endpoint(endpoint, None).map_err(|e| (e.to_string(), "check `internal_tls` of router.yaml"))?
-        }
-        (true, None) => {
-            return Err((
-                format!("`{address}` is https but router.yaml has no usable `internal_tls`"),
-                "set `internal_tls` (ca_file, cert_file, key_file) as the router runs with",
-            ));
-        }
-        (false, _) => endpoint,
+/// A channel to one replica (`address`) of `endpoint` with the router's client TLS and the
+/// endpoint's own `tls` over it (`what` names the endpoint's key).
+fn channel(
+    endpoint: &ServiceEndpoint,
+    address: &str,
+    what: &str,
+    as_router: &AsRouter,
+) -> Result<Channel, (String, &'static str)> {
+    if address.starts_with("https://") && as_router.tls.is_none() {
+        return Err((
+            format!("`{address}` is https but router.yaml has no usable `internal_tls`"),
+            "set `internal_tls` (ca_file, cert_file, key_file) as the router runs with",
+        ));
+    }
+    let one = ServiceEndpoint {
+        connect_timeout: Some(endpoint.connect_timeout_or(CONNECT_TIMEOUT)),
+        timeout: Some(CALL_TIMEOUT),
+        ..endpoint.replica(address)
     };
-    Ok(endpoint.connect_lazy())
+    one.lazy_channel(as_router.tls.as_ref(), what)
+        .map_err(|e| (e.to_string(), "check `internal_tls` of router.yaml and this endpoint's `tls`"))
+}
+
+/// A TLS failure as the fix it needs (a server name or CA the endpoint must name), else `None`.
+fn tls_fix(status: &tonic::Status) -> Option<&'static str> {
+    use std::error::Error;
+    let mut cause: Option<&dyn Error> = status.source();
+    while let Some(e) = cause {
+        let text = e.to_string();
+        if text.contains("NotValidForName") || text.contains("not valid for name") {
+            return Some("set this endpoint's `tls.server_name` to a name its certificate carries");
+        }
+        if text.contains("UnknownIssuer") || text.contains("invalid peer certificate") {
+            return Some("set this endpoint's `tls.ca_file` to the CA its certificate chains to");
+        }
+        cause = e.source();
+    }
+    None
+}
+
+/// The line of `fusion.endpoint`: every replica asked for its health as the router asks it.
+pub async fn check_fusion(endpoint: &ServiceEndpoint, as_router: &AsRouter) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for address in endpoint.urls() {
+        let channel = match channel(endpoint, address, "fusion.endpoint", as_router) {
+            Ok(c) => c,
+            Err((e, fix)) => {
+                lines.push(Line::new(Level::Fail, "fusion", "endpoint", e, fix));
+                continue;
+            }
+        };
+        lines.push(if fedsearch_core::grpc::is_serving(channel, CALL_TIMEOUT).await {
+            Line::new(Level::Ok, "fusion", "endpoint", format!("fusion at {address} is serving"), "")
+        } else {
+            Line::new(
+                Level::Fail,
+                "fusion",
+                "endpoint",
+                format!("fusion at {address} did not answer SERVING (not running, draining, or a TLS mismatch)"),
+                "start fusion, or fix `fusion.endpoint` in router.yaml (its `tls.server_name` / `tls.ca_file`)",
+            )
+        });
+    }
+    lines
 }
 
 fn status_line(status: &tonic::Status) -> String {
@@ -213,12 +287,12 @@ pub async fn check_source(
 ) -> Vec<Line> {
     let name = source.name.as_str();
     let mut lines = Vec::new();
-    if source.adapters.is_empty() {
+    if source.adapter.urls().next().is_none() {
         lines.push(Line::new(Level::Fail, name, "adapter", "no adapter address", "set `adapter` of this source"));
         return lines;
     }
-    for address in &source.adapters {
-        let channel = match channel(address, as_router) {
+    for address in source.adapter.urls() {
+        let channel = match channel(&source.adapter, address, &format!("source {name}: adapter"), as_router) {
             Ok(c) => c,
             Err((e, fix)) => {
                 lines.push(Line::new(Level::Fail, name, "adapter", e, fix));
@@ -234,7 +308,7 @@ pub async fn check_source(
                     name,
                     "adapter",
                     format!("adapter at {address} did not answer Describe ({})", status_line(&status)),
-                    "start the adapter, or fix `adapter` of this source in router.yaml",
+                    tls_fix(&status).unwrap_or("start the adapter, or fix `adapter` of this source in router.yaml"),
                 ));
                 continue;
             }
@@ -485,6 +559,13 @@ pub async fn run(config: &Path, token: Option<&str>, probe: &str, only: &[String
     for line in &lines {
         println!("{}", line.text());
     }
+    if let Some(fusion) = view.fusion.as_ref().filter(|_| only.is_empty()) {
+        let fusion_lines = check_fusion(fusion, &as_router).await;
+        for line in &fusion_lines {
+            println!("{}", line.text());
+        }
+        lines.extend(fusion_lines);
+    }
     for source in view.sources.iter().filter(|s| only.is_empty() || only.contains(&s.name)) {
         let source_lines = check_source(source, user.as_ref(), probe, &as_router).await;
         for line in &source_lines {
@@ -523,12 +604,12 @@ sources:
             view.sources[0],
             RouterSource {
                 name: "tickets".into(),
-                adapters: vec!["http://127.0.0.1:1".into()],
+                adapter: ServiceEndpoint::new("http://127.0.0.1:1"),
                 target: "tickets".into(),
                 required_groups: vec![],
             }
         );
-        assert_eq!(view.sources[1].adapters, ["http://127.0.0.1:2", "http://127.0.0.2:2"]);
+        assert_eq!(view.sources[1].adapter.urls().collect::<Vec<_>>(), ["http://127.0.0.1:2", "http://127.0.0.2:2"]);
         assert_eq!(view.sources[1].target, "orders_v2");
         assert_eq!(view.sources[1].required_groups, ["finance"]);
         let env = BTreeMap::from([("FEDSEARCH_AUTH__HS256_SECRET".to_string(), "from-env".to_string())]);

@@ -32,15 +32,21 @@ pub fn load<T: DeserializeOwned + Validate>(path: Option<&Path>) -> Result<T, St
     // the CLI's FEDSEARCH_TOKEN) are never mistaken for one.
     figment = figment.merge(Env::prefixed(ENV_PREFIX).filter(|key| key.as_str().contains("__")).split("__"));
     let config: T = figment.extract().map_err(|e| one_line(&e))?;
-    config.validate().map_err(|e| format!("invalid config: {}", single_line(&e)))?;
+    checked(config)
+}
+
+/// [`Validate::settle`], then [`Validate::validate`]; errors on one line.
+fn checked<T: Validate>(mut config: T) -> Result<T, String> {
+    let invalid = |e: String| format!("invalid config: {}", single_line(&e));
+    config.settle().map_err(invalid)?;
+    config.validate().map_err(invalid)?;
     Ok(config)
 }
 
 /// Parses `T` from a YAML string (tests and fixtures), then validates it.
 pub fn from_yaml_str<T: DeserializeOwned + Validate>(yaml: &str) -> Result<T, String> {
     let config: T = Figment::new().merge(Yaml::string(yaml)).extract().map_err(|e| one_line(&e))?;
-    config.validate().map_err(|e| format!("invalid config: {}", single_line(&e)))?;
-    Ok(config)
+    checked(config)
 }
 
 /// Collapses a multi-line message (regex errors, ...) onto one line.
@@ -63,6 +69,12 @@ fn one_line(e: &figment::Error) -> String {
 
 /// Semantic checks a config needs beyond its types.
 pub trait Validate {
+    /// Runs first: folds an older spelling of a key into the one the code reads (e.g. a
+    /// source's `tls:` into its `adapter.tls`), failing when both are set and disagree.
+    fn settle(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), String> {
         Ok(())
     }

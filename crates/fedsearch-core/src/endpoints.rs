@@ -1,4 +1,10 @@
-//! Channels to a service that may run as several replicas.
+//! How one service reaches another: the one endpoint shape ([`ServiceEndpoint`]) of every
+//! config that names a service, and the channels built from it.
+//!
+//! A [`ServiceEndpoint`] is an address (one URL, or several: replicas), the TLS settings of that
+//! endpoint over the caller's own ([`EndpointTls`]: `server_name`, `ca_file`), and its connect
+//! and request timeouts. The router's `sources[].adapter` and `fusion.endpoint`, the CLI's
+//! `--router` and the doctor all read this one type.
 //!
 //! An address is one URL or a comma-separated list of them. A URL whose host is an IP address
 //! is one endpoint; a URL whose host is a name is every address the name resolves to, resolved
@@ -17,9 +23,201 @@ use std::{
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Deserializer, de};
 use tonic::transport::{Channel, Endpoint, channel::Change};
 
-use crate::tls::ClientTls;
+use crate::tls::{ClientTls, EndpointTls, TlsConfig};
+
+/// The connect timeout of an endpoint that sets none.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How often a name in an address is resolved again (new replicas join).
+pub const RESOLVE_EVERY: Duration = Duration::from_secs(10);
+
+/// Where and how a service is called: written in YAML either as a plain address —
+/// `"https://es-adapter.fedsearch.svc:50061"`, replicas comma-separated — or as a map
+///
+/// ```yaml
+/// url: https://es-adapter.fedsearch.svc:50061   # or a list of URLs (replicas)
+/// tls: { server_name: es.other.svc, ca_file: /etc/fedsearch/tls/other-ca.pem }
+/// connect_timeout: 500ms
+/// timeout: 2s
+/// ```
+///
+/// `tls` overrides the caller's own client TLS (`internal_tls` of the router) for this endpoint
+/// only; `timeout` is how long one call may take (for a router source: the source's time).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServiceEndpoint {
+    /// One URL, or several comma-separated (replicas of one service).
+    pub url: String,
+    pub tls: Option<EndpointTls>,
+    pub connect_timeout: Option<Duration>,
+    pub timeout: Option<Duration>,
+}
+
+/// The map form of [`ServiceEndpoint`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndpointMap {
+    #[serde(alias = "urls", alias = "address")]
+    url: Urls,
+    #[serde(default)]
+    tls: Option<EndpointTls>,
+    #[serde(default, with = "crate::config::duration::option")]
+    connect_timeout: Option<Duration>,
+    #[serde(default, with = "crate::config::duration::option")]
+    timeout: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Urls {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for ServiceEndpoint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = ServiceEndpoint;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "an address like https://host:port, or a map with `url`, `tls`, `connect_timeout`, `timeout`",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ServiceEndpoint::new(v))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let m = EndpointMap::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                let url = match m.url {
+                    Urls::One(u) => u,
+                    Urls::Many(list) => list.join(","),
+                };
+                Ok(ServiceEndpoint { url, tls: m.tls, connect_timeout: m.connect_timeout, timeout: m.timeout })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// An older key next to the one that replaced it: both may not be set to different values.
+fn fold<T: PartialEq>(new: &mut Option<T>, old: Option<T>, new_key: &str, old_key: &str) -> Result<(), String> {
+    match (new.as_ref(), old) {
+        (Some(n), Some(o)) if *n != o => {
+            Err(format!("`{old_key}` is the older spelling of `{new_key}`; they differ: set only `{new_key}`"))
+        }
+        (None, Some(o)) => {
+            *new = Some(o);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+impl ServiceEndpoint {
+    /// An endpoint at `url` (one URL or a comma-separated list) with the caller's defaults.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self { url: url.into().trim().to_string(), ..Default::default() }
+    }
+
+    /// Every URL of the address.
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        self.url.split(',').map(str::trim).filter(|u| !u.is_empty())
+    }
+
+    /// Whether every URL is `https://`.
+    pub fn is_https(&self) -> bool {
+        self.urls().all(|u| u.starts_with("https://"))
+    }
+
+    pub fn connect_timeout_or(&self, default: Duration) -> Duration {
+        self.connect_timeout.unwrap_or(default)
+    }
+
+    /// Folds the keys an older config wrote next to the endpoint (`tls:`, `connect_timeout:`,
+    /// `timeout:` of the section) into it; `at` names the endpoint's key (e.g.
+    /// `sources[0].adapter`) and `older` the section they were written in (`sources[0]`).
+    pub fn fold_older(
+        &mut self,
+        at: &str,
+        older: &str,
+        tls: Option<EndpointTls>,
+        connect_timeout: Option<Duration>,
+        timeout: Option<Duration>,
+    ) -> Result<(), String> {
+        fold(&mut self.tls, tls, &format!("{at}.tls"), &format!("{older}.tls"))?;
+        let (new, old) = (format!("{at}.connect_timeout"), format!("{older}.connect_timeout"));
+        fold(&mut self.connect_timeout, connect_timeout, &new, &old)?;
+        fold(&mut self.timeout, timeout, &format!("{at}.timeout"), &format!("{older}.timeout"))
+    }
+
+    /// Checks the endpoint as `what` (its config key): every URL `http://` or `https://` with
+    /// a host, the scheme agreeing with the caller's client TLS (`https://` with certificates,
+    /// `http://` with `insecure: true`), the override on TLS that is on, positive timeouts.
+    pub fn validate(&self, client: Option<&TlsConfig>, what: &str) -> Result<(), String> {
+        if self.urls().next().is_none() {
+            return Err(format!("`{what}` names no URL"));
+        }
+        for url in self.urls() {
+            let t = parse(url).map_err(|e| format!("`{what}`: {e}"))?;
+            if t.scheme != "http" && t.scheme != "https" {
+                return Err(format!("`{what}`: `{url}` must be an http:// or https:// URL"));
+            }
+            if let Some(tls) = client {
+                tls.check_scheme(url).map_err(|e| format!("`{what}`: {e}"))?;
+            }
+        }
+        if let Some(o) = &self.tls {
+            o.validate(client, &format!("{what}.tls"))?;
+        }
+        for (key, t) in [("connect_timeout", self.connect_timeout), ("timeout", self.timeout)] {
+            if t.is_some_and(|t| t.is_zero()) {
+                return Err(format!("`{what}.{key}` must be positive"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The client TLS of this endpoint: `base` (the caller's own; `None` = plaintext) with this
+    /// endpoint's `tls` over it.
+    pub fn client_tls(&self, base: Option<&Arc<ClientTls>>, what: &str) -> Result<Option<Arc<ClientTls>>, String> {
+        ClientTls::for_endpoint(base, self.tls.as_ref(), &format!("{what}.tls"))
+    }
+
+    /// A channel to every replica of the address ([`replicated_channel`]), over mutual TLS with
+    /// `base` and this endpoint's overrides when `base` is set (`what` names the endpoint in
+    /// messages). Calls on it are not given a timeout: callers set each call's deadline.
+    pub fn channel(&self, base: Option<&Arc<ClientTls>>, what: &str) -> anyhow::Result<Channel> {
+        let tls = self.client_tls(base, what).map_err(anyhow::Error::msg)?;
+        replicated_channel(&self.url, self.connect_timeout_or(DEFAULT_CONNECT_TIMEOUT), RESOLVE_EVERY, tls)
+    }
+
+    /// A channel to the first URL only (a tool checking one replica at a time names it with
+    /// [`ServiceEndpoint::replica`]), connecting on first use, with the request `timeout` (if
+    /// set) on every call; over TLS as [`ServiceEndpoint::channel`].
+    pub fn lazy_channel(&self, base: Option<&Arc<ClientTls>>, what: &str) -> anyhow::Result<Channel> {
+        let url = self.urls().next().ok_or_else(|| anyhow::anyhow!("`{what}` names no URL"))?;
+        let mut endpoint = crate::grpc::client_endpoint(url, self.connect_timeout_or(DEFAULT_CONNECT_TIMEOUT))?;
+        if let Some(t) = self.timeout {
+            endpoint = endpoint.timeout(t);
+        }
+        match self.client_tls(base, what).map_err(anyhow::Error::msg)? {
+            Some(tls) if url.starts_with("https://") => Ok(tls.endpoint(endpoint, None)?.connect_lazy()),
+            Some(_) => anyhow::bail!("`{what}`: `{url}` must be https:// (TLS is on)"),
+            None if url.starts_with("https://") => {
+                anyhow::bail!("`{what}`: `{url}` is https:// but there are no client TLS settings to call it with")
+            }
+            None => Ok(endpoint.connect_lazy()),
+        }
+    }
+
+    /// This endpoint with one of its URLs only (same TLS and timeouts).
+    pub fn replica(&self, url: &str) -> Self {
+        Self { url: url.trim().to_string(), ..self.clone() }
+    }
+}
 
 /// One URL of an address list, checked.
 #[derive(Debug, Clone)]
@@ -187,6 +385,71 @@ async fn resolve_all(targets: &[Target]) -> BTreeMap<SocketAddr, Option<String>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Holder {
+        ep: ServiceEndpoint,
+    }
+
+    fn read(yaml: &str) -> Result<ServiceEndpoint, String> {
+        use figment::providers::Format;
+        figment::Figment::from(figment::providers::Yaml::string(yaml))
+            .extract::<Holder>()
+            .map(|h| h.ep)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_endpoint_is_an_address_or_a_map_with_tls_and_timeouts() {
+        assert_eq!(read("ep: \"https://a:1, https://b:1\"").unwrap(), ServiceEndpoint::new("https://a:1, https://b:1"));
+        let full = read(
+            "ep: { url: [\"https://a:1\", \"https://b:1\"], tls: { server_name: a.svc }, connect_timeout: 250ms, timeout: 2s }",
+        )
+        .unwrap();
+        assert_eq!(full.urls().collect::<Vec<_>>(), ["https://a:1", "https://b:1"]);
+        assert_eq!(full.tls.as_ref().and_then(|t| t.server_name.as_deref()), Some("a.svc"));
+        assert_eq!(full.connect_timeout, Some(Duration::from_millis(250)));
+        assert_eq!(full.timeout, Some(Duration::from_secs(2)));
+        assert!(full.is_https());
+        let err = read("ep: { url: \"https://a:1\", colour: red }").unwrap_err();
+        assert!(err.contains("colour"), "{err}");
+        assert!(read("ep: { tls: {} }").unwrap_err().contains("url"));
+    }
+
+    #[test]
+    fn an_older_key_folds_in_unless_it_disagrees() {
+        let mut ep = ServiceEndpoint::new("https://a:1");
+        let older = EndpointTls { server_name: Some("a.svc".into()), ca_file: None };
+        ep.fold_older("fusion.endpoint", "fusion", Some(older.clone()), None, Some(Duration::from_secs(1))).unwrap();
+        assert_eq!((ep.tls.as_ref(), ep.timeout), (Some(&older), Some(Duration::from_secs(1))));
+        let err = ep.fold_older("fusion.endpoint", "fusion", None, None, Some(Duration::from_secs(2))).unwrap_err();
+        assert!(err.contains("`fusion.timeout`") && err.contains("`fusion.endpoint.timeout`"), "{err}");
+    }
+
+    #[test]
+    fn validation_checks_urls_schemes_against_tls_and_timeouts() {
+        let tls = TlsConfig {
+            ca_file: Some("ca.pem".into()),
+            cert_file: Some("c.pem".into()),
+            key_file: Some("k.pem".into()),
+            ..Default::default()
+        };
+        let insecure = TlsConfig { insecure: true, ..Default::default() };
+        let https = ServiceEndpoint::new("https://a:1,https://b:1");
+        assert!(https.validate(Some(&tls), "x").is_ok());
+        assert!(https.validate(Some(&insecure), "x").unwrap_err().contains("insecure"));
+        let mixed = ServiceEndpoint::new("https://a:1,http://b:1");
+        assert!(mixed.validate(Some(&tls), "sources[0].adapter").unwrap_err().contains("sources[0].adapter"));
+        assert!(ServiceEndpoint::new("a:1").validate(None, "x").is_err(), "a scheme is needed");
+        assert!(ServiceEndpoint::new("").validate(None, "x").unwrap_err().contains("no URL"));
+        let zero = ServiceEndpoint { timeout: Some(Duration::ZERO), ..https.clone() };
+        assert!(zero.validate(Some(&tls), "x").unwrap_err().contains("`x.timeout`"));
+        let over =
+            ServiceEndpoint { tls: Some(EndpointTls { server_name: Some("a.svc".into()), ca_file: None }), ..https };
+        assert!(over.validate(Some(&tls), "x").is_ok());
+        let plain = ServiceEndpoint { url: "http://a:1".into(), ..over };
+        assert!(plain.validate(Some(&insecure), "x").unwrap_err().contains("`x.tls`"), "an override needs TLS on");
+    }
 
     #[test]
     fn urls_are_parsed_into_hosts_ports_and_ips() {

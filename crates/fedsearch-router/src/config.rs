@@ -7,6 +7,8 @@ use std::{collections::HashSet, net::SocketAddr, time::Duration};
 use fedsearch_core::{
     JwtConfig,
     config::{TelemetryConfig, Validate, duration},
+    endpoints::ServiceEndpoint,
+    tls::EndpointTls,
 };
 use serde::Deserialize;
 
@@ -362,17 +364,22 @@ fn default_grace() -> Duration {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FusionSection {
-    /// The fusion service, e.g. `http://127.0.0.1:50052`. Unset → fuse in-process.
+    /// The fusion service: an address (`https://127.0.0.1:50052`) or a
+    /// [`ServiceEndpoint`] map (`url`, `tls` over `internal_tls`, `connect_timeout`, `timeout` =
+    /// the time fusion has to answer after the last source ended). Unset → fuse in-process.
     #[serde(default)]
-    pub endpoint: Option<String>,
-    /// Time allowed for fusion to answer after the last source ended.
-    #[serde(default = "default_fusion_timeout", with = "duration")]
+    pub endpoint: Option<ServiceEndpoint>,
+    /// The time fusion has to answer after the last source ended: `endpoint.timeout`, or the
+    /// older `fusion.timeout` (500 ms when neither is set). Set by [`Validate::settle`].
+    #[serde(skip, default = "default_fusion_timeout")]
     pub timeout: Duration,
-    #[serde(default = "default_connect_timeout", with = "duration")]
-    pub connect_timeout: Duration,
-    /// TLS of the fusion endpoint over `internal_tls` (`server_name`, `ca_file`).
-    #[serde(default)]
-    pub tls: Option<fedsearch_core::tls::EndpointTls>,
+    /// Older spellings of `endpoint.timeout`, `endpoint.connect_timeout` and `endpoint.tls`.
+    #[serde(default, rename = "timeout", with = "duration::option")]
+    older_timeout: Option<Duration>,
+    #[serde(default, rename = "connect_timeout", with = "duration::option")]
+    older_connect_timeout: Option<Duration>,
+    #[serde(default, rename = "tls")]
+    older_tls: Option<EndpointTls>,
     /// The method when a request does not name one: `weighted_score` (min-max-normalised source
     /// scores × weight; measured best on both sample companies, see BENCHMARKS.md) or `rrf`.
     #[serde(default)]
@@ -392,17 +399,15 @@ impl Default for FusionSection {
         Self {
             endpoint: None,
             timeout: default_fusion_timeout(),
-            connect_timeout: default_connect_timeout(),
-            tls: None,
+            older_timeout: None,
+            older_connect_timeout: None,
+            older_tls: None,
             method: DefaultFusion::default(),
         }
     }
 }
 
 fn default_fusion_timeout() -> Duration {
-    Duration::from_millis(500)
-}
-fn default_connect_timeout() -> Duration {
     Duration::from_millis(500)
 }
 
@@ -567,13 +572,16 @@ fn default_health_interval() -> Duration {
 pub struct SourceConfig {
     /// Public name, used in requests, hits ids and statuses.
     pub name: String,
-    /// The adapter service, e.g. `http://127.0.0.1:50061`.
-    pub adapter: String,
-    /// TLS of this adapter's endpoint over `internal_tls`: the name its certificate carries
-    /// (`server_name`) and the CA it chains to (`ca_file`), when they differ. Sources on one
-    /// `adapter` address share one channel, so they must agree on it.
-    #[serde(default)]
-    pub tls: Option<fedsearch_core::tls::EndpointTls>,
+    /// The adapter service: an address (`https://127.0.0.1:50061`, replicas comma-separated)
+    /// or a [`ServiceEndpoint`] map: `url`, `tls` over `internal_tls` (the name the adapter's
+    /// certificate carries, `server_name`, and the CA it chains to, `ca_file`, when they
+    /// differ), `connect_timeout`, `timeout` (the source's time, see [`SourceConfig::timeout`]).
+    /// Sources on one address share one channel, so they must agree on `tls` and
+    /// `connect_timeout`.
+    pub adapter: ServiceEndpoint,
+    /// Older spelling of `adapter.tls`.
+    #[serde(default, rename = "tls")]
+    older_tls: Option<EndpointTls>,
     /// The adapter-side logical source (defaults to `name`).
     #[serde(default)]
     pub target: Option<String>,
@@ -589,8 +597,12 @@ pub struct SourceConfig {
     pub tags: Vec<String>,
     #[serde(default = "default_weight")]
     pub weight: f64,
-    #[serde(default = "default_source_timeout", with = "duration")]
+    /// How long a sub-query to this source may take: `adapter.timeout`, or the older
+    /// `sources[].timeout` (2 s when neither is set). Set by [`Validate::settle`].
+    #[serde(skip, default = "default_source_timeout")]
     pub timeout: Duration,
+    #[serde(default, rename = "timeout", with = "duration::option")]
+    older_timeout: Option<Duration>,
     /// The caller must be in one of these groups to use the source (empty = everyone).
     #[serde(default)]
     pub required_groups: Vec<String>,
@@ -673,27 +685,48 @@ pub struct RoutingRules {
 }
 
 impl Validate for RouterConfig {
+    /// Folds the older keys next to an endpoint (`sources[].tls`, `sources[].timeout`,
+    /// `fusion.tls`, `fusion.connect_timeout`, `fusion.timeout`) into it, and sets the times
+    /// the code reads from the endpoints.
+    fn settle(&mut self) -> Result<(), String> {
+        for (i, s) in self.sources.iter_mut().enumerate() {
+            let (at, older) = (format!("sources[{i}].adapter"), format!("sources[{i}]"));
+            s.adapter.fold_older(&at, &older, s.older_tls.take(), None, s.older_timeout.take())?;
+            s.timeout = s.adapter.timeout.unwrap_or_else(default_source_timeout);
+        }
+        let f = &mut self.fusion;
+        let (tls, connect, timeout) = (f.older_tls.take(), f.older_connect_timeout.take(), f.older_timeout.take());
+        match &mut f.endpoint {
+            Some(ep) => {
+                ep.fold_older("fusion.endpoint", "fusion", tls, connect, timeout)?;
+                f.timeout = ep.timeout.unwrap_or_else(default_fusion_timeout);
+            }
+            None if tls.is_some() || connect.is_some() => {
+                return Err("`fusion.tls` and `fusion.connect_timeout` need `fusion.endpoint`".into());
+            }
+            None => f.timeout = timeout.unwrap_or_else(default_fusion_timeout),
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), String> {
         fedsearch_core::JwtVerifier::new(&self.auth)?;
         self.admin.validate()?;
         if let Some(tls) = &self.internal_tls {
             tls.validate_client("internal_tls")?;
-            let endpoints =
-                self.sources.iter().flat_map(|s| s.adapter.split(',')).chain(self.fusion.endpoint.as_deref());
-            for url in endpoints {
-                tls.check_scheme(url).map_err(|e| format!("internal_tls: {e}"))?;
-            }
         }
-        let overrides = self.sources.iter().enumerate().map(|(i, s)| (format!("sources[{i}].tls"), &s.tls));
-        for (at, o) in overrides.chain([("fusion.tls".to_string(), &self.fusion.tls)]) {
-            if let Some(o) = o {
-                o.validate(self.internal_tls.as_ref(), &at)?;
-            }
+        let endpoints = self.sources.iter().enumerate().map(|(i, s)| (format!("sources[{i}].adapter"), &s.adapter));
+        for (at, ep) in endpoints.chain(self.fusion.endpoint.iter().map(|ep| ("fusion.endpoint".to_string(), ep))) {
+            ep.validate(self.internal_tls.as_ref(), &at)?;
         }
         for (i, s) in self.sources.iter().enumerate() {
-            if let Some(other) = self.sources[..i].iter().find(|o| o.adapter == s.adapter && o.tls != s.tls) {
+            let shared = |o: &&SourceConfig| o.adapter.url == s.adapter.url;
+            let differs = |o: &&SourceConfig| {
+                (&o.adapter.tls, o.adapter.connect_timeout) != (&s.adapter.tls, s.adapter.connect_timeout)
+            };
+            if let Some(other) = self.sources[..i].iter().filter(shared).find(differs) {
                 return Err(format!(
-                    "`sources[{i}].tls` differs from source `{}` on the same adapter address (one channel)",
+                    "`sources[{i}].adapter` differs in `tls` or `connect_timeout` from source `{}` on the same address (one channel)",
                     other.name
                 ));
             }
@@ -744,9 +777,6 @@ impl Validate for RouterConfig {
             }
             if !names.insert(s.name.as_str()) {
                 return Err(format!("`{at}.name`: source `{}` is declared twice", s.name));
-            }
-            if !(s.adapter.starts_with("http://") || s.adapter.starts_with("https://")) {
-                return Err(format!("`{at}.adapter` must be an http:// or https:// URL"));
             }
             // 0 is not allowed: the fusion contract reads an unset (0) weight as 1.0. To switch a
             // source off for one query, send `fusion.weights[source] = 0` in the request.
@@ -826,17 +856,64 @@ sources:
             + "fusion: { endpoint: \"https://127.0.0.1:2\", tls: { server_name: fusion.other.svc } }\n";
         let with = |o: &str| tls.replace("timeout: 500ms }", &format!("timeout: 500ms, tls: {o} }}"));
         let c: RouterConfig = fedsearch_core::config::from_yaml_str(&with("{ server_name: es.other.svc }")).unwrap();
-        assert_eq!(c.sources[0].tls.as_ref().unwrap().server_name.as_deref(), Some("es.other.svc"));
-        assert_eq!(c.fusion.tls.unwrap().server_name.as_deref(), Some("fusion.other.svc"));
+        assert_eq!(c.sources[0].adapter.tls.as_ref().unwrap().server_name.as_deref(), Some("es.other.svc"));
+        let fusion = c.fusion.endpoint.unwrap();
+        assert_eq!(fusion.tls.unwrap().server_name.as_deref(), Some("fusion.other.svc"));
         let insecure = OK.to_string() + "internal_tls: { insecure: true }\n";
         let insecure = insecure.replace("timeout: 500ms }", "timeout: 500ms, tls: { ca_file: other.pem } }");
         let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&insecure).unwrap_err();
-        assert!(err.contains("sources[0].tls") && err.contains("TLS on"), "{err}");
+        assert!(err.contains("sources[0].adapter.tls") && err.contains("TLS on"), "{err}");
         let twice = tls.replace(
             "timeout: 500ms }",
             "tls: { server_name: a.svc } }\n  - { name: kb, adapter: \"https://127.0.0.1:1\", description: kb, tls: { server_name: b.svc } }",
         );
         let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&twice).unwrap_err();
-        assert!(err.contains("sources[1].tls") && err.contains("tickets"), "{err}");
+        assert!(err.contains("sources[1].adapter") && err.contains("tickets"), "{err}");
+    }
+
+    #[test]
+    fn every_endpoint_takes_cores_one_shape_and_the_older_keys_beside_it() {
+        let new = r#"
+server: { listen: "127.0.0.1:0" }
+auth: { hs256_secret: "0123456789abcdef0123456789abcdef" }
+internal_tls: { ca_file: ca.pem, cert_file: r.pem, key_file: r.key }
+fusion:
+  endpoint: { url: "https://127.0.0.1:2", tls: { server_name: fusion.other.svc }, connect_timeout: 200ms, timeout: 300ms }
+sources:
+  - name: tickets
+    adapter:
+      url: ["https://127.0.0.1:1", "https://127.0.0.2:1"]
+      tls: { server_name: es.other.svc }
+      timeout: 700ms
+    description: tickets
+"#;
+        let c: RouterConfig = fedsearch_core::config::from_yaml_str(new).unwrap();
+        let s = &c.sources[0];
+        assert_eq!(s.adapter.url, "https://127.0.0.1:1,https://127.0.0.2:1");
+        assert_eq!(s.timeout, Duration::from_millis(700), "adapter.timeout is the source's time");
+        assert_eq!(c.fusion.timeout, Duration::from_millis(300));
+        let fusion = c.fusion.endpoint.as_ref().unwrap();
+        assert_eq!(fusion.connect_timeout, Some(Duration::from_millis(200)));
+        // The older spelling: the same settings beside the endpoint.
+        let old = new
+            .replace(
+                "endpoint: { url: \"https://127.0.0.1:2\", tls: { server_name: fusion.other.svc }, connect_timeout: 200ms, timeout: 300ms }",
+                "endpoint: \"https://127.0.0.1:2\"\n  tls: { server_name: fusion.other.svc }\n  connect_timeout: 200ms\n  timeout: 300ms",
+            )
+            .replace("      tls: { server_name: es.other.svc }\n      timeout: 700ms\n", "")
+            .replace("    description: tickets", "    description: tickets\n    tls: { server_name: es.other.svc }\n    timeout: 700ms");
+        let o: RouterConfig = fedsearch_core::config::from_yaml_str(&old).unwrap();
+        assert_eq!((&o.sources[0].adapter, o.sources[0].timeout), (&s.adapter, s.timeout));
+        assert_eq!((o.fusion.endpoint.as_ref(), o.fusion.timeout), (Some(fusion), c.fusion.timeout));
+        // Both spellings, disagreeing: the older key is named.
+        let both = new.replace("    description: tickets", "    description: tickets\n    timeout: 1s");
+        let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&both).unwrap_err();
+        assert!(err.contains("`sources[0].timeout`") && err.contains("`sources[0].adapter.timeout`"), "{err}");
+        // Defaults when neither is set.
+        let bare: RouterConfig = fedsearch_core::config::from_yaml_str(&OK.replace(", timeout: 500ms", "")).unwrap();
+        assert_eq!(
+            (bare.sources[0].timeout, bare.fusion.timeout),
+            (Duration::from_secs(2), Duration::from_millis(500))
+        );
     }
 }

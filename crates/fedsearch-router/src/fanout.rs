@@ -187,7 +187,7 @@ async fn run_source(
     let mut hits = 0u32;
     let mut kept = cache_key.as_ref().map(|_| Vec::new());
     let work = stream_source(source, sub_query, budget, events, &mut hits, kept.as_mut()).instrument(client_span(
-        &source.config.adapter,
+        &source.config.adapter.url,
         None,
         "fedsearch.adapter.v1.SourceAdapter",
         "Search",

@@ -108,19 +108,12 @@ impl Registry {
         let mut sources = Vec::with_capacity(configs.len());
         let shared_cache = crate::cache::SharedHandle::default();
         for c in configs {
-            let channel = match channels.get(&c.adapter) {
+            let channel = match channels.get(&c.adapter.url) {
                 Some(ch) => ch.clone(),
                 None => {
                     // Every replica behind the address (a list, or a name re-resolved every 10 s).
-                    let tls = fedsearch_core::tls::ClientTls::for_endpoint(tls.as_ref(), c.tls.as_ref(), "sources.tls")
-                        .map_err(anyhow::Error::msg)?;
-                    let ch = fedsearch_core::endpoints::replicated_channel(
-                        &c.adapter,
-                        std::time::Duration::from_millis(500),
-                        std::time::Duration::from_secs(10),
-                        tls,
-                    )?;
-                    channels.insert(c.adapter.clone(), ch.clone());
+                    let ch = c.adapter.channel(tls.as_ref(), "sources.adapter")?;
+                    channels.insert(c.adapter.url.clone(), ch.clone());
                     ch
                 }
             };

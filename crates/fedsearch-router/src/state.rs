@@ -40,20 +40,9 @@ impl RouterState {
             registry.use_shared_cache(crate::cache::SharedCache::new(shared)?);
         }
         let fusion = match &config.fusion.endpoint {
-            Some(ep) => Some(FusionClient::with_interceptor(
-                fedsearch_core::endpoints::replicated_channel(
-                    ep,
-                    config.fusion.connect_timeout,
-                    std::time::Duration::from_secs(10),
-                    fedsearch_core::tls::ClientTls::for_endpoint(
-                        tls.as_ref(),
-                        config.fusion.tls.as_ref(),
-                        "fusion.tls",
-                    )
-                    .map_err(anyhow::Error::msg)?,
-                )?,
-                TraceInjector,
-            )),
+            Some(ep) => {
+                Some(FusionClient::with_interceptor(ep.channel(tls.as_ref(), "fusion.endpoint")?, TraceInjector))
+            }
             None => None,
         };
         let admission = crate::admission::Admission::new(&config.limits);

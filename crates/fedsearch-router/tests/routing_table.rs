@@ -15,7 +15,7 @@ fn config() -> RouterConfig {
 fn registry() -> Registry {
     let mut config = config();
     for s in &mut config.sources {
-        s.adapter = s.adapter.replace("https://", "http://");
+        s.adapter.url = s.adapter.url.replace("https://", "http://");
     }
     Registry::new(
         &config.sources,
