@@ -208,3 +208,88 @@ async fn doctor_calls_adapters_over_mutual_tls_with_signed_users_as_the_router_d
         "an unsigned user is refused: {report}"
     );
 }
+
+/// The doctor reads each `adapter` and `fusion.endpoint` as core's endpoint type and honours
+/// its own `tls` over `internal_tls`, as the router does: an adapter and a fusion service whose
+/// certificates come from another CA are checked with that endpoint's `ca_file`, against its
+/// `server_name`; without the override, or with a name the certificate does not carry, the
+/// endpoint's line FAILs with the setting to fix.
+#[tokio::test]
+async fn doctor_honours_each_endpoints_own_tls_for_adapters_and_fusion() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::generate(&dir.path().join("tls"));
+    // The servers' certificates come from a second CA; they still take only the router's.
+    let other = Pki::generate_named(&dir.path().join("other"), "the adapters' own CA");
+    let p = |pki: &Pki, name: &str| pki.path(name).display().to_string();
+    let (other_ca, router_cert, router_key) = {
+        let (_, cert, key) = pki.client_pems("router");
+        (std::fs::read_to_string(other.path("ca.pem")).unwrap(), cert, key)
+    };
+    let caller = TlsClient { ca: other_ca, cert: Some((router_cert, router_key)) };
+    let (es_port, fusion_port) = (free_port(), free_port());
+    let server = format!(
+        "  tls: {{ ca_file: {}, cert_file: {}, key_file: {}, allowed_clients: [router.fedsearch.svc] }}\n  identity: {{ jwks_file: {} }}\n",
+        p(&pki, "ca.pem"),
+        p(&other, "es-adapter.pem"),
+        p(&other, "es-adapter.key"),
+        p(&pki, "router.jwks")
+    );
+    let es_path = dir.path().join("es.yaml");
+    std::fs::write(&es_path, es_config(es_port, &need_env("OPENSEARCH_URL")).replace(SERVER, &server)).unwrap();
+    let env = HashMap::from([("FEDSEARCH_SERVER__LISTEN".to_string(), format!("127.0.0.1:{es_port}"))]);
+    let mut es =
+        Proc::spawn("es-adapter", &["--config", es_path.to_str().unwrap()], &env, dir.path()).with_tls(caller.clone());
+    let fusion_env = HashMap::from([
+        ("FEDSEARCH_SERVER__LISTEN".to_string(), format!("127.0.0.1:{fusion_port}")),
+        ("FEDSEARCH_SERVER__TLS__CA_FILE".to_string(), p(&pki, "ca.pem")),
+        ("FEDSEARCH_SERVER__TLS__CERT_FILE".to_string(), p(&other, "fusion.pem")),
+        ("FEDSEARCH_SERVER__TLS__KEY_FILE".to_string(), p(&other, "fusion.key")),
+    ]);
+    let fusion_cfg = crate::harness::root().join("deploy/config/fusion.yaml");
+    let mut fusion =
+        Proc::spawn("fusion", &["--config", fusion_cfg.to_str().unwrap()], &fusion_env, dir.path()).with_tls(caller);
+    es.wait_healthy().await;
+    fusion.wait_healthy().await;
+    let env: Vec<(&str, String)> = pki.env("router");
+    let alice = token_for("alice");
+    let config = dir.path().join("router.yaml");
+    let with = |fusion_tls: &str, adapter: &str| {
+        let yaml = format!(
+            "server: {{ listen: 127.0.0.1:1 }}\nauth: {{ hs256_secret: \"{SECRET}\" }}\n\
+             fusion:\n  endpoint: {{ url: \"https://127.0.0.1:{fusion_port}\"{fusion_tls} }}\n\
+             sources:\n  - {{ name: tickets, {adapter}, target: tickets, description: x }}\n"
+        );
+        std::fs::write(&config, yaml).unwrap();
+        doctor_with(&config, &alice, &env)
+    };
+    let own = |name: &str| format!("tls: {{ ca_file: {}, server_name: {name} }}", p(&other, "ca.pem"));
+    let url = format!("\"https://127.0.0.1:{es_port}\"");
+
+    // Each endpoint with its own CA and name: everything is reached (the new shape for the
+    // adapter, the older `tls:` beside `adapter:` as well).
+    let fusion_own = format!(", {}", own("fusion.fedsearch.svc"));
+    for adapter in [
+        format!("adapter: {{ url: {url}, {} }}", own("es-adapter.fedsearch.svc")),
+        format!("adapter: {url}, {}", own("es-adapter.fedsearch.svc")),
+    ] {
+        let (code, report) = with(&fusion_own, &adapter);
+        assert_eq!(code, Some(0), "{report}");
+        line(&report, "ok", "fusion", "endpoint");
+        line(&report, "ok", "tickets", "describe");
+        assert!(line(&report, "ok", "tickets", "probe").contains("as `alice`"), "{report}");
+    }
+
+    // Without the overrides the router's own CA does not know the servers' certificates.
+    let (code, report) = with("", &format!("adapter: {url}"));
+    assert_eq!(code, Some(1), "{report}");
+    assert!(line(&report, "FAIL", "tickets", "adapter").contains("tls.ca_file"), "{report}");
+    line(&report, "FAIL", "fusion", "endpoint");
+
+    // The right CA but a name the certificates do not carry.
+    let fusion_wrong = format!(", {}", own("wiki-adapter.fedsearch.svc"));
+    let (code, report) =
+        with(&fusion_wrong, &format!("adapter: {{ url: {url}, {} }}", own("wiki-adapter.fedsearch.svc")));
+    assert_eq!(code, Some(1), "{report}");
+    assert!(line(&report, "FAIL", "tickets", "adapter").contains("tls.server_name"), "{report}");
+    line(&report, "FAIL", "fusion", "endpoint");
+}
