@@ -67,12 +67,12 @@
 //! [`Window::period_to`] keeps where the period ends. A period wholly after today (2026年12月
 //! asked in November) is ahead.
 //!
-//! A month, quarter or date without a year is the most recent one that has begun by `as_of`: in
-//! December 2026 "October" is October 2026, in February 2027 "November" is November 2026,
-//! "November" or 11月 asked on 20 October 2026 is November 2025, and "Nov 3" asked on 1 November
-//! 2026 is 3 November 2025. Say "next November", "this November", 今年11月, 明年11月 or "November
-//! 2026" for the one to come: a bare month is as often last year's report as next month's plan,
-//! so the other words of the question do not move it. In a range the end takes its missing year
+//! A quarter or date without a year is the most recent one that has begun by `as_of` ("Nov 3"
+//! asked on 1 November 2026 is 3 November 2025). So is a month, unless it is one of the next two:
+//! asked on 20 October 2026, "November", 11月 and 12月 are November and December 2026 (ahead: 8月份开船
+//! asked in July is this August's sailings), January is January 2026; in December 2026 "October"
+//! is October 2026. Say "next January", "this January", 今年1月, 明年1月 or "January 2027" for
+//! another one: the other words of the question do not move it. In a range the end takes its missing year
 //! (and month) from the start, moving to the next year when it would fall before it (Dec 20 – Jan 5).
 //!
 //! Counts without a word for the past or the future give no window: 12天内 and "within 12 days"

@@ -976,6 +976,11 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     Some((1, unit, ahead))
 }
 
+/// How many months after this one a month named without a year is read as the coming one
+/// (November asked on 20 October is November this year); a month further ahead is the most recent
+/// one that has begun (December asked in September is last December).
+const MONTHS_AHEAD: u32 = 2;
+
 /// A date as written, before its missing parts are filled in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Partial {
@@ -994,7 +999,7 @@ impl Partial {
     }
 
     /// The days it names, first and end (exclusive). Without a year, the most recent one that has
-    /// begun by `today`.
+    /// begun by `today`, but a month of the next [`MONTHS_AHEAD`] is the coming one.
     fn span(self, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
         match self {
             Partial { year: Some(y), month: None, day: None } => {
@@ -1002,7 +1007,14 @@ impl Partial {
                 Some((span.first, span.end_date))
             }
             Partial { year, month: Some(m), day: None } => {
-                let y = year.unwrap_or(if m <= today.month() { today.year() } else { today.year() - 1 });
+                // One of the next MONTHS_AHEAD months is the coming one (8月份开船 asked in July).
+                let ahead = (m + 12 - today.month()) % 12;
+                let coming = (1..=MONTHS_AHEAD).contains(&ahead);
+                let y = year.unwrap_or(match (coming, m <= today.month()) {
+                    (true, true) => today.year() + 1,
+                    (true, false) | (false, true) => today.year(),
+                    (false, false) => today.year() - 1,
+                });
                 let first = month_start(y, m)?;
                 Some((first, first.checked_add_months(Months::new(1))?))
             }

@@ -136,11 +136,11 @@ fn months() {
         ("2025年10月", Some(("2025年10月", days("2025-10-01", "2025-10-31")))),
         ("去年10月", Some(("去年10月", days("2025-10-01", "2025-10-31")))),
         ("今年二月", Some(("今年二月", days("2026-02-01", "2026-02-28")))),
-        ("十二月", Some(("十二月", days("2025-12-01", "2025-12-31")))),
+        ("十二月", Some(("十二月", days("2026-12-01", "2026-12-31")))),
         ("October", Some(("October", days("2026-10-01", "2026-10-31")))),
         // The month that holds today stops at today, as "this month" does (its end is period_to).
         ("tickets opened in November", Some(("November", days("2026-11-01", "2026-11-18")))),
-        ("in December", Some(("December", days("2025-12-01", "2025-12-31")))),
+        ("in December", Some(("December", days("2026-12-01", "2026-12-31")))),
         ("Oct 2026", Some(("Oct 2026", days("2026-10-01", "2026-10-31")))),
         ("Oct. 2025", Some(("Oct. 2025", days("2025-10-01", "2025-10-31")))),
         ("October 2026", Some(("October 2026", days("2026-10-01", "2026-10-31")))),
@@ -166,7 +166,7 @@ fn months_without_a_year_are_the_most_recent_one_begun() {
         ("Nov 3", "2026-11-01T04:00:00Z", SH, Some(("Nov 3", "2025-11-03 in Asia/Shanghai"))),
         // In Shanghai 1 January has begun while UTC is still in December.
         ("一月", "2026-12-31T17:00:00Z", SH, Some(("一月", "2027-01-01 in Asia/Shanghai"))),
-        ("一月", "2026-12-31T15:00:00Z", SH, Some(("一月", "2026-01-01 – 2026-01-31 (Asia/Shanghai)"))),
+        ("一月", "2026-12-31T15:00:00Z", SH, Some(("一月", "2027-01-01 – 2027-01-31 (Asia/Shanghai)"))),
         ("Feb 29", "2027-03-01T04:00:00Z", SH, Some(("Feb 29", "2024-02-29 in Asia/Shanghai"))),
     ]);
 }
@@ -905,7 +905,10 @@ fn days_ahead() {
         ("next December", Some(("next December", days("2026-12-01", "2026-12-31")))),
         ("this December", Some(("this December", days("2026-12-01", "2026-12-31")))),
         ("今年12月", Some(("今年12月", days("2026-12-01", "2026-12-31")))),
-        ("December", Some(("December", days("2025-12-01", "2025-12-31")))),
+        // A month of the next two is the coming one; one further ahead is last year's.
+        ("December", Some(("December", days("2026-12-01", "2026-12-31")))),
+        ("一月", Some(("一月", days("2027-01-01", "2027-01-31")))),
+        ("February", Some(("February", days("2026-02-01", "2026-02-28")))),
     ]);
     let at = |q: &str| resolve(q, utc(WED), tz(SH)).unwrap();
     for q in ["明天", "下周", "下个月", "未来30天", "月底前", "by the end of the month", "本周五", "next December"]
@@ -919,9 +922,14 @@ fn days_ahead() {
     let w = at("未来24小时");
     assert_eq!((w.from, w.to), (utc(WED), utc("2026-11-19T04:00:00Z")));
     assert_eq!(w.label, "next 24 hours from 2026-11-18 12:00 (Asia/Shanghai)");
-    // November asked on 20 October is last year's (the most recent begun); with a word, this year's.
+    // November asked on 20 October is the coming one; January is last year's unless told.
     let oct = utc("2026-10-20T04:00:00Z");
-    assert_eq!(resolve("11月的发票", oct, tz(SH)).unwrap().label, days("2025-11-01", "2025-11-30"));
+    assert_eq!(resolve("11月的发票", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
+    assert!(resolve("11月的发票", oct, tz(SH)).unwrap().ahead);
+    assert_eq!(resolve("1月的发票", oct, tz(SH)).unwrap().label, days("2026-01-01", "2026-01-31"));
+    assert_eq!(resolve("明年1月的发票", oct, tz(SH)).unwrap().label, days("2027-01-01", "2027-01-31"));
+    let july = utc("2026-07-20T02:00:00Z");
+    assert_eq!(resolve("8 月份开船的柜子", july, tz(SH)).unwrap().label, days("2026-08-01", "2026-08-31"));
     assert_eq!(resolve("今年11月的发票", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
     assert_eq!(resolve("invoices due next November", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
     assert_eq!(resolve("November 2026", oct, tz(SH)).unwrap().label, days("2026-11-01", "2026-11-30"));
