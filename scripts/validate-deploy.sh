@@ -23,7 +23,8 @@
 #   docker-compose.yml            `docker-compose config -q` passes with the secrets set, fails without
 #   Dockerfiles                   pinned FROM tags, non-root USER last, no ADD of URLs, no secret-named
 #                                 ENV/ARG with a value, every COPY source exists, EXPOSE, ENTRYPOINT
-#   compose semantics             hardening, ports, healthchecks, env vars the configs name, no literal secrets
+#   compose semantics             hardening, ports, healthchecks, env vars the configs name, no literal secrets,
+#                                 certificates as directory mounts (rotation without a restart)
 #   k8s manifests                 deploy/k8s and the two rendered values files: parse; probes, resources,
 #                                 securityContext, Services, PDB, HPA, MCP (port, Service, policy, allowed
 #                                 hosts = ingress hosts), NetworkPolicy (only the router reaches fusion and
@@ -448,6 +449,17 @@ for name in SERVICES:
     ports = s.get("ports") or []
     if name != "router" and ports:
         problems.append(f"{name}: publishes ports (only the router is an entry point)")
+    # Certificates and keys rotate without a restart only through a DIRECTORY mount (a renamed
+    # file shows in it); a single-file mount or a compose secret keeps the inode it started with.
+    mounts = [(v.get("source", ""), v.get("target")) if isinstance(v, dict) else tuple(str(v).split(":")[:2])
+              for v in s.get("volumes", [])]
+    tls_sources = [src for src, tgt in mounts if tgt == "/etc/fedsearch/tls"]
+    if not tls_sources or any(not src.startswith(("/", ".")) or pathlib.Path(src).suffix for src in tls_sources):
+        problems.append(f"{name}: /etc/fedsearch/tls is not a directory bind mount (rotation would need a restart)")
+    for sec in s.get("secrets") or []:
+        tgt = sec.get("target", "") if isinstance(sec, dict) else ""
+        if tgt.startswith(("/etc/fedsearch/tls", "/etc/fedsearch/identity")):
+            problems.append(f"{name}: {tgt} is a single-file secret mount (rotation would need a restart)")
 report("compose: the five services are hardened and configured", problems)
 
 problems = []

@@ -146,6 +146,40 @@ impl Pki {
         }
     }
 
+    /// The layout of a container per service (docker-compose): for every service
+    /// `<dir>/<service>/tls/{ca.crt,tls.crt,tls.key}` and `<dir>/<service>/identity/` with the
+    /// router's `signing.pem` or the adapters' `router.jwks` — directories a container mounts, so
+    /// a file renamed into one shows inside (a single-file mount keeps the inode it started with,
+    /// and a rotation would need a restart). `trusted_before` (PEM CA certificates) stays in
+    /// every CA bundle and `keys_before` (JWKs) in every JWKS, so while the services pick up the
+    /// new files, one at a time within a second each, the old and the new certificates and
+    /// signing keys are both accepted. The bundles are written first, the certificates and the
+    /// signing key last, each file at once.
+    pub fn write_per_service(&self, trusted_before: &str, keys_before: &[serde_json::Value]) {
+        let read = |n: &str| std::fs::read(self.path(n)).unwrap();
+        let mut bundle = read("ca.pem");
+        bundle.extend_from_slice(trusted_before.as_bytes());
+        let mut keys: Vec<serde_json::Value> = self.published.lock().unwrap().clone();
+        keys.extend(keys_before.iter().filter(|k| !keys.contains(k)).cloned().collect::<Vec<_>>());
+        let jwks = serde_json::json!({ "keys": keys }).to_string();
+        let dir = |service: &str, sub: &str| {
+            let d = self.dir.join(service).join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        };
+        for service in SERVICES {
+            write_atomic(&dir(service, "tls").join("ca.crt"), &bundle);
+            if service != "router" && service != "fusion" {
+                write_atomic(&dir(service, "identity").join("router.jwks"), jwks.as_bytes());
+            }
+        }
+        for service in SERVICES {
+            write_atomic(&dir(service, "tls").join("tls.key"), &read(&format!("{service}.key")));
+            write_atomic(&dir(service, "tls").join("tls.crt"), &read(&format!("{service}.pem")));
+        }
+        write_atomic(&dir("router", "identity").join("signing.pem"), &read("signing.pem"));
+    }
+
     /// PEM of the CA, and of `service`'s certificate and key, for a test's own client.
     pub fn client_pems(&self, service: &str) -> (String, String, String) {
         let read = |n: &str| std::fs::read_to_string(self.path(n)).unwrap();
