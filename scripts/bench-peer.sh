@@ -2,11 +2,17 @@
 # bench-peer.sh — fedsearch side by side with the seeds' Python design (../shared/bench/seed-peer:
 # FastAPI + asyncio.gather, one uvicorn worker), on the same scenario, in one run, interleaved.
 #
-# Scenario (both sides): three mock sources answering after 10/20/30 ms with 20 hits each,
-# top_k 10, the same query. fedsearch = release `router` + `fusion` + three `scripted-adapter`
-# processes started as scripts/bench.sh starts them; a second router over the same adapters fuses
-# in-process (`fusion: {}`), so both fusion modes are measured. The peer = its run.sh with
-# PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20.
+# Scenarios (both sides): three mock sources with 20 hits each, top_k 10, the same query;
+# "slow": sources answering after 10/20/30 ms, the peer with one uvicorn worker; "peak": sources
+# at 0 ms, the peer with BENCH_PEER_PEAK_WORKERS (2) workers. fedsearch = release `router` +
+# `fusion` + three `scripted-adapter` processes per scenario, started as scripts/bench.sh starts
+# them; a second router over the same adapters fuses in-process (`fusion: {}`), so both fusion
+# modes are measured. The peer = its run.sh with PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20
+# (or :0: for peak). Then a hanging-source phase: a router over the 10 and 20 ms adapters and one
+# that never answers, driven by fedsearch-loadgen (which reads every answer) at
+# BENCH_PEER_HANG_RATE q/s with a BENCH_PEER_HANG_DEADLINE deadline, given once as the gRPC
+# deadline and once as the request's `timeout` field; the peer gets one request with the same
+# hanging source.
 #
 # One load generator drives every side: h2load (nghttp2-client, C++, event loop, a few % of a
 # core): HTTP/1.1 keep-alive connections, one request in flight each, against the peer's POST
@@ -23,12 +29,15 @@
 # of all of a side's processes (from /proc/<pid>/stat, children included) during the measured
 # window ÷ answered searches.
 #
-# Knobs: BENCH_PEER_ROUNDS=3, BENCH_PEER_DURATION=10 (s per measurement), BENCH_PEER_WARMUP=2 (s,
+# Knobs: BENCH_PEER_SCENARIOS="slow peak", BENCH_PEER_PEAK_WORKERS=2, BENCH_PEER_HANG_DEADLINE=200ms
+# (empty: no hanging-source phase), BENCH_PEER_HANG_RATE=50, BENCH_PEER_IDLE_WAIT=10 (s idle before
+# the second RSS reading), BENCH_PEER_ROUNDS=3, BENCH_PEER_DURATION=10 (s per measurement), BENCH_PEER_WARMUP=2 (s,
 # not measured, before each), BENCH_PEER_CONCURRENCIES="50 200", BENCH_PEER_RATE=500 (q/s),
 # BENCH_PEER_QUERY=支付超时问题, BENCH_PEER_BASE_PORT=31000, BENCH_PEER_SIDES="peer fedsearch
 # fedsearch-inproc", BENCH_PEER_DIR=../shared/bench/seed-peer, BENCH_PEER_VENV=/tmp/peer-venv,
-# BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BIN=DIR (the binaries, default target/release), BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR/router, an
-# earlier build, with the fusion service, over the same adapters — before/after in one run),
+# BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BIN=DIR (the binaries, default target/release), BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR's router,
+# fusion and scripted-adapter, an earlier build, a stack of their own per scenario — before/after
+# in one run),
 # BENCH_PEER_OUT=BENCHMARKS.md (its "## Against the seed peer" section
 # is replaced; empty: print the section only), BENCH_PEER_PERF=1 (perf record -g the router
 # during its first closed-loop run; the report goes next to the logs).
@@ -53,6 +62,11 @@ LATENCIES=(10 20 30)
 HITS=20
 TOP_K=10
 BIN=${BENCH_PEER_BIN:-target/release}
+SCENARIOS=${BENCH_PEER_SCENARIOS:-"slow peak"}
+PEAK_WORKERS=${BENCH_PEER_PEAK_WORKERS:-2}
+HANG_DEADLINE=${BENCH_PEER_HANG_DEADLINE-200ms}
+HANG_RATE=${BENCH_PEER_HANG_RATE:-50}
+IDLE_WAIT=${BENCH_PEER_IDLE_WAIT:-10}
 SECTION="## Against the seed peer"
 
 [ -d "$PEER_DIR" ] || die "no seed peer at $PEER_DIR (the side-by-side needs ../shared/bench/seed-peer)"
@@ -91,58 +105,105 @@ tree_ticks() {
   echo "$total"
 }
 
-# --- fedsearch: fusion, three adapters, a router using the fusion service, a router fusing in-process
-# Binaries with internal TLS refuse plaintext unless told: on loopback this bench says so (what
-# TLS costs is not measured here); older binaries do not know the setting.
-SERVER_TLS=''; grep -aq 'server.tls' "$BIN/fusion" && SERVER_TLS=', tls: { insecure: true }'
-INTERNAL_TLS=''; grep -aq 'internal_tls' "$BIN/router" && INTERNAL_TLS='internal_tls: { insecure: true }'
-FUSION_PORT=$(port 52)
-cat >"$WORK/fusion.yaml" <<EOF
-server: { listen: "127.0.0.1:$FUSION_PORT", shutdown_grace: 2s$SERVER_TLS }
-EOF
-start fusion "$BIN/fusion" --config "$WORK/fusion.yaml"; FUSION_PID=$LAST_PID
-ADAPTER_PIDS=(); ADAPTER_PORTS=()
-for i in 0 1 2; do
-  p=$(port $((61 + i))); ADAPTER_PORTS+=("$p")
-  start "adapter-${NAMES[$i]}" "$BIN/scripted-adapter" --listen "127.0.0.1:$p" --source "${NAMES[$i]}" \
-    --latency-ms "${LATENCIES[$i]}" --hits "$HITS"
-  ADAPTER_PIDS+=("$LAST_PID")
-done
-router_yaml() { # PORT FUSION_LINE
-  echo "server: { listen: \"127.0.0.1:$1\", shutdown_grace: 2s }"
+# --- fedsearch stacks: per scenario and build, a fusion service, three adapters, a router using
+# the fusion service and a router fusing in-process. Binaries with internal TLS refuse plaintext
+# unless told: on loopback this bench says so (what TLS costs is not measured here); older
+# binaries do not know the setting.
+declare -A SIDE_PORT=() SIDE_PIDS=() SIDE_ROUTER=() SIDE_FUSION=() SIDE_LOG=() RSS_OF=()
+NEXT_PORT=0
+next_port() { NEXT_PORT=$((NEXT_PORT + 1)); PORT=$(port "$NEXT_PORT"); }
+router_yaml() { # PORT FUSION_LINE INTERNAL_TLS NAME:PORT:LATENCY...
+  local listen=$1 fusion=$2 tls=$3; shift 3
+  echo "server: { listen: \"127.0.0.1:$listen\", shutdown_grace: 2s }"
   echo "auth: {}  # hs256_secret from FEDSEARCH_AUTH__HS256_SECRET"
-  echo "$2"
-  echo "$INTERNAL_TLS"
+  echo "$fusion"
+  echo "$tls"
   # Admission is not what this measures (scripts/bench.sh's overload curve is): no in-flight cap
   # and no adaptive limit, which on a busy machine sheds calls as the runtime lags.
   echo "limits: { max_in_flight: 100000, adaptive: false, default_timeout: 3s, per_user: { max_in_flight: 100000 } }"
   echo "sources:"
-  for i in 0 1 2; do
-    echo "  - { name: ${NAMES[$i]}, adapter: \"http://127.0.0.1:${ADAPTER_PORTS[$i]}\", description: \"scripted source answering after ${LATENCIES[$i]} ms\", timeout: 2s }"
+  local s
+  for s in "$@"; do
+    IFS=: read -r n p l <<<"$s"
+    echo "  - { name: $n, adapter: \"http://127.0.0.1:$p\", description: \"scripted source answering after $l ms\", timeout: 2s }"
   done
 }
-ROUTER_PORT=$(port 51); ROUTER_INPROC_PORT=$(port 53)
-router_yaml "$ROUTER_PORT" "fusion: { endpoint: \"http://127.0.0.1:$FUSION_PORT\", timeout: 500ms }" >"$WORK/router.yaml"
-router_yaml "$ROUTER_INPROC_PORT" "fusion: {}  # in-process" >"$WORK/router-inproc.yaml"
-start router env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$BIN/router" --config "$WORK/router.yaml"; ROUTER_PID=$LAST_PID
-start router-inproc env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$BIN/router" --config "$WORK/router-inproc.yaml"; ROUTER_INPROC_PID=$LAST_PID
-ROUTER_BASE_PORT='' ROUTER_BASE_PID=''
-if [ -n "$BASE_BIN" ]; then
-  ROUTER_BASE_PORT=$(port 54)
-  router_yaml "$ROUTER_BASE_PORT" "fusion: { endpoint: \"http://127.0.0.1:$FUSION_PORT\", timeout: 500ms }" >"$WORK/router-base.yaml"
-  start router-base env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$BASE_BIN/router" --config "$WORK/router-base.yaml"; ROUTER_BASE_PID=$LAST_PID
-  wait_healthy router-base "$ROUTER_BASE_PORT"
-fi
-wait_healthy fusion "$FUSION_PORT"
-for i in 0 1 2; do wait_healthy "adapter-${NAMES[$i]}" "${ADAPTER_PORTS[$i]}"; done
-wait_healthy router "$ROUTER_PORT"; wait_healthy router-inproc "$ROUTER_INPROC_PORT"
+# start_stack SCENARIO BUILD BINDIR LATENCY... — starts the stack and registers its sides
+# ("fedsearch" and "fedsearch-inproc" for BUILD "", "fedsearch-base" for BUILD "base"), keyed
+# SIDE@SCENARIO. Sets STACK_SOURCES (NAME:PORT:LATENCY of its adapters) and STACK_FUSION_PORT.
+start_stack() {
+  local scen=$1 build=$2 bin=$3; shift 3
+  local tag="$scen${build:+-$build}" server_tls='' internal_tls='' i fport fpid apids=() rport rpid
+  grep -aq 'server.tls' "$bin/fusion" && server_tls=', tls: { insecure: true }'
+  grep -aq 'internal_tls' "$bin/router" && internal_tls='internal_tls: { insecure: true }'
+  next_port; fport=$PORT
+  echo "server: { listen: \"127.0.0.1:$fport\", shutdown_grace: 2s$server_tls }" >"$WORK/fusion-$tag.yaml"
+  start "fusion-$tag" "$bin/fusion" --config "$WORK/fusion-$tag.yaml"; fpid=$LAST_PID
+  STACK_SOURCES=()
+  local lats=("$@")
+  for i in "${!lats[@]}"; do
+    next_port
+    start "adapter-$tag-${NAMES[$i]}" "$bin/scripted-adapter" --listen "127.0.0.1:$PORT" --source "${NAMES[$i]}" \
+      --latency-ms "${lats[$i]}" --hits "$HITS"
+    apids+=("$LAST_PID"); STACK_SOURCES+=("${NAMES[$i]}:$PORT:${lats[$i]}")
+  done
+  wait_healthy "fusion-$tag" "$fport"
+  for i in "${!lats[@]}"; do p=${STACK_SOURCES[$i]#*:}; wait_healthy "adapter-$tag-${NAMES[$i]}" "${p%%:*}"; done
+  local side mode
+  for mode in service inproc; do
+    [ -n "$build" ] && [ $mode = inproc ] && continue
+    side=fedsearch; [ -n "$build" ] && side=fedsearch-$build; [ $mode = inproc ] && side=fedsearch-inproc
+    [[ " $SIDES " == *" $side "* ]] || continue
+    next_port; rport=$PORT
+    if [ $mode = service ]; then
+      router_yaml "$rport" "fusion: { endpoint: \"http://127.0.0.1:$fport\", timeout: 500ms }" "$internal_tls" "${STACK_SOURCES[@]}"
+    else
+      router_yaml "$rport" "fusion: {}  # in-process" "$internal_tls" "${STACK_SOURCES[@]}"
+    fi >"$WORK/router-$side@$scen.yaml"
+    start "router-$side@$scen" env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@$scen.yaml"
+    rpid=$LAST_PID
+    wait_healthy "router-$side@$scen" "$rport"
+    SIDE_PORT[$side@$scen]=$rport; SIDE_ROUTER[$side@$scen]=$rpid; SIDE_LOG[$side@$scen]="$WORK/router-$side@$scen.log"
+    if [ $mode = service ]; then
+      SIDE_FUSION[$side@$scen]=$fpid; SIDE_PIDS[$side@$scen]="$rpid $fpid ${apids[*]}"
+    else
+      SIDE_PIDS[$side@$scen]="$rpid ${apids[*]}"
+    fi
+    RSS_OF["$side@$scen router"]=$rpid
+  done
+  RSS_OF["$tag fusion"]=$fpid; RSS_OF["$tag adapter"]=${apids[0]}
+  STACK_FUSION_PORT=$fport
+}
+# start_peer SCENARIO WORKERS SOURCES
+start_peer() {
+  local pid
+  next_port
+  pid=$(PORT=$PORT WORKERS=$2 VENV=$VENV PEER_SOURCES=$3 PEER_LOG="$WORK/peer-$1.log" "$PEER_DIR/run.sh") \
+    || die "the peer did not start; see $WORK/peer-$1.log"
+  PIDS+=("$pid")
+  local workers="$2 worker"; [ "$2" -gt 1 ] && workers+=s
+  SIDE_PORT[peer@$1]=$PORT; SIDE_PIDS[peer@$1]=$pid; RSS_OF["peer@$1 ($workers)"]=$pid
+}
+peer_sources() { # LATENCY... — the peer's PEER_SOURCES for these latencies
+  local i out=() lats=("$@")
+  for i in "${!lats[@]}"; do out+=("${NAMES[$i]}:${lats[$i]}:$HITS"); done
+  (IFS=,; echo "${out[*]}")
+}
 
-# --- the peer
-PEER_PORT=$(port 80)
-PEER_PID=$(PORT=$PEER_PORT WORKERS=1 VENV=$VENV PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20 \
-  PEER_LOG="$WORK/peer.log" "$PEER_DIR/run.sh") || die "the peer did not start; see $WORK/peer.log"
-PIDS+=("$PEER_PID")
-
+read -ra SCENARIO_LIST <<<"$SCENARIOS"
+for scen in "${SCENARIO_LIST[@]}"; do
+  case $scen in
+    slow) lats=("${LATENCIES[@]}"); workers=1 ;;
+    peak) lats=(0 0 0); workers=$PEAK_WORKERS ;;
+    *) die "unknown scenario $scen (slow, peak)" ;;
+  esac
+  if [[ " $SIDES " == *" fedsearch "* || " $SIDES " == *" fedsearch-inproc "* ]]; then
+    start_stack "$scen" "" "$BIN" "${lats[@]}"
+    [ "$scen" = slow ] && { SLOW_SOURCES=("${STACK_SOURCES[@]}"); SLOW_FUSION_PORT=$STACK_FUSION_PORT; }
+  fi
+  [ -n "$BASE_BIN" ] && start_stack "$scen" base "$BASE_BIN" "${lats[@]}"
+  [[ " $SIDES " == *" peer "* ]] && start_peer "$scen" "$workers" "$(peer_sources "${lats[@]}")"
+done
 # --- request bodies and a sanity search on each side
 TOKEN=$("$BIN/fedsearch" token --secret "$SECRET" --sub bench-peer --ttl 2h)
 python3 - "$QUERY" "$TOP_K" "$WORK/search.grpc" "$WORK/search.json" <<'PY'
@@ -160,24 +221,28 @@ msg = b"\x0a" + varint(len(q)) + q + b"\x18" + varint(top_k)  # SearchRequest{qu
 open(grpc_path, "wb").write(b"\x00" + struct.pack(">I", len(msg)) + msg)
 open(json_path, "w").write(json.dumps({"query": query, "top_k": top_k}, ensure_ascii=False))
 PY
-for p in "$ROUTER_PORT" "$ROUTER_INPROC_PORT" $ROUTER_BASE_PORT; do
+for key in "${!SIDE_PORT[@]}"; do
+  p=${SIDE_PORT[$key]}
+  if [[ $key == peer@* ]]; then
+    curl -s -X POST "http://127.0.0.1:$p/search" -H 'Content-Type: application/json' --data-binary @"$WORK/search.json" \
+      | jq -e '(.results | length) == 10' >/dev/null || die "sanity search on the peer ($key) failed"
+    continue
+  fi
   "$BIN/fedsearch" --router "127.0.0.1:$p" --token "$TOKEN" --json search "$QUERY" >"$WORK/sanity-$p.json" \
-    || die "sanity search on the router at $p failed"
+    || die "sanity search on the router of $key failed"
   jq -e '(.hits | length) == 10 and ([.sources[] | select(.state == "ok")] | length) == 3' "$WORK/sanity-$p.json" >/dev/null \
-    || die "sanity search on $p: expected 10 hits and 3 OK sources, got $(head -c 400 "$WORK/sanity-$p.json")"
+    || die "sanity search on $key: expected 10 hits and 3 OK sources, got $(head -c 400 "$WORK/sanity-$p.json")"
 done
-curl -s -X POST "http://127.0.0.1:$PEER_PORT/search" -H 'Content-Type: application/json' --data-binary @"$WORK/search.json" \
-  | jq -e '(.results | length) == 10' >/dev/null || die "sanity search on the peer failed"
 
-# h2load_args SIDE KIND LEVEL — the generator's arguments for one measurement.
+# h2load_args SIDE@SCENARIO KIND LEVEL — the generator's arguments for one measurement.
 h2load_args() {
-  local side=$1 kind=$2 level=$3 conns streams n
-  if [ "$side" = peer ]; then
+  local key=$1 kind=$2 level=$3 conns streams n p=${SIDE_PORT[$1]}
+  if [[ $key == peer@* ]]; then
     # HTTP/1.1 keep-alive, one request in flight per connection.
     if [ "$kind" = closed ]; then conns=$level; else conns=50; fi
     echo "--h1 -c $conns -m 1"
     if [ "$kind" = open ]; then echo "--rps $(awk -v r="$level" -v c="$conns" 'BEGIN { printf "%g", r / c }')"; fi
-    echo "-d $WORK/search.json -H content-type:application/json http://127.0.0.1:$PEER_PORT/search"
+    echo "-d $WORK/search.json -H content-type:application/json http://127.0.0.1:$p/search"
   else
     # HTTP/2: a few connections (4 or 5, like fedsearch-loadgen's 4 channels), streams in flight on each.
     if [ "$kind" = closed ]; then
@@ -188,28 +253,18 @@ h2load_args() {
     fi
     echo "-c $conns -m $streams"
     if [ "$kind" = open ]; then echo "--rps $(awk -v r="$level" -v c="$conns" 'BEGIN { printf "%g", r / c }')"; fi
-    local p=$ROUTER_PORT; [ "$side" = fedsearch-inproc ] && p=$ROUTER_INPROC_PORT; [ "$side" = fedsearch-base ] && p=$ROUTER_BASE_PORT
     echo "-d $WORK/search.grpc -H content-type:application/grpc -H te:trailers -H grpc-timeout:5S"
     echo "-H authorization:Bearer_TOKEN http://127.0.0.1:$p/fedsearch.v1.FederatedSearch/Search"
   fi
 }
-side_pids() { # SIDE — every process of that side
-  case $1 in
-    peer) echo "$PEER_PID" ;;
-    fedsearch) echo "$ROUTER_PID $FUSION_PID ${ADAPTER_PIDS[*]}" ;;
-    fedsearch-inproc) echo "$ROUTER_INPROC_PID ${ADAPTER_PIDS[*]}" ;;
-    fedsearch-base) echo "$ROUTER_BASE_PID $FUSION_PID ${ADAPTER_PIDS[*]}" ;;
-  esac
-}
-router_pid() { case $1 in fedsearch) echo "$ROUTER_PID" ;; fedsearch-inproc) echo "$ROUTER_INPROC_PID" ;; fedsearch-base) echo "$ROUTER_BASE_PID" ;; *) echo "" ;; esac; }
-# grpc_failures SIDE — calls the side's router answered with an error status so far (its log's
-# "call failed" lines, except the generator's own resets as it stops at the end of a run, which
-# the router logs as CANCELLED or, for a stream reset before its request was read, UNKNOWN at 0 ms). h2load
-# counts a gRPC error as an HTTP 200 answer, so these are subtracted from its answers.
+# grpc_failures SIDE@SCENARIO — calls the side's router answered with an error status so far (its
+# log's "call failed" lines, except the generator's own resets as it stops at the end of a run,
+# which the router logs as CANCELLED or, for a stream reset before its request was read, UNKNOWN
+# at 0 ms). h2load counts a gRPC error as an HTTP 200 answer, so these are subtracted from its answers.
 grpc_failures() {
-  local f
-  case $1 in fedsearch) f=router ;; fedsearch-inproc) f=router-inproc ;; fedsearch-base) f=router-base ;; *) echo 0; return ;; esac
-  grep '"call failed"' "$WORK/$f.log" 2>/dev/null | grep -vEc '"code":"(CANCELLED|UNKNOWN)"' || true
+  local f=${SIDE_LOG[$1]:-}
+  [ -n "$f" ] || { echo 0; return; }
+  grep '"call failed"' "$f" 2>/dev/null | grep -vEc '"code":"(CANCELLED|UNKNOWN)"' || true
 }
 
 run_h2load() { # SECONDS LOGFILE ARGS... — h2load with the token filled in; summary on stdout
@@ -226,37 +281,37 @@ run_h2load() { # SECONDS LOGFILE ARGS... — h2load with the token filled in; su
 RUNS="$WORK/runs.jsonl"
 : >"$RUNS"
 PERF_DONE=''
-measure() { # SIDE KIND LEVEL ROUND
-  local side=$1 kind=$2 level=$3 round=$4 name="$1-$2-$3-r$4" args pids rpid c0 r0 t0 t1 c1 r1 g
+measure() { # SIDE SCENARIO KIND LEVEL ROUND
+  local side=$1 scen=$2 kind=$3 level=$4 round=$5 key="$1@$2" name="$1-$2-$3-$4-r$5" args pids rpid c0 r0 t0 t1 c1 r1 g
   # shellcheck disable=SC2207 # the arguments hold no spaces (paths under $WORK, header tokens)
-  args=($(h2load_args "$side" "$kind" "$level"))
-  read -ra pids < <(side_pids "$side")
-  rpid=$(router_pid "$side")
+  args=($(h2load_args "$key" "$kind" "$level"))
+  read -ra pids <<<"${SIDE_PIDS[$key]}"
+  rpid=${SIDE_ROUTER[$key]:-}
   run_h2load "$WARMUP" '' "${args[@]}" >/dev/null 2>&1 || true
   local load1; load1=$(loadavg)
   local perf_pid=''
-  if [ -n "${BENCH_PEER_PERF:-}" ] && [ -n "$rpid" ] && [ "$kind" = closed ] && [[ $PERF_DONE != *" $side "* ]] && command -v perf >/dev/null; then
-    perf record -q -F 499 ${BENCH_PEER_PERF_ARGS:--g} -p "$rpid" -o "$WORK/perf-$side.data" >/dev/null 2>&1 &
-    perf_pid=$!; PERF_DONE+=" $side "
+  if [ -n "${BENCH_PEER_PERF:-}" ] && [ -n "$rpid" ] && [ "$kind" = closed ] && [[ $PERF_DONE != *" $key "* ]] && command -v perf >/dev/null; then
+    perf record -q -F 499 ${BENCH_PEER_PERF_ARGS:--g} -p "$rpid" -o "$WORK/perf-$key.data" >/dev/null 2>&1 &
+    perf_pid=$!; PERF_DONE+=" $key "
   fi
-  local f0 f1; f0=$(grpc_failures "$side")
-  local fpid=''; [[ $side == fedsearch || $side == fedsearch-base ]] && fpid=$FUSION_PID
+  local f0 f1; f0=$(grpc_failures "$key")
+  local fpid=${SIDE_FUSION[$key]:-}
   local u0 u1; u0=$([ -n "$fpid" ] && tree_ticks "$fpid" || echo 0)
   c0=$(tree_ticks "${pids[@]}"); r0=$([ -n "$rpid" ] && tree_ticks "$rpid" || echo 0); t0=$(date +%s.%N)
   local gt="$WORK/$name.time"
   { TIMEFORMAT='%U %S'; time run_h2load "$DURATION" "$WORK/$name.log" "${args[@]}" >"$WORK/$name.out" 2>&1; } 2>"$gt"
   t1=$(date +%s.%N); c1=$(tree_ticks "${pids[@]}"); r1=$([ -n "$rpid" ] && tree_ticks "$rpid" || echo 0)
-  f1=$(grpc_failures "$side"); u1=$([ -n "$fpid" ] && tree_ticks "$fpid" || echo 0)
+  f1=$(grpc_failures "$key"); u1=$([ -n "$fpid" ] && tree_ticks "$fpid" || echo 0)
   if [ -n "$perf_pid" ]; then
     kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" 2>/dev/null || true
-    perf report -i "$WORK/perf-$side.data" --no-children --sort dso,symbol --stdio 2>/dev/null | head -120 >"$WORK/perf-$side.txt" || true
-    log "router profile ($side, closed $level): $WORK/perf-$side.txt"
+    perf report -i "$WORK/perf-$key.data" --no-children --sort dso,symbol --stdio 2>/dev/null | head -120 >"$WORK/perf-$key.txt" || true
+    log "router profile ($key, closed $level): $WORK/perf-$key.txt"
   fi
   read -r gu gs <"$gt"
-  python3 - "$side" "$kind" "$level" "$round" "$WORK/$name.out" "$WORK/$name.log" "$((c1 - c0))" "$((r1 - r0))" \
+  python3 - "$side" "$scen" "$kind" "$level" "$round" "$WORK/$name.out" "$WORK/$name.log" "$((c1 - c0))" "$((r1 - r0))" \
     "$t0" "$t1" "$CLK_TCK" "$gu" "$gs" "$load1" "$((f1 - f0))" "$((u1 - u0))" >>"$RUNS" <<'PY'
 import json, re, sys
-side, kind, level, rnd, out, logf, ticks, rticks, t0, t1, hz, gu, gs, load, grpc_errors, fticks = sys.argv[1:]
+side, scen, kind, level, rnd, out, logf, ticks, rticks, t0, t1, hz, gu, gs, load, grpc_errors, fticks = sys.argv[1:]
 text = open(out).read()
 def grab(pat, default=0.0):
     m = re.search(pat, text)
@@ -282,7 +337,7 @@ errors = int(grab(r"requests: .*? (\d+) errored") + grab(r"requests: .*? (\d+) t
              + int(grpc_errors))
 cpu_s = int(ticks) / float(hz)
 print(json.dumps({
-    "side": side, "kind": kind, "level": int(level), "round": int(rnd), "load1": float(load.split()[0]), "load": load,
+    "side": side, "scenario": scen, "kind": kind, "level": int(level), "round": int(rnd), "load1": float(load.split()[0]), "load": load,
     "ok": ok, "qps": round(ok / secs, 1), "errors": errors,
     "p50": pct(50), "p95": pct(95), "p99": pct(99), "max": round(lat[-1], 2) if lat else None,
     "bytes_per_answer": round(data / status_2xx) if status_2xx else 0,
@@ -300,27 +355,93 @@ PY
 read -ra SIDE_LIST <<<"$SIDES"
 LOAD_START=$(loadavg)
 STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
-log "$ROUNDS rounds × (closed loop at $CONCURRENCIES, open loop at $RATE q/s) × sides: $SIDES; ${DURATION}s each"
+log "$ROUNDS rounds × scenarios $SCENARIOS (closed loop at $CONCURRENCIES; open loop at $RATE q/s with the 10/20/30 ms sources) × sides: $SIDES; ${DURATION}s each"
 for round in $(seq "$ROUNDS"); do
   # Rotate the side order each round so no side always runs first (or right after another).
   k=$(( (round - 1) % ${#SIDE_LIST[@]} ))
   order=("${SIDE_LIST[@]:$k}" "${SIDE_LIST[@]:0:$k}")
-  for c in $CONCURRENCIES; do
-    for s in "${order[@]}"; do measure "$s" closed "$c" "$round"; done
+  for scen in "${SCENARIO_LIST[@]}"; do
+    for c in $CONCURRENCIES; do
+      for s in "${order[@]}"; do measure "$s" "$scen" closed "$c" "$round"; done
+    done
+    if [ "$scen" = slow ]; then
+      for s in "${order[@]}"; do measure "$s" slow open "$RATE" "$round"; done
+    fi
   done
-  for s in "${order[@]}"; do measure "$s" open "$RATE" "$round"; done
 done
+
+# --- a hanging source: one source never answers (a scripted adapter waiting 60 s), the other two
+# are the 10 and 20 ms adapters of the main stack. Open loop at HANG_RATE q/s through
+# fedsearch-loadgen (it reads every answer: hits, per-source states), once with a gRPC deadline of
+# HANG_DEADLINE and once with the request's `timeout` field at HANG_DEADLINE (gRPC deadline 5 s).
+HANG_RUNS="$WORK/hang.jsonl"
+: >"$HANG_RUNS"
+PEER_HANG=''
+if [ -n "$HANG_DEADLINE" ] && [ -n "${SLOW_SOURCES[*]:-}" ]; then
+  next_port; hang_port=$PORT
+  start adapter-hang "$BIN/scripted-adapter" --listen "127.0.0.1:$hang_port" --source hang --latency-ms 60000 --hits "$HITS"
+  wait_healthy adapter-hang "$hang_port"
+  hang_builds=(fedsearch); [ -n "$BASE_BIN" ] && hang_builds+=(fedsearch-base)
+  for side in "${hang_builds[@]}"; do
+    bin=$BIN; [ "$side" = fedsearch-base ] && bin=$BASE_BIN
+    tls=''; grep -aq 'internal_tls' "$bin/router" && tls='internal_tls: { insecure: true }'
+    next_port; rport=$PORT
+    router_yaml "$rport" "fusion: { endpoint: \"http://127.0.0.1:$SLOW_FUSION_PORT\", timeout: 500ms }" "$tls" \
+      "${SLOW_SOURCES[0]}" "${SLOW_SOURCES[1]}" "hang:$hang_port:never" >"$WORK/router-$side@hang.yaml"
+    start "router-$side@hang" env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@hang.yaml"
+    hpid=$LAST_PID
+    wait_healthy "router-$side@hang" "$rport"
+    for how in deadline field; do
+      if [ $how = deadline ]; then t=(--timeout "$HANG_DEADLINE"); else t=(--timeout 5s --request-timeout "$HANG_DEADLINE"); fi
+      h0=$(tree_ticks "$hpid")
+      FEDSEARCH_BENCH_SECRET=$SECRET "$BIN/fedsearch-loadgen" --target "http://127.0.0.1:$rport" --rate "$HANG_RATE" \
+        --duration "${DURATION}s" --warmup "${WARMUP}s" --query "$QUERY" --top-k "$TOP_K" "${t[@]}" \
+        --slowest-source-ms "${HANG_DEADLINE%ms}" --label "$side $how" --json >"$WORK/hang-$side-$how.json" \
+        || die "the hanging-source run ($side, $how) failed; see $WORK"
+      h1=$(tree_ticks "$hpid")
+      jq -c --arg side "$side" --arg how "$how" --arg load "$(loadavg)" --argjson ticks $((h1 - h0)) --argjson hz "$CLK_TCK" \
+        '{side: $side, how: $how, load: $load, ok, errors, error_total, partial, timed_out, without_hits, achieved_qps,
+          p50: .latency_ms.p50, p99: .latency_ms.p99, max: .latency_ms.max,
+          router_cpu_ms_per_search: (if .ok > 0 then ($ticks / $hz * 1000 / .ok * 1000 | round / 1000) else null end)}' \
+        "$WORK/hang-$side-$how.json" >>"$HANG_RUNS"
+      log "$(tail -n 1 "$HANG_RUNS")"
+    done
+  done
+  # The peer has no per-source timeout (asyncio.gather waits for every source): one request,
+  # given 3 s.
+  if [[ " $SIDES " == *" peer "* ]]; then
+    start_peer hang 1 "docs:10:$HITS,ticket:20:$HITS,hang:60000:$HITS"
+    t0=$(date +%s.%N)
+    if curl -s -m 3 -X POST "http://127.0.0.1:${SIDE_PORT[peer@hang]}/search" -H 'Content-Type: application/json' \
+      --data-binary @"$WORK/search.json" >/dev/null; then
+      PEER_HANG="answered after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", (b - a) * 1000 }') ms"
+    else
+      PEER_HANG="no answer within 3 s (curl gave up)"
+    fi
+  fi
+fi
+
 LOAD_END=$(loadavg)
 WARNINGS=$(cat "$WORK"/router*.log | jq -Rr 'fromjson? | select(.level == "WARN") | .fields.message' | sort | uniq -c | sort -rn | awk '{ n = $1; $1 = ""; printf "%s×%s;", n, $0 }')
-RSS=$(for s in router router-inproc fusion; do
-  pid=$ROUTER_PID; [ $s = router-inproc ] && pid=$ROUTER_INPROC_PID; [ $s = fusion ] && pid=$FUSION_PID
-  echo -n "$s $(awk '/VmRSS/ { print int($2 / 1024) }' /proc/$pid/status) MB, "
-done; echo -n "each adapter $(awk '/VmRSS/ { print int($2 / 1024) }' /proc/${ADAPTER_PIDS[0]}/status) MB, peer $(awk '/VmRSS/ { print int($2 / 1024) }' /proc/$PEER_PID/status) MB")
+# rss_tree PID — resident MB of PID and its descendants (the 2-worker peer is a supervisor and two workers).
+rss_tree() {
+  local kb=0 pid todo=("$1") v
+  while [ ${#todo[@]} -gt 0 ]; do
+    pid=${todo[0]}; todo=("${todo[@]:1}")
+    v=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true); kb=$((kb + ${v:-0}))
+    for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do todo+=("$c"); done
+  done
+  echo $((kb / 1024))
+}
+rss_all() { local k; for k in $(printf '%s\n' "${!RSS_OF[@]}" | sort | tr ' ' '~'); do k=${k//\~/ }; echo -n "$k $(rss_tree "${RSS_OF[$k]}") MB, "; done | sed 's/, $//'; }
+RSS=$(rss_all)
+sleep "$IDLE_WAIT"
+RSS_IDLE=$(rss_all)
 
 # --- the Markdown section
 : >"$WORK/perf-top.txt"
-if [ -f "$WORK/perf-fedsearch.data" ]; then
-  perf report -i "$WORK/perf-fedsearch.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+if [ -f "$WORK/perf-fedsearch@slow.data" ]; then
+  perf report -i "$WORK/perf-fedsearch@slow.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
     | grep '%' | grep -v '^#' | head -25 | sed -E 's/ +$//; s/^ +//' | cut -c1-150 >"$WORK/perf-top.txt" || true
 fi
 python3 - "$RUNS" "$WORK/section.md" <<PY
@@ -329,8 +450,9 @@ runs = [json.loads(l) for l in open(sys.argv[1])]
 sides = "$SIDES".split()
 concs = [int(c) for c in "$CONCURRENCIES".split()]
 rate = int(float("$RATE"))
-def cell(side, kind, level, key, fmt="{:.2f}"):
-    v = [r[key] for r in runs if r["side"] == side and r["kind"] == kind and r["level"] == level and r[key] is not None]
+scenarios = "$SCENARIOS".split()
+def cell(side, scen, kind, level, key, fmt="{:.2f}"):
+    v = [r[key] for r in runs if r["side"] == side and r["scenario"] == scen and r["kind"] == kind and r["level"] == level and r[key] is not None]
     if not v:
         return None, "–"
     m = statistics.median(v)
@@ -342,10 +464,10 @@ L.append("$SECTION")
 L.append("")
 L.append("Written by \`scripts/bench-peer.sh\` (not by \`make bench\`; scripts/bench.sh carries this section over).")
 L.append("")
-L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=$RATE)")
+L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=$RATE, BENCH_PEER_SCENARIOS=\"$SCENARIOS\", BENCH_PEER_PEAK_WORKERS=$PEAK_WORKERS, BENCH_PEER_HANG_DEADLINE=$HANG_DEADLINE, BENCH_PEER_HANG_RATE=$HANG_RATE)")
 L.append("- Date: $STARTED; commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' (with uncommitted changes in crates/)'); machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -sr)")
 L.append("- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end; each run's 1-minute load at its start is in the last column. Both sides and the generator share the 2 cores.")
-L.append("- Scenario, both sides: three mock sources at 10/20/30 ms, 20 hits each, top_k 10, query \"$QUERY\". **peer** = the seed's design (../shared/bench/seed-peer, \`run.sh\`, 1 uvicorn worker, PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20); **fedsearch** = release router + fusion service + three \`scripted-adapter\` processes (5 processes); **fedsearch-inproc** = a second router over the same adapters fusing in-process (\`fusion: {}\`, 4 processes)$([ -n "$BASE_BIN" ] && echo "; **fedsearch-base** = the router of an earlier build ($BASE_BIN/router) with the same fusion service and adapters, for before/after in this run").")
+L.append("- Scenarios, both sides: three mock sources, 20 hits each, top_k 10, query \"$QUERY\"; **10/20/30 ms** sources (peer: 1 uvicorn worker, PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20) and **peak**: sources at 0 ms (peer: $PEAK_WORKERS uvicorn workers, PEER_SOURCES=docs:0:20,ticket:0:20,logs:0:20). **peer** = the seed's design (../shared/bench/seed-peer, \`run.sh\`); **fedsearch** = release router + fusion service + three \`scripted-adapter\` processes (5 processes, one stack per scenario); **fedsearch-inproc** = a second router over the same adapters fusing in-process (\`fusion: {}\`, 4 processes)$([ -n "$BASE_BIN" ] && echo "; **fedsearch-base** = an earlier build ($BASE_BIN: its router, fusion service and adapters, a stack of its own per scenario), for before/after in this run").")
 L.append("- Generator, both sides: h2load (nghttp2-client): the peer over HTTP/1.1 keep-alive (one request in flight per connection, like wrk), fedsearch over HTTP/2 with gRPC framing (concurrency spread over 4–5 connections, like fedsearch-loadgen's channels). One generator, one clock and one percentile computation for both, so the driver is not the difference. Open loop: the rate paced over 50 (peer) or 5 (fedsearch) connections.")
 L.append("- Interleaved: $ROUNDS rounds, each running every measurement on every side back to back (side order rotated per round); cells are the median over rounds (min–max). CPU per search = user+system CPU of all the side's processes (/proc/<pid>/stat) in the measured window ÷ answered searches. Ratios are of medians from this one run.")
 L.append("")
@@ -355,49 +477,68 @@ if "fedsearch" in sides and "fedsearch-base" in sides:
 L.append("| measurement | " + " | ".join(sides) + " | " + " | ".join(f"{a} vs {b}" for a, b in pairs) + " |")
 L.append("|---|" + "---|" * (len(sides) + len(pairs)))
 rows = []
-for c in concs:
-    rows.append((f"closed c={c}: searches/s", "closed", c, "qps", "{:.0f}", "higher"))
-    rows.append((f"closed c={c}: CPU ms/search (all processes)", "closed", c, "cpu_ms_per_search", "{:.3f}", "lower"))
-    rows.append((f"closed c={c}: p50 / p99 ms", "closed", c, ("p50", "p99"), "{:.1f}", "lat"))
-rows.append((f"open {rate} q/s: achieved q/s", "open", rate, "qps", "{:.0f}", "higher"))
-rows.append((f"open {rate} q/s: CPU ms/search (all processes)", "open", rate, "cpu_ms_per_search", "{:.3f}", "lower"))
-rows.append((f"open {rate} q/s: p50 / p95 / p99 ms", "open", rate, ("p50", "p95", "p99"), "{:.2f}", "lat"))
-rows.append((f"open {rate} q/s: overhead over the 30 ms source, p50 / p99 ms", "open", rate, ("p50", "p99"), "{:.2f}", "ovh"))
-for label, kind, level, key, fmt, better in rows:
+for scen in scenarios:
+    name = "10/20/30 ms" if scen == "slow" else "peak (0 ms)"
+    for c in concs:
+        rows.append((f"{name}, closed c={c}: searches/s", scen, "closed", c, "qps", "{:.0f}", "higher"))
+        rows.append((f"{name}, closed c={c}: CPU ms/search (all processes)", scen, "closed", c, "cpu_ms_per_search", "{:.3f}", "lower"))
+        rows.append((f"{name}, closed c={c}: p50 / p99 ms", scen, "closed", c, ("p50", "p99"), "{:.1f}", "lat"))
+    if scen == "slow":
+        rows.append((f"{name}, open {rate} q/s: achieved q/s", scen, "open", rate, "qps", "{:.0f}", "higher"))
+        rows.append((f"{name}, open {rate} q/s: CPU ms/search (all processes)", scen, "open", rate, "cpu_ms_per_search", "{:.3f}", "lower"))
+        rows.append((f"{name}, open {rate} q/s: p50 / p95 / p99 ms", scen, "open", rate, ("p50", "p95", "p99"), "{:.2f}", "lat"))
+        rows.append((f"{name}, open {rate} q/s: overhead over the 30 ms source, p50 / p99 ms", scen, "open", rate, ("p50", "p99"), "{:.2f}", "ovh"))
+for label, scen, kind, level, key, fmt, better in rows:
     vals, cells = {}, []
     for s in sides:
         if isinstance(key, tuple):
-            ms = [cell(s, kind, level, k, fmt)[0] for k in key]
+            ms = [cell(s, scen, kind, level, k, fmt)[0] for k in key]
             if better == "ovh":
                 ms = [m - 30 if m is not None else None for m in ms]
             vals[s] = ms
             cells.append(" / ".join(fmt.format(m) if m is not None else "–" for m in ms))
         else:
-            m, text = cell(s, kind, level, key, fmt)
+            m, text = cell(s, scen, kind, level, key, fmt)
             vals[s] = m
             cells.append(text)
     rs = []
     for s, other in pairs:
         a, b = vals[s], vals.get(other)
-        if better == "higher":
-            rs.append(ratio(a, b))
-        elif better == "lower":
+        if better in ("higher", "lower"):
             rs.append(ratio(a, b))
         else:
             rs.append(" / ".join(ratio(x, y) for x, y in zip(a, b or [None] * len(a))))
     L.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(rs) + " |")
 L.append("")
+levels = [(scen, "closed", c) for scen in scenarios for c in concs] + ([("slow", "open", rate)] if "slow" in scenarios else [])
+def where(scen, k, lv):
+    return ("peak " if scen == "peak" else "") + (f"c={lv}" if k == "closed" else f"open {lv} q/s")
 for who, key in (("Router", "router_cpu_ms_per_search"), ("Fusion service", "fusion_cpu_ms_per_search"), ("The three adapters together", "adapters_cpu_ms_per_search")):
-    got = [(s, k, lv) for s in sides if s != "peer" for k, lv in [("closed", c) for c in concs] + [("open", rate)] if cell(s, k, lv, key)[0] is not None]
+    got = [(s, sc, k, lv) for s in sides if s != "peer" for sc, k, lv in levels if cell(s, sc, k, lv, key)[0] is not None]
     if got:
-        L.append(f"{who} alone, CPU ms/search (median): " + "; ".join(f"{s} {k} {'c=' if k == 'closed' else ''}{lv}{' q/s' if k == 'open' else ''}: {cell(s, k, lv, key, '{:.3f}')[1]}" for s, k, lv in got) + ".")
+        L.append(f"{who} alone, CPU ms/search (median): " + "; ".join(f"{s} {where(sc, k, lv)}: {cell(s, sc, k, lv, key, '{:.3f}')[1]}" for s, sc, k, lv in got) + ".")
+        L.append("")
+hang = [json.loads(l) for l in open("$HANG_RUNS")]
+if hang:
+    L.append("With a hanging source (one of three never answers; the others answer at 10 and 20 ms; \`fedsearch-loadgen\` open loop at $HANG_RATE q/s for $DURATION s, reading every answer): the deadline is $HANG_DEADLINE, given as the gRPC deadline (\`grpc-timeout\`) or as the request's \`timeout\` field (gRPC deadline 5 s). Latency is the client's, from send to answer; an answer after a gRPC deadline is a DEADLINE_EXCEEDED error.")
+    L.append("")
+    L.append("| side | deadline given as | answers | errors | with a TIMEOUT source | without hits | p50 ms | p99 ms | max ms | router CPU ms/search | load 1m |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for h in hang:
+        how = "gRPC deadline" if h["how"] == "deadline" else "request \`timeout\` field"
+        L.append(f"| {h['side']} | {how} | {h['ok']} | {h['error_total']} | {h['timed_out']} | {h['without_hits']} | {h['p50']} | {h['p99']} | {h['max']} | {h['router_cpu_ms_per_search']} | {h['load'].split()[0]} |")
+    L.append("")
+    if "$PEER_HANG":
+        L.append("The peer with the same hanging source (\`asyncio.gather\` over every source, no per-source timeout): $PEER_HANG.")
         L.append("")
 L.append("")
 errs = sum(r["errors"] for r in runs)
 bpa = {s: sorted({r['bytes_per_answer'] for r in runs if r['side'] == s}) for s in sides}
 L.append(f"Errors over all runs: {errs}. Response bytes per answer (an error answer has none): " + "; ".join(f"{s} {min(v)}–{max(v)}" for s, v in bpa.items()) + ". Generator CPU (cores, median over runs): " + "; ".join(f"{s} {statistics.median([r['gen_cpu_cores'] for r in runs if r['side'] == s]):.2f}" for s in sides) + ".")
 L.append("")
-L.append("Router warnings during the runs: ${WARNINGS:-none}. RSS at the end: $RSS.")
+L.append("Router warnings during the runs: ${WARNINGS:-none}.")
+L.append("")
+L.append("RSS at the end of the runs: $RSS. After $IDLE_WAIT s idle: $RSS_IDLE.")
 L.append("")
 L.append("Errors count h2load's failed requests and the calls each router logged as failed (\`call failed\`, other than the generator's cancellations at the end of a run): h2load books a gRPC error as an HTTP 200 answer. A \`locally-reset streams reached limit\` warning would mean h2 closed an adapter connection after 1024 resets (issue 15); the clients remember up to 1,024 reset streams for 5 s (fedsearch_core::grpc::client_endpoint), so frames in flight for a cancelled sub-query no longer count toward that limit.")
 L.append("")
@@ -412,10 +553,10 @@ if os.path.exists(top) and os.path.getsize(top) > 0:
     L.append("")
 L.append("Every run (JSON lines, one per measurement):")
 L.append("")
-L.append("| side | kind | level | round | q/s | p50 ms | p99 ms | errors | CPU ms/search | router CPU ms/search | gen cores | load 1m |")
-L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+L.append("| side | scenario | kind | level | round | q/s | p50 ms | p99 ms | errors | CPU ms/search | router CPU ms/search | gen cores | load 1m |")
+L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in runs:
-    L.append(f"| {r['side']} | {r['kind']} | {r['level']} | {r['round']} | {r['qps']} | {r['p50']} | {r['p99']} | {r['errors']} | {r['cpu_ms_per_search']} | {r['router_cpu_ms_per_search'] or '–'} | {r['gen_cpu_cores']} | {r['load1']} |")
+    L.append(f"| {r['side']} | {r['scenario']} | {r['kind']} | {r['level']} | {r['round']} | {r['qps']} | {r['p50']} | {r['p99']} | {r['errors']} | {r['cpu_ms_per_search']} | {r['router_cpu_ms_per_search'] or '–'} | {r['gen_cpu_cores']} | {r['load1']} |")
 L.append("")
 open(sys.argv[2], "w").write("\n".join(L) + "\n")
 PY
