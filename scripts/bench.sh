@@ -19,7 +19,8 @@
 # comparison; 0 rounds skips it),
 # BENCH_ROUTER_FUSION=in-process (every router fuses in-process), and
 # BENCH_PERF=1 to sample the router with `perf record` during the target-rate run (the flat
-# profile is written next to the process logs).
+# profile is written next to the process logs), BENCH_SKIP_PEER=1 (no side-by-side with the seed
+# peer; it runs after the rest when ../shared/bench/seed-peer exists, see scripts/bench-peer.sh).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT" || exit 1
 
@@ -430,3 +431,14 @@ TMP_OUT="$WORK/BENCHMARKS.md"
 } >"$TMP_OUT"
 mv "$TMP_OUT" "$OUT"
 log "wrote $OUT (process logs and JSON reports in $WORK)"
+
+# The side-by-side with the seeds' Python design (issue 15) replaces its own section of $OUT, with
+# the binaries built above, when the peer is there; a user's clone has no ../shared.
+PEER_DIR=${BENCH_PEER_DIR:-$FEDSEARCH_ROOT/../shared/bench/seed-peer}
+if [ -n "${BENCH_SKIP_PEER:-}" ]; then
+  log "BENCH_SKIP_PEER is set: the side-by-side with the seed peer (scripts/bench-peer.sh) is skipped"
+elif [ -d "$PEER_DIR" ]; then
+  BENCH_PEER_DIR=$PEER_DIR BENCH_PEER_SKIP_BUILD=1 BENCH_PEER_OUT=$OUT "$(dirname "${BASH_SOURCE[0]}")/bench-peer.sh"
+else
+  log "no seed peer at $PEER_DIR: the side-by-side with it (scripts/bench-peer.sh) is skipped"
+fi
