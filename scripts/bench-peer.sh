@@ -112,6 +112,29 @@ tree_ticks() {
 declare -A SIDE_PORT=() SIDE_PIDS=() SIDE_ROUTER=() SIDE_FUSION=() SIDE_LOG=() RSS_OF=()
 NEXT_PORT=0
 next_port() { NEXT_PORT=$((NEXT_PORT + 1)); PORT=$(port "$NEXT_PORT"); }
+# listen_start NAME CONF_FN CMD... — picks the next port, calls CONF_FN PORT (writes the process's
+# config; `:` for none), starts CMD with every @PORT@ in its arguments replaced, and waits until
+# it listens. The ports lie in the kernel's ephemeral range, so an outgoing connection may take
+# one between the check and the bind: then the process exits with "Address already in use" and
+# the next port is tried. Sets PORT and LAST_PID.
+listen_start() {
+  local name=$1 conf=$2 try a args; shift 2
+  for try in 1 2 3 4 5; do
+    next_port
+    "$conf" "$PORT"
+    args=(); for a in "$@"; do args+=("${a//@PORT@/$PORT}"); done
+    start "$name" "${args[@]}"
+    for _ in $(seq 100); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
+      kill -0 "$LAST_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$LAST_PID" 2>/dev/null; then return 0; fi  # still starting: wait_healthy decides
+    grep -q "Address already in use" "$WORK/$name.log" || die "$name exited at start; see $WORK/$name.log"
+    log "$name: port $PORT was taken as it started (try $try), trying the next"
+  done
+  die "$name: no port it could listen on after 5 tries"
+}
 router_yaml() { # PORT FUSION_LINE INTERNAL_TLS NAME:PORT:LATENCY...
   local listen=$1 fusion=$2 tls=$3; shift 3
   echo "server: { listen: \"127.0.0.1:$listen\", shutdown_grace: 2s }"
@@ -136,14 +159,12 @@ start_stack() {
   local tag="$scen${build:+-$build}" server_tls='' internal_tls='' i fport fpid apids=() rport rpid
   grep -aq 'server.tls' "$bin/fusion" && server_tls=', tls: { insecure: true }'
   grep -aq 'internal_tls' "$bin/router" && internal_tls='internal_tls: { insecure: true }'
-  next_port; fport=$PORT
-  echo "server: { listen: \"127.0.0.1:$fport\", shutdown_grace: 2s$server_tls }" >"$WORK/fusion-$tag.yaml"
-  start "fusion-$tag" "$bin/fusion" --config "$WORK/fusion-$tag.yaml"; fpid=$LAST_PID
+  conf_fusion() { echo "server: { listen: \"127.0.0.1:$1\", shutdown_grace: 2s$server_tls }" >"$WORK/fusion-$tag.yaml"; }
+  listen_start "fusion-$tag" conf_fusion "$bin/fusion" --config "$WORK/fusion-$tag.yaml"; fport=$PORT; fpid=$LAST_PID
   STACK_SOURCES=()
   local lats=("$@")
   for i in "${!lats[@]}"; do
-    next_port
-    start "adapter-$tag-${NAMES[$i]}" "$bin/scripted-adapter" --listen "127.0.0.1:$PORT" --source "${NAMES[$i]}" \
+    listen_start "adapter-$tag-${NAMES[$i]}" : "$bin/scripted-adapter" --listen "127.0.0.1:@PORT@" --source "${NAMES[$i]}" \
       --latency-ms "${lats[$i]}" --hits "$HITS"
     apids+=("$LAST_PID"); STACK_SOURCES+=("${NAMES[$i]}:$PORT:${lats[$i]}")
   done
@@ -154,14 +175,15 @@ start_stack() {
     [ -n "$build" ] && [ $mode = inproc ] && continue
     side=fedsearch; [ -n "$build" ] && side=fedsearch-$build; [ $mode = inproc ] && side=fedsearch-inproc
     [[ " $SIDES " == *" $side "* ]] || continue
-    next_port; rport=$PORT
-    if [ $mode = service ]; then
-      router_yaml "$rport" "fusion: { endpoint: \"http://127.0.0.1:$fport\", timeout: 500ms }" "$internal_tls" "${STACK_SOURCES[@]}"
-    else
-      router_yaml "$rport" "fusion: {}  # in-process" "$internal_tls" "${STACK_SOURCES[@]}"
-    fi >"$WORK/router-$side@$scen.yaml"
-    start "router-$side@$scen" env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@$scen.yaml"
-    rpid=$LAST_PID
+    conf_router() {
+      if [ $mode = service ]; then
+        router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$fport\", timeout: 500ms }" "$internal_tls" "${STACK_SOURCES[@]}"
+      else
+        router_yaml "$1" "fusion: {}  # in-process" "$internal_tls" "${STACK_SOURCES[@]}"
+      fi >"$WORK/router-$side@$scen.yaml"
+    }
+    listen_start "router-$side@$scen" conf_router env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@$scen.yaml"
+    rport=$PORT; rpid=$LAST_PID
     wait_healthy "router-$side@$scen" "$rport"
     SIDE_PORT[$side@$scen]=$rport; SIDE_ROUTER[$side@$scen]=$rpid; SIDE_LOG[$side@$scen]="$WORK/router-$side@$scen.log"
     if [ $mode = service ]; then
@@ -176,10 +198,15 @@ start_stack() {
 }
 # start_peer SCENARIO WORKERS SOURCES
 start_peer() {
-  local pid
-  next_port
-  pid=$(PORT=$PORT WORKERS=$2 VENV=$VENV PEER_SOURCES=$3 PEER_LOG="$WORK/peer-$1.log" "$PEER_DIR/run.sh") \
-    || die "the peer did not start; see $WORK/peer-$1.log"
+  local pid='' try
+  for try in 1 2 3 4 5; do
+    next_port
+    if pid=$(PORT=$PORT WORKERS=$2 VENV=$VENV PEER_SOURCES=$3 PEER_LOG="$WORK/peer-$1.log" "$PEER_DIR/run.sh" 2>/dev/null); then break; fi
+    pid=''
+    grep -q "address already in use" "$WORK/peer-$1.log" || die "the peer did not start; see $WORK/peer-$1.log"
+    log "peer ($1): port $PORT was taken as it started (try $try), trying the next"
+  done
+  [ -n "$pid" ] || die "the peer ($1) found no port it could listen on after 5 tries"
   PIDS+=("$pid")
   local workers="$2 worker"; [ "$2" -gt 1 ] && workers+=s
   SIDE_PORT[peer@$1]=$PORT; SIDE_PIDS[peer@$1]=$pid; RSS_OF["peer@$1 ($workers)"]=$pid
@@ -378,18 +405,19 @@ HANG_RUNS="$WORK/hang.jsonl"
 : >"$HANG_RUNS"
 PEER_HANG=''
 if [ -n "$HANG_DEADLINE" ] && [ -n "${SLOW_SOURCES[*]:-}" ]; then
-  next_port; hang_port=$PORT
-  start adapter-hang "$BIN/scripted-adapter" --listen "127.0.0.1:$hang_port" --source hang --latency-ms 60000 --hits "$HITS"
+  listen_start adapter-hang : "$BIN/scripted-adapter" --listen "127.0.0.1:@PORT@" --source hang --latency-ms 60000 --hits "$HITS"
+  hang_port=$PORT
   wait_healthy adapter-hang "$hang_port"
   hang_builds=(fedsearch); [ -n "$BASE_BIN" ] && hang_builds+=(fedsearch-base)
   for side in "${hang_builds[@]}"; do
     bin=$BIN; [ "$side" = fedsearch-base ] && bin=$BASE_BIN
     tls=''; grep -aq 'internal_tls' "$bin/router" && tls='internal_tls: { insecure: true }'
-    next_port; rport=$PORT
-    router_yaml "$rport" "fusion: { endpoint: \"http://127.0.0.1:$SLOW_FUSION_PORT\", timeout: 500ms }" "$tls" \
-      "${SLOW_SOURCES[0]}" "${SLOW_SOURCES[1]}" "hang:$hang_port:never" >"$WORK/router-$side@hang.yaml"
-    start "router-$side@hang" env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@hang.yaml"
-    hpid=$LAST_PID
+    conf_hang_router() {
+      router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$SLOW_FUSION_PORT\", timeout: 500ms }" "$tls" \
+        "${SLOW_SOURCES[0]}" "${SLOW_SOURCES[1]}" "hang:$hang_port:never" >"$WORK/router-$side@hang.yaml"
+    }
+    listen_start "router-$side@hang" conf_hang_router env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@hang.yaml"
+    rport=$PORT; hpid=$LAST_PID
     wait_healthy "router-$side@hang" "$rport"
     for how in deadline field; do
       if [ $how = deadline ]; then t=(--timeout "$HANG_DEADLINE"); else t=(--timeout 5s --request-timeout "$HANG_DEADLINE"); fi
