@@ -316,3 +316,93 @@ async fn certificates_and_the_signing_key_rotate_under_load_without_a_failed_cal
         assert!(serves(&router_id, &stack.proc(p).url()).await, "{p} accepts the new router certificate");
     }
 }
+
+/// End-user tokens against the real router process, verified with an identity provider's JWKS
+/// file (ES256 keys by kid; a throwaway PKI's signing key and JWKS stand in for the provider):
+/// a missing token, two `authorization` values, an expired token, another audience, another
+/// issuer and an unknown key are all UNAUTHENTICATED; a key published in the file is taken at
+/// once and a withdrawn one refused, while the same process keeps running (no restart).
+#[tokio::test]
+async fn the_router_refuses_bad_end_user_tokens_and_takes_a_rotated_jwks_without_a_restart() {
+    use fedsearch_proto::api::ListSourcesRequest;
+    let dir = tempfile::tempdir().unwrap();
+    let idp = Pki::generate_named(&dir.path().join("idp"), "identity provider");
+    let port = crate::harness::free_port();
+    let config = dir.path().join("router.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "server: {{ listen: \"127.0.0.1:{port}\" }}\n\
+             auth: {{ jwks_file: \"{}\", issuer: \"https://login.example.com\", audience: fedsearch }}\n\
+             internal_tls: {{ insecure: true }}\n\
+             sources:\n  - {{ name: kb, adapter: \"http://127.0.0.1:1\", description: kb }}\n",
+            idp.path("router.jwks").display()
+        ),
+    )
+    .unwrap();
+    let env = std::collections::HashMap::from([("FEDSEARCH_SERVER__LISTEN".to_string(), format!("127.0.0.1:{port}"))]);
+    let mut router = crate::harness::Proc::spawn("router", &["--config", config.to_str().unwrap()], &env, dir.path());
+    router.wait_healthy().await;
+    let pid = router.pid();
+    let client =
+        fedsearch_proto::api::federated_search_client::FederatedSearchClient::new(router.channel().await.unwrap());
+    let list = |values: Vec<String>| {
+        let mut client = client.clone();
+        async move {
+            let mut request = tonic::Request::new(ListSourcesRequest {});
+            for v in values {
+                request.metadata_mut().append("authorization", format!("Bearer {v}").parse().unwrap());
+            }
+            client.list_sources(request).await.map(|_| ())
+        }
+    };
+    let refused = |r: Result<(), tonic::Status>, why: &str| {
+        let err = r.expect_err(why);
+        assert_eq!(err.code(), tonic::Code::Unauthenticated, "{why}: {err:?}");
+        err.message().to_string()
+    };
+    let provider = |pki: &Pki, issuer: &str| {
+        AssertionSigner::load(&SignerConfig { signing_key_file: pki.path("signing.pem"), issuer: issuer.into() })
+            .unwrap()
+    };
+    let alice = Identity { subject: "alice".into(), groups: vec!["support".into()], ..Default::default() };
+    let mint = |s: &AssertionSigner, aud: &str, until: SystemTime| s.sign(&alice, aud, "login", until).unwrap();
+    let soon = || SystemTime::now() + Duration::from_secs(120);
+    let first = provider(&idp, "https://login.example.com");
+    let old = mint(&first, "fedsearch", soon());
+    list(vec![old.clone()]).await.expect("a valid token");
+
+    refused(list(vec![]).await, "no token");
+    let m = refused(list(vec![old.clone(), old.clone()]).await, "two authorization values");
+    assert!(m.contains("exactly one"), "{m}");
+    let m =
+        refused(list(vec![mint(&first, "fedsearch", SystemTime::now() - Duration::from_secs(60))]).await, "expired");
+    assert!(m.contains("expired"), "{m}");
+    refused(list(vec![mint(&first, "another-service", soon())]).await, "another audience");
+    let elsewhere = provider(&idp, "https://evil.example.com");
+    refused(list(vec![mint(&elsewhere, "fedsearch", soon())]).await, "another issuer");
+    let other_dir = tempfile::tempdir().unwrap();
+    let stranger = provider(&Pki::generate_named(other_dir.path(), "another provider"), "https://login.example.com");
+    refused(list(vec![mint(&stranger, "fedsearch", soon())]).await, "a key the JWKS does not hold");
+
+    // Rotation: the provider publishes a new key next to the old one and signs with it.
+    idp.rotate_signing_key();
+    let second = provider(&idp, "https://login.example.com");
+    let new = mint(&second, "fedsearch", soon());
+    list(vec![new.clone()]).await.expect("a key published a moment ago is taken at once");
+    list(vec![old.clone()]).await.expect("the old key during the overlap");
+    // The old key is withdrawn: refused once the router has looked at the file (once a second).
+    idp.retire_old_signing_keys();
+    let mut withdrawn = false;
+    for _ in 0..100 {
+        if list(vec![old.clone()]).await.is_err() {
+            withdrawn = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(withdrawn, "a withdrawn key is refused without a restart");
+    list(vec![new]).await.expect("the new key still verifies");
+    assert_eq!(router.pid(), pid, "the same router process all along");
+    assert!(router.log_text().contains("JWKS file re-read"), "the reload is logged");
+}
