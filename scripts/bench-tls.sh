@@ -16,6 +16,7 @@
 # The release build happens in a git worktree of HEAD with its own target dir
 # (BENCH_TLS_WORKTREE, default /tmp/fedsearch-bench-tls), never in the shared target/, and the
 # worktree is removed at the end unless BENCH_TLS_KEEP=1 (then a next run builds incrementally).
+# BENCH_TLS_BIN=DIR runs release binaries built before (no worktree, no build).
 # Other knobs: BENCH_TLS_DURATION=15s, BENCH_TLS_WARMUP=3s, BENCH_TLS_OUT=FILE (the section is
 # also written there), BENCH_TLS_PORTS=LOW-HIGH (ports from that range only).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -36,17 +37,23 @@ command -v cargo >/dev/null || die "cargo is not installed (rustup toolchain exp
 command -v jq >/dev/null || apt_install jq
 
 COMMIT=$(git rev-parse HEAD)
-if [ -d "$WT/.git" ] || [ -f "$WT/.git" ]; then
+if [ -n "${BENCH_TLS_BIN:-}" ]; then # release binaries built before: no worktree, no build
+  BIN=$BENCH_TLS_BIN WT=
+  COMMIT=$(cat "$BIN/.bench-tls-commit" 2>/dev/null || echo "unknown (binaries in $BIN)")
+elif [ -d "$WT/.git" ] || [ -f "$WT/.git" ]; then
   git -C "$WT" checkout -q --detach "$COMMIT" || die "cannot check out $COMMIT in the worktree $WT"
 else
   git worktree add -q --detach "$WT" "$COMMIT" || die "cannot make a worktree at $WT"
 fi
-remove_worktree() { [ -n "${BENCH_TLS_KEEP:-}" ] || git worktree remove --force "$WT" 2>/dev/null || true; }
+remove_worktree() { [ -z "$WT" ] || [ -n "${BENCH_TLS_KEEP:-}" ] || git worktree remove --force "$WT" 2>/dev/null || true; }
 
-log "building release binaries in $WT (own target dir): router, fusion, scripted-adapter, fedsearch-loadgen, fedsearch-dev-pki"
-(cd "$WT" && CARGO_TARGET_DIR="$WT/target" cargo build --release -p fedsearch-bench -p fedsearch-router \
-  -p fedsearch-fusion -p fedsearch-e2e --bins 2>&1 | tail -2)
-BIN=$WT/target/release
+if [ -n "$WT" ]; then
+  log "building release binaries in $WT (own target dir): router, fusion, scripted-adapter, fedsearch-loadgen, fedsearch-dev-pki"
+  (cd "$WT" && CARGO_TARGET_DIR="$WT/target" cargo build --release -p fedsearch-bench -p fedsearch-router \
+    -p fedsearch-fusion -p fedsearch-e2e --bins 2>&1 | tail -2)
+  BIN=$WT/target/release
+  echo "$COMMIT" >"$BIN/.bench-tls-commit"
+fi
 for b in router fusion scripted-adapter fedsearch-loadgen fedsearch-dev-pki; do
   [ -x "$BIN/$b" ] || die "missing $BIN/$b after the build"
 done
@@ -72,9 +79,10 @@ wait_listening() { # NAME PORT — a TLS server cannot answer the plaintext heal
 PKI=$WORK/tls
 "$BIN/fedsearch-dev-pki" "$PKI" >/dev/null || die "cannot make the throwaway certificates"
 
-# stack SIDE — fusion, three scripted adapters and a router; sets ROUTER_PORT/ROUTER_PID.
+# stack SIDE — fusion, three scripted adapters and a router; sets ROUTER_PORT/ROUTER_PID, and
+# SIDE_PIDS[SIDE] to every process of the stack.
 stack() {
-  local side=$1 i scheme adapter_tls=() fusion_tls router_tls identity=""
+  local side=$1 i scheme adapter_tls=() fusion_tls router_tls identity="" first=${#STACK_PIDS[@]}
   if [ "$side" = on ]; then
     scheme=https
     adapter_tls=(--tls-cert "$PKI/es-adapter.pem" --tls-key "$PKI/es-adapter.key" --tls-ca "$PKI/ca.pem"
@@ -120,24 +128,33 @@ stack() {
     else wait_healthy "adapter-$side-${NAMES[$i]}" "${ports[$i]}"; fi
   done
   wait_healthy "router-$side" "$ROUTER_PORT"
+  SIDE_PIDS[$side]="${STACK_PIDS[*]:$first}"
 }
 
-# drive NAME — one open-loop run at $RATE against $ROUTER_PORT; JSON to $WORK/NAME.json, the
-# router's CPU seconds per wall second to $WORK/NAME.cpu.
+stack_ticks() { # "PID..." — their CPU ticks together
+  local p t=0
+  for p in $1; do t=$((t + $(cpu_ticks "$p"))); done
+  echo "$t"
+}
+
+# drive NAME PIDS — one open-loop run at $RATE against $ROUTER_PORT; JSON to $WORK/NAME.json, the
+# router's CPU seconds per wall second to $WORK/NAME.cpu, the whole stack's (PIDS) to NAME.stackcpu.
 drive() {
-  local name=$1 t0 r0
-  t0=$(date +%s.%N); r0=$(cpu_ticks "$ROUTER_PID")
+  local name=$1 pids=$2 t0 r0 s0
+  t0=$(date +%s.%N); r0=$(cpu_ticks "$ROUTER_PID"); s0=$(stack_ticks "$pids")
   FEDSEARCH_BENCH_SECRET=$SECRET "$LOADGEN" --target "http://127.0.0.1:$ROUTER_PORT" \
     --duration "$DURATION" --warmup "$WARMUP" --slowest-source-ms "$SLOWEST" --query "$QUERY" \
     --rate "$RATE" --label "$name" --json-out "$WORK/$name.json" >"$WORK/$name.row" 2>"$WORK/$name.err" \
     || die "load run $name failed: $(cat "$WORK/$name.err")"
   awk -v w="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" -v hz="$CLK_TCK" \
     -v r="$(($(cpu_ticks "$ROUTER_PID") - r0))" 'BEGIN { printf "%.3f\n", r / hz / w }' >"$WORK/$name.cpu"
+  awk -v w="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" -v hz="$CLK_TCK" \
+    -v r="$(($(stack_ticks "$pids") - s0))" 'BEGIN { printf "%.3f\n", r / hz / w }' >"$WORK/$name.stackcpu"
   log "$name: $(jq -c '{achieved_qps, error_total, overhead_ms: {p50: .overhead_ms.p50, p99: .overhead_ms.p99}}' "$WORK/$name.json")"
   sleep 1
 }
 
-declare -A ROUTER_OF PORT_OF
+declare -A ROUTER_OF PORT_OF SIDE_PIDS
 STACK_PIDS=()
 LOAD_START=$(loadavg)
 for side in off on; do stack "$side"; ROUTER_OF[$side]=$ROUTER_PID; PORT_OF[$side]=$ROUTER_PORT; done
@@ -146,20 +163,20 @@ for side in off on; do stack "$side"; ROUTER_OF[$side]=$ROUTER_PID; PORT_OF[$sid
 for round in $(seq 1 "$ROUNDS"); do
   for side in off on; do
     ROUTER_PID=${ROUTER_OF[$side]} ROUTER_PORT=${PORT_OF[$side]}
-    drive "$side-$round"
+    drive "$side-$round" "${SIDE_PIDS[$side]}"
   done
 done
 LOAD_END=$(loadavg)
 stop_pids "${STACK_PIDS[@]}"
 
-cpu_ms() { # RUN — router CPU ms per answered search
-  awk -v c="$(cat "$WORK/$1.cpu")" -v q="$(jq -r .achieved_qps "$WORK/$1.json")" 'BEGIN { printf "%.3f\n", c * 1000 / q }'
+cpu_ms() { # RUN [EXT] — router (or with EXT=stackcpu the whole stack's) CPU ms per answered search
+  awk -v c="$(cat "$WORK/$1.${2:-cpu}")" -v q="$(jq -r .achieved_qps "$WORK/$1.json")" 'BEGIN { printf "%.3f\n", c * 1000 / q }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 side_median() { # SIDE JQ-PATH | cpu
   local r
   for r in $(seq 1 "$ROUNDS"); do
-    if [ "$2" = cpu ]; then cpu_ms "$1-$r"; else jq -r "$2" "$WORK/$1-$r.json"; fi
+    case $2 in cpu | stackcpu) cpu_ms "$1-$r" "$2" ;; *) jq -r "$2" "$WORK/$1-$r.json" ;; esac
   done | median
 }
 total() { jq -s "map($1) | add" "$WORK"/on-*.json "$WORK"/off-*.json; } # JQ-PATH, over every run
@@ -169,19 +186,19 @@ SECTION=$WORK/tls.md
 {
   echo "## TLS and assertions: on vs off"
   echo
-  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD); \`scripts/bench-tls.sh\` (BENCH_TLS_RATE=$RATE, BENCH_TLS_ROUNDS=$ROUNDS, BENCH_TLS_DURATION=$DURATION); release builds; load average $LOAD_START at start, $LOAD_END at the end ($(nproc) CPUs)."
+  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit ${COMMIT:0:7}; \`scripts/bench-tls.sh\` (BENCH_TLS_RATE=$RATE, BENCH_TLS_ROUNDS=$ROUNDS, BENCH_TLS_DURATION=$DURATION); release builds; load average $LOAD_START at start, $LOAD_END at the end ($(nproc) CPUs)."
   echo "- Two stacks on loopback, each a router, a fusion service and three \`scripted-adapter\` processes (${LATENCIES[*]} ms, $HITS hits): **on** = mutual TLS on router → adapters and router → fusion (throwaway CA from \`fedsearch-dev-pki\`, allow list \`router.fedsearch.svc\`), the router signing one ES256 assertion per sub-query and each adapter verifying it (ring); **off** = \`insecure: true\` and no assertions. Open loop at $RATE q/s, the sides in turn, $ROUNDS rounds. Overhead = latency − the slowest source ($SLOWEST ms). The client → router hop is plaintext on both."
   echo
-  echo "| run | achieved q/s | errors | partial answers | fusion fallbacks | overhead p50 ms | overhead p99 ms | router CPU ms/search |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| run | achieved q/s | errors | partial answers | fusion fallbacks | overhead p50 ms | overhead p99 ms | router CPU ms/search | stack CPU ms/search |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for round in $(seq 1 "$ROUNDS"); do
     for side in off on; do
-      jq -r --arg r "$side-$round" --arg cpu "$(cpu_ms "$side-$round")" \
-        '"| \($r) | \(.achieved_qps) | \(.error_total) | \(.partial) | \(.fusion_fallback) | \(.overhead_ms.p50) | \(.overhead_ms.p99) | \($cpu) |"' "$WORK/$side-$round.json"
+      jq -r --arg r "$side-$round" --arg cpu "$(cpu_ms "$side-$round")" --arg all "$(cpu_ms "$side-$round" stackcpu)" \
+        '"| \($r) | \(.achieved_qps) | \(.error_total) | \(.partial) | \(.fusion_fallback) | \(.overhead_ms.p50) | \(.overhead_ms.p99) | \($cpu) | \($all) |"' "$WORK/$side-$round.json"
     done
   done
   echo
-  echo "Medians over the rounds, on / off: overhead p50 $(side_median on .overhead_ms.p50) / $(side_median off .overhead_ms.p50) ms, p99 $(side_median on .overhead_ms.p99) / $(side_median off .overhead_ms.p99) ms, router CPU $(side_median on cpu) / $(side_median off cpu) ms per search; in all $ERRORS errors, $PARTIAL partial answers, $FALLBACKS fusion fallbacks (a refused handshake or assertion would show there)."
+  echo "Medians over the rounds, on / off: overhead p50 $(side_median on .overhead_ms.p50) / $(side_median off .overhead_ms.p50) ms, p99 $(side_median on .overhead_ms.p99) / $(side_median off .overhead_ms.p99) ms, router CPU $(side_median on cpu) / $(side_median off cpu) ms per search, whole stack (router, fusion, three adapters) $(side_median on stackcpu) / $(side_median off stackcpu) ms per search; in all $ERRORS errors, $PARTIAL partial answers, $FALLBACKS fusion fallbacks (a refused handshake or assertion would show there)."
 } >"$SECTION"
 cat "$SECTION"
 [ -n "${BENCH_TLS_OUT:-}" ] && cp "$SECTION" "$BENCH_TLS_OUT"
