@@ -13,6 +13,7 @@ pub mod breaker;
 pub mod cache;
 pub mod config;
 pub mod context;
+pub mod current;
 pub mod describe;
 pub mod documents;
 pub mod fanout;

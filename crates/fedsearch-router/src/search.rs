@@ -343,7 +343,10 @@ pub async fn run(
     let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
     crate::rerank::rerank(&mut fused.hits, &question, state.config.rerank.coverage_weight);
     named_first(&mut fused.hits, &terms.entities);
+    // A named old version still gives way to its current one.
+    crate::rerank::current_before_superseded(&mut fused.hits);
     fused.hits.truncate(top_k as usize);
+    crate::current::complete(state, user, &req.source_credentials, &mut fused.hits, top_k as usize, answer_by).await;
     let method = match FusionMethod::try_from(options.method).unwrap_or_default() {
         FusionMethod::WeightedScore => "weighted_score",
         _ => "rrf",
