@@ -103,7 +103,7 @@ pub fn hit_of(doc: Document, old: &Hit, full_text_ref: String) -> Hit {
 pub fn insert(hits: &mut Vec<Hit>, found: Vec<(usize, Hit)>, top_k: usize) {
     let mut found = found;
     // From the bottom up, so the indices of the ones above stay right.
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     for (at, current) in found {
         if let Some(v) = hits[at].version.as_mut() {
             v.superseded_by = current.id.clone();
