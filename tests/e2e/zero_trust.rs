@@ -4,8 +4,9 @@
 //!
 //! A caller that reaches an adapter's port directly — even one holding a certificate the
 //! adapter accepts — cannot claim a user: unsigned, forged, expired, misdirected and replayed
-//! assertions are all refused before any backend call. A caller without an allowed
-//! certificate does not get past the handshake (adapters and fusion). Certificates and the
+//! assertions are all refused before any backend call (the es-, sql-, wiki- and vector-adapter).
+//! A caller without an allowed certificate does not get past the handshake (every adapter and
+//! fusion). Certificates and the
 //! signing key are rotated while searches run: no call fails, nothing restarts.
 
 use std::{
@@ -34,12 +35,14 @@ use tonic::transport::Channel;
 use crate::harness::{Stack, StackOptions, TlsClient, authed};
 
 /// The adapter process, its adapter-side source, a question that finds something for `user`.
-const ADAPTERS: [(&str, &str, &str, &str); 3] = [
+const ADAPTERS: [(&str, &str, &str, &str); 4] = [
     // TCK-5004 is readable by the finance group only.
     ("es-adapter", "tickets", "SO20261003 refund dispute", "bob"),
     ("sql-adapter", "shop", "SO20261004", "dave"),
     // finance:refund_reconciliation, readable by @finance only (bob's wiki account).
     ("wiki-adapter", "wiki", "RF3002", "bob"),
+    // The opt-in vector source: KB articles and wiki pages by meaning.
+    ("vector-adapter", "semantic", "refund reconciliation", "bob"),
 ];
 
 fn user(name: &str) -> Identity {
@@ -106,7 +109,7 @@ fn refused(done: &SubQueryDone, hits: usize, why: &str) {
 
 #[tokio::test]
 async fn forged_unsigned_expired_misdirected_and_replayed_identities_are_refused_by_every_adapter() {
-    let mut stack = Stack::start(StackOptions::default()).await;
+    let mut stack = Stack::start(StackOptions { vector: true, ..Default::default() }).await;
     let router_id = TlsClient::router(&stack.pki);
     let signer = signer_of(&stack.pki);
     let foreign_dir = tempfile::tempdir().unwrap();
@@ -190,7 +193,7 @@ async fn serves(client: &TlsClient, url: &str) -> bool {
 
 #[tokio::test]
 async fn only_the_routers_certificate_gets_through_the_handshake_of_adapters_and_fusion() {
-    let mut stack = Stack::start(StackOptions::default()).await;
+    let mut stack = Stack::start(StackOptions { vector: true, ..Default::default() }).await;
     let (ca, _, _) = stack.pki.client_pems("router");
     let no_cert = TlsClient { ca: ca.clone(), cert: None };
     let other_dir = tempfile::tempdir().unwrap();
@@ -202,7 +205,7 @@ async fn only_the_routers_certificate_gets_through_the_handshake_of_adapters_and
     let (_, cert, key) = stack.pki.client_pems("intruder");
     let not_allowed = TlsClient { ca: ca.clone(), cert: Some((cert, key)) };
     let router_id = TlsClient::router(&stack.pki);
-    for process in ["fusion", "es-adapter", "sql-adapter", "wiki-adapter"] {
+    for process in ["fusion", "es-adapter", "sql-adapter", "wiki-adapter", "vector-adapter"] {
         let url = stack.proc(process).url();
         assert!(url.starts_with("https://"), "{url}");
         assert!(serves(&router_id, &url).await, "{process}: the router's certificate is accepted");
