@@ -626,6 +626,29 @@ sources:
     }
 
     #[test]
+    fn endpoints_are_read_as_the_router_reads_them_with_their_own_tls() {
+        let shipped = include_str!("../../../deploy/config/router.yaml");
+        let view = read_router_config(shipped, &BTreeMap::new()).unwrap();
+        assert!(view.sources.iter().all(|s| s.adapter.is_https()), "the example config is all TLS");
+        assert_eq!(view.fusion.as_ref().map(|f| f.url.as_str()), Some("https://127.0.0.1:50052"));
+        let own = "{ server_name: es.other.svc, ca_file: /x/ca.pem }";
+        let mapped = CONFIG.replace(
+            "adapter: \"http://127.0.0.1:1\"",
+            &format!("adapter: {{ url: \"http://127.0.0.1:1\", tls: {own} }}"),
+        );
+        let older =
+            CONFIG.replace("adapter: \"http://127.0.0.1:1\"", &format!("adapter: \"http://127.0.0.1:1\", tls: {own}"));
+        let (a, b) = (
+            read_router_config(&mapped, &BTreeMap::new()).unwrap(),
+            read_router_config(&older, &BTreeMap::new()).unwrap(),
+        );
+        assert_eq!(a.sources[0].adapter, b.sources[0].adapter, "the older `tls:` beside `adapter:` folds in");
+        assert_eq!(a.sources[0].adapter.tls.as_ref().and_then(|t| t.server_name.as_deref()), Some("es.other.svc"));
+        let both = mapped.replace("description: x }", "description: x, tls: { server_name: b.svc } }");
+        assert!(read_router_config(&both, &BTreeMap::new()).err().unwrap().contains("sources[0].tls"));
+    }
+
+    #[test]
     fn lines_are_one_line_each_with_the_fix() {
         let l = Line::new(Level::Fail, "kb", "index", "index `kb`\ndoes not exist", "create it");
         assert_eq!(l.text(), "FAIL  kb  index: index `kb` does not exist — fix: create it");
