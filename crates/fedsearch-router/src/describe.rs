@@ -45,6 +45,8 @@ pub struct Vocabulary {
     pub tokens: BTreeSet<String>,
     /// Id patterns the adapter recognises.
     pub patterns: Vec<Regex>,
+    /// The names written in two scripts, as (CJK part, Latin part): [`crate::aliases`].
+    pub bilingual: Vec<(String, String)>,
 }
 
 /// Whether an entity name is specific enough to route by: two CJK characters, or three
@@ -69,6 +71,7 @@ impl Vocabulary {
             }
             if t.kind() == VocabularyKind::Entity {
                 if routable(&text) && v.entity_texts.insert(text.clone()) {
+                    v.bilingual.extend(crate::aliases::pair(&text));
                     v.entities.push(Term::new(&text));
                 }
             } else {

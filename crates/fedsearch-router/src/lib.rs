@@ -7,6 +7,7 @@
 //! with hits, per-source statuses, the routing decision and the trace id.
 
 pub mod admission;
+pub mod aliases;
 pub mod analysis;
 pub mod audit;
 pub mod breaker;

@@ -204,7 +204,9 @@ pub async fn run(
 
     // The glossary expansion and the question's tokens, once: selection, the adapters' terms
     // and result merging all use them.
-    let expansions = state.registry.glossary().expand(&req.query);
+    let mut expansions = state.registry.glossary().expand(&req.query);
+    let vocabularies: Vec<_> = state.registry.permitted(user).map(|s| s.vocabulary.get()).collect();
+    expansions.extend(crate::aliases::other_spellings(&req.query, vocabularies.iter().map(|v| v.as_ref())));
     let question = crate::analysis::question_tokens(&req.query, &expansions);
     let routing = {
         let _route = tracing::info_span!("router.route").entered();
