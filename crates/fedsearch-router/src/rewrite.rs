@@ -253,8 +253,11 @@ fn documents_from(window: &fedsearch_timeexpr::Window) -> chrono::DateTime<chron
     window.from - left.max(chrono::TimeDelta::zero())
 }
 
-/// The time filter a window gives a source, inclusive at both ends, or `None` when the window
-/// should not hide anything there; and what to say about it in the routing decision.
+/// A time filter's first instant and its end (exclusive).
+type Span = (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>);
+
+/// The time filter a window gives a source (its end exclusive), or `None` when the window should
+/// not hide anything there; and what to say about it in the routing decision.
 ///
 /// - Dates that may lie ahead (`routing.dates_ahead`: due, departure, expiry; default for SQL
 ///   templates, which bind `:from`/`:to` to their own column): the window's whole period — this
@@ -265,10 +268,7 @@ fn documents_from(window: &fedsearch_timeexpr::Window) -> chrono::DateTime<chron
 ///   before a period that goes on after today for what was written about it ([`documents_from`]).
 ///   A window ahead (下周, next month, 未来30天) gives no filter: nothing is dated there yet, and
 ///   what was written about it may be of any age.
-fn time_filter(
-    window: &fedsearch_timeexpr::Window,
-    dates_ahead: bool,
-) -> (Option<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)>, String) {
+fn time_filter(window: &fedsearch_timeexpr::Window, dates_ahead: bool) -> (Option<Span>, String) {
     let mut how = format!("; `{}` → {}", window.phrase, window.label);
     if dates_ahead {
         let to = window.period_to.unwrap_or(window.to);
