@@ -146,10 +146,12 @@ fn undated_factor(selection: &crate::config::SelectionSection, dated_question: b
 const EVENT_WINDOW_DAYS: i64 = 62;
 
 /// A window of at most [`EVENT_WINDOW_DAYS`], or an open-ended past ("more than a week ago",
-/// which `fedsearch_timeexpr` starts in 1970): what went wrong back then.
+/// which `fedsearch_timeexpr` starts in 1970): what went wrong back then. A period that goes on
+/// after today counts whole (Q3 asked in July is a quarter, though its window stops at today).
 fn is_event_window(window: &fedsearch_timeexpr::Window) -> bool {
     use chrono::Datelike;
-    window.to - window.from <= chrono::TimeDelta::days(EVENT_WINDOW_DAYS) || window.from.year() <= 1970
+    let to = window.period_to.unwrap_or(window.to);
+    to - window.from <= chrono::TimeDelta::days(EVENT_WINDOW_DAYS) || window.from.year() <= 1970
 }
 
 /// How a source's relevance to the question scales its fusion weight (explicit sources keep
@@ -459,6 +461,7 @@ mod tests {
         let window = |q: &str| fedsearch_timeexpr::resolve(q, as_of, tz).unwrap();
         assert!(is_event_window(&window("上个月的工单")) && is_event_window(&window("tickets in June and July")));
         assert!(!is_event_window(&window("the Q2 vendor scorecard")), "a quarter often names a document");
+        assert!(!is_event_window(&window("Q3 contract rates")), "also the quarter that holds today");
         assert!(!is_event_window(&window("2025年的假期")));
         assert!(is_event_window(&window("what failed more than a week ago")), "an open-ended past");
     }
