@@ -490,7 +490,7 @@ def ratio(a, b, fmt="{:.2f}×"):
 L = []
 L.append("$SECTION")
 L.append("")
-L.append("Written by \`scripts/bench-peer.sh\` (not by \`make bench\`; scripts/bench.sh carries this section over).")
+L.append("Written by \`scripts/bench-peer.sh\` (\`make bench\` runs it at its end when ../shared/bench/seed-peer exists).")
 L.append("")
 L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=$RATE, BENCH_PEER_SCENARIOS=\"$SCENARIOS\", BENCH_PEER_PEAK_WORKERS=$PEAK_WORKERS, BENCH_PEER_HANG_DEADLINE=$HANG_DEADLINE, BENCH_PEER_HANG_RATE=$HANG_RATE)")
 L.append("- Date: $STARTED; commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' (with uncommitted changes in crates/)'); machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -sr)")
