@@ -52,7 +52,7 @@
 //!
 //! | kind | examples | window |
 //! | --- | --- | --- |
-//! | day | 明天, 明日, 后天, 大后天, tomorrow, the day after tomorrow | that day |
+//! | day | 明天, 明早, 明晚, 后天, 大后天, tomorrow, the day after tomorrow (not 明日: 说明日志) | that day |
 //! | next … (calendar) | 下周, 下星期, 下个礼拜, 下下周, 下个月, 下月, 下季度, 明年, next week/month/quarter/year | the whole next calendar week (Monday–Sunday), month, quarter or year (下下周: the one after) |
 //! | weekday ahead | 下周五, 下个星期五, 下周三到周五, next Friday, this coming Monday, 本周五 or this Friday before Friday | that day of next week (next Friday = 下周五), the first such day after today (this coming), this week's day still to come |
 //! | weekend ahead | 下周末, next weekend, 这周末 / this weekend before Saturday | that Saturday and Sunday |

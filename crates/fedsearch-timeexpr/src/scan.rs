@@ -469,9 +469,8 @@ fn week_start(day: NaiveDate) -> Option<NaiveDate> {
 /// 今天, 昨天, 前天, today, yesterday, the day before yesterday; ahead: 明天, 后天, tomorrow.
 fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     const DAYS_AHEAD: &[(&str, u64)] = &[
+        // Not 明日: 说明日志, 证明日期.
         ("明天", 1),
-        ("明日", 1),
-        ("明儿", 1),
         ("明早", 1),
         ("明晚", 1),
         ("后天", 2),
@@ -564,6 +563,12 @@ enum Relative {
     NextYear,
 }
 
+/// Whether the 下 at `c` ends a word rather than meaning "next": 一下 (看一下周报), 以下, 如下, 之下,
+/// 底下, 上下.
+fn xia_ends_a_word(c: &Cur<'_>) -> bool {
+    c.rest().starts_with('下') && c.s[..c.pos].ends_with(['一', '以', '如', '之', '底', '上'])
+}
+
 /// 下周, 下下周 and their synonyms: how many calendar weeks after this one.
 const WEEKS_AHEAD_ZH: &[(&str, u64)] = &[
     ("下周", 1),
@@ -630,6 +635,9 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("next quarter", NextQuarter),
         ("next year", NextYear),
     ];
+    if xia_ends_a_word(&c) {
+        return None;
+    }
     let relative = c
         .longest(WEEKS_BACK_ZH)
         .map(WeeksBack)
@@ -712,6 +720,9 @@ fn weekend(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("下星期末", Weekend::Next),
         ("next weekend", Weekend::Next),
     ];
+    if xia_ends_a_word(&c) {
+        return None;
+    }
     let which = c.longest(TABLE)?;
     let saturday = week_start(today)?.checked_add_days(Days::new(5))?;
     let begun = today >= saturday;
@@ -1465,6 +1476,9 @@ fn weekdays_zh(c: &mut Cur<'_>) -> Option<Weekdays> {
     // 周 after these is a count of weeks (两周三次, 每周一), or the week is named before it
     // (下周一, 这个星期五: read with its week, or not at all).
     const NOT_AFTER: &str = "每下个几两半数零一二三四五六七八九十百上本这该隔逢0123456789";
+    if xia_ends_a_word(c) {
+        return None;
+    }
     let mut r = *c;
     let named_week = r.longest(WEEKS_BACK_ZH).map(WeekOf::WeeksBack);
     let named_week = named_week.or_else(|| r.longest(WEEKS_AHEAD_ZH).map(WeekOf::WeeksAhead));
@@ -2009,6 +2023,9 @@ fn by_end_zh(c: &mut Cur<'_>) -> Option<Period> {
     let mut r = *c;
     let lead = r.longest(LEADS).is_some();
     r.ws0();
+    if xia_ends_a_word(&r) {
+        return None;
+    }
     let period = r.longest(ENDS)?;
     let mut tail = r;
     tail.ws0();

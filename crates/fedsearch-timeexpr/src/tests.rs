@@ -865,6 +865,9 @@ fn days_ahead() {
         ("后天到货吗", Some(("后天", day("2026-11-20")))),
         ("the day after tomorrow", Some(("the day after tomorrow", day("2026-11-20")))),
         ("之后天气会好转", None),
+        ("查一下周报", None),
+        ("以下月份的数据", None),
+        ("说明日志在哪里", None),
         // Whole calendar periods after this one.
         ("下周的维护窗口", Some(("下周", days("2026-11-23", "2026-11-29")))),
         ("下下周", Some(("下下周", days("2026-11-30", "2026-12-06")))),
