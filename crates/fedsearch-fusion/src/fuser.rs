@@ -71,7 +71,7 @@ impl Fuser {
             if index.insert(spec.source.clone(), sources.len()).is_some() {
                 return Err(FusionError::DuplicateSource(spec.source.clone()));
             }
-            sources.push(SourceList::new(spec.source.clone(), weight, spec.equal_scores_tie));
+            sources.push(SourceList::new(spec.source.clone(), weight, spec.one_set));
         }
         Ok(Self { method, top_k: top_k as usize, sources, index, hits_in: 0 })
     }

@@ -27,19 +27,19 @@
 //!
 //! - **RRF** (reciprocal rank fusion, the default): `value = w_s / (k + p)`, `k = 60` unless
 //!   `options.rrf_k` says otherwise (`k >= 1`). A hit at position 1 with weight 1 contributes
-//!   `1/61 ≈ 0.016393`. Scores order nothing, with one exception: in a source whose
-//!   `SourceSpec.equal_scores_tie` is set, a hit whose score equals the previous hit's is tied
-//!   with it and takes its `p` (the rows a filter matched alike: 1, 1, 1, 4), because the
-//!   source's order among them means nothing; its position (`rank_in_source`) and the
-//!   tie-breaks of section 6 stay its own.
+//!   `1/61 ≈ 0.016393`. Scores order nothing. Every hit of a source whose `SourceSpec.one_set`
+//!   is set counts as if at `p = 1` (see the weighted score); its position (`rank_in_source`)
+//!   and the tie-breaks of section 6 stay its own.
 //! - **Weighted score**: `value = w_s × n`, where `n` is the hit's score normalised within its
 //!   source over the hits that have arrived: `n = (score − floor) / (max − floor)`, the floor
 //!   being 0 when no score of the source is negative (shares of the question, BM25 scores: a
 //!   score is measured from zero, so a source's weakest hit keeps what it earned instead of 0),
 //!   else the lowest score (min-max). The source's best hit gets 1. Non-finite scores count as
-//!   missing; a hit without a score in a source whose other hits have scores gets `n = 0`. When
-//!   `SourceSpec.equal_scores_tie` is set and every hit of the source carries the same score
-//!   (the rows one filter matched alike: "the invoices that are overdue"), each gets `n = 1`. When a
+//!   missing; a hit without a score in a source whose other hits have scores gets `n = 0`. Every
+//!   hit of a source whose `SourceSpec.one_set` is set gets `n = 1`: the router sets it for the
+//!   rows of a structured source when the question asks for a list ("which claims are still
+//!   open", "the invoices that are overdue"): each row a template returned is one of the
+//!   answers, not worth less by its place in an order (or by the words it happens to show). When a
 //!   source has otherwise fewer than two distinct scores (no scores at all, one hit, scores on
 //!   some hits only) the scores cannot order its hits and `n = 1 / p` instead, which keeps the
 //!   source's own order (1, 0.5, 0.333, ...).
@@ -172,16 +172,16 @@ impl Entry {
 pub(crate) struct SourceList {
     pub name: String,
     pub weight: f64,
-    /// `SourceSpec.equal_scores_tie`: hits with one score are one set (section 3).
-    pub equal_scores_tie: bool,
+    /// `SourceSpec.one_set`: its hits are equal answers to a list question (section 3).
+    pub one_set: bool,
     pub entries: Vec<Entry>,
     pub by_id: HashMap<String, u32>,
     pub ended: bool,
 }
 
 impl SourceList {
-    pub fn new(name: String, weight: f64, equal_scores_tie: bool) -> Self {
-        Self { name, weight, equal_scores_tie, entries: Vec::new(), by_id: HashMap::new(), ended: false }
+    pub fn new(name: String, weight: f64, one_set: bool) -> Self {
+        Self { name, weight, one_set, entries: Vec::new(), by_id: HashMap::new(), ended: false }
     }
 
     /// Adds one hit; a repeated `local_id` keeps the copy with the better rank.
@@ -467,23 +467,19 @@ fn score_all(method: Method, sources: &[SourceList]) -> Vec<Scored> {
             Method::Rrf { .. } => None,
             Method::WeightedScore => score_range(source),
         };
-        let mut tied: Option<(f64, u32)> = None;
         for (i, &ent) in order.iter().enumerate() {
             let pos = i as u32 + 1;
             let (value, norm) = match method {
                 Method::Rrf { k } => {
-                    let shared = match source.equal_scores_tie {
-                        true => shared_position(&mut tied, finite_score(&source.entries[ent as usize].hit), pos),
-                        false => pos,
-                    };
-                    (w / (f64::from(k) + f64::from(shared)), None)
+                    let p = if source.one_set { 1 } else { pos };
+                    (w / (f64::from(k) + f64::from(p)), None)
                 }
                 Method::WeightedScore => {
                     let n = match range {
+                        _ if source.one_set => 1.0,
                         Some((floor, max)) => {
                             finite_score(&source.entries[ent as usize].hit).map_or(0.0, |s| (s - floor) / (max - floor))
                         }
-                        None if source.equal_scores_tie && all_scored_alike(source) => 1.0,
                         None => 1.0 / f64::from(pos),
                     };
                     (w * n, Some(n))
@@ -495,34 +491,8 @@ fn score_all(method: Method, sources: &[SourceList]) -> Vec<Scored> {
     scored
 }
 
-/// The position of the hit at place `place` of its source: a hit whose score equals the one
-/// before it (a set of rows that match a filter equally) shares that hit's position, so a
-/// source's exact matches are not ranked against each other by an order that means nothing;
-/// the next different score takes its own place (1, 1, 1, 4). `tied` is the previous hit's
-/// score and position.
-fn shared_position(tied: &mut Option<(f64, u32)>, score: Option<f64>, place: u32) -> u32 {
-    let pos = match (*tied, score) {
-        (Some((prev, pos)), Some(s)) if s == prev => pos,
-        _ => place,
-    };
-    *tied = score.map(|s| (s, pos));
-    pos
-}
-
 fn finite_score(hit: &SourceHit) -> Option<f64> {
     hit.score.filter(|s| s.is_finite())
-}
-
-/// Whether every hit of the source carries the same finite score (at least two hits): the
-/// source rated them alike — the rows one filter matched equally ("the invoices that are
-/// overdue") — so each is as good as its best, not worse by its place in an order that means
-/// nothing.
-fn all_scored_alike(source: &SourceList) -> bool {
-    let mut scores = source.entries.iter().map(|e| finite_score(&e.hit));
-    match scores.next() {
-        Some(Some(first)) if source.entries.len() > 1 => scores.all(|s| s == Some(first)),
-        _ => false,
-    }
 }
 
 /// `(floor, max)` of a source's finite scores: the floor is 0 when no score is negative (scores

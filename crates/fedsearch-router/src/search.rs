@@ -253,8 +253,8 @@ pub async fn run(
                     s.config.weight
                         * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
                 }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
-                // A list question: the rows a structured source matched alike are equal answers.
-                equal_scores_tie: list_question
+                // A list question: every row a structured source returned is one of the answers.
+                one_set: list_question
                     && state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"),
             })
             .collect(),

@@ -100,61 +100,46 @@ fn rrf_scores_match_hand_computed_values() {
 }
 
 #[test]
-fn rrf_hits_with_equal_scores_share_a_position() {
-    // Rows a filter matched equally (score 0.5 each) are tied: the source's order among them
-    // means nothing, so they share position 1; the next score takes its own place (4).
+fn rrf_counts_every_hit_of_a_one_set_source_at_the_first_position() {
     let rows = || {
         vec![
-            (
-                "sql",
-                vec![
-                    with_score(hit("R1", 1), 0.5),
-                    with_score(hit("R2", 2), 0.5),
-                    with_score(hit("R3", 3), 0.5),
-                    with_score(hit("R4", 4), 0.2),
-                ],
-            ),
-            ("kb", vec![with_score(hit("K1", 1), 9.0), with_score(hit("K2", 2), 8.0)]),
+            ("sql", vec![with_score(hit("R1", 1), 0.9), with_score(hit("R2", 2), 0.5), with_score(hit("R3", 3), 0.2)]),
+            ("kb", vec![hit("K1", 1), hit("K2", 2)]),
         ]
     };
-    // Not asked for: the source's order stands.
+    // Not a set: the source's order stands.
     let ordered = fuse(&rrf(&["sql", "kb"]), rows());
     assert!(close(by_id(&ordered, "sql:R3").fused_score, 1.0 / 63.0));
-    let mut tie = rrf(&["sql", "kb"]);
-    tie.sources[0].equal_scores_tie = true;
-    let list = fuse(&tie, rows());
+    let mut set = rrf(&["sql", "kb"]);
+    set.sources[0].one_set = true;
+    let list = fuse(&set, rows());
     for id in ["sql:R1", "sql:R2", "sql:R3", "kb:K1"] {
         assert!(close(by_id(&list, id).fused_score, 1.0 / 61.0), "{id}");
     }
-    assert!(close(by_id(&list, "sql:R4").fused_score, 1.0 / 64.0));
     assert!(close(by_id(&list, "kb:K2").fused_score, 1.0 / 62.0));
     // The rank in the source stays the hit's own place.
     let r3 = by_id(&list, "sql:R3").explanation.as_ref().unwrap();
     assert_eq!(r3.contributions[0].rank_in_source, 3);
-    // Without scores nothing is tied.
-    let mut plain = rrf(&["a"]);
-    plain.sources[0].equal_scores_tie = true;
-    let plain = fuse(&plain, vec![("a", vec![hit("1", 1), hit("2", 2)])]);
-    assert!(close(plain.hits[1].fused_score, 1.0 / 62.0));
 }
 
 #[test]
-fn weighted_score_counts_hits_a_source_rated_alike_as_its_best_when_asked() {
+fn weighted_score_counts_every_hit_of_a_one_set_source_as_its_best() {
     let rows = || {
-        vec![("sql", vec![with_score(hit("R1", 1), 1.0), with_score(hit("R2", 2), 1.0), with_score(hit("R3", 3), 1.0)])]
+        vec![(
+            "sql",
+            vec![with_score(hit("R1", 1), 1.0), with_score(hit("R2", 2), 0.25), with_score(hit("R3", 3), 0.25)],
+        )]
     };
-    // Not asked for: one score cannot order the rows, so the source's order gives 1, 1/2, 1/3.
     let ordered = fuse(&start(FusionMethod::WeightedScore, &[("sql", 1.0)]), rows());
-    assert!(close(by_id(&ordered, "sql:R3").fused_score, 1.0 / 3.0));
-    let mut tie = start(FusionMethod::WeightedScore, &[("sql", 1.0)]);
-    tie.sources[0].equal_scores_tie = true;
-    let set = fuse(&tie, rows());
+    assert!(close(by_id(&ordered, "sql:R3").fused_score, 0.25));
+    let mut set = start(FusionMethod::WeightedScore, &[("sql", 1.0)]);
+    set.sources[0].one_set = true;
+    let list = fuse(&set, rows());
     for id in ["sql:R1", "sql:R2", "sql:R3"] {
-        assert!(close(by_id(&set, id).fused_score, 1.0), "{id}");
+        assert!(close(by_id(&list, id).fused_score, 1.0), "{id}");
     }
-    // Different scores keep their spread whether or not the flag is set.
-    let spread = fuse(&tie, vec![("sql", vec![with_score(hit("R1", 1), 1.0), with_score(hit("R2", 2), 0.5)])]);
-    assert!(close(by_id(&spread, "sql:R2").fused_score, 0.5));
+    // Ties keep the source's order.
+    assert_eq!(ids(&list), vec!["sql:R1", "sql:R2", "sql:R3"]);
 }
 
 #[test]

@@ -124,13 +124,13 @@ pub fn question_tokens(query: &str, expansions: &[String]) -> Vec<(String, f64)>
 const CJK_LIST_WORDS: &[&str] =
     &["哪些", "哪几", "列出", "列一下", "所有", "全部", "清单", "一览", "有几", "多少个", "多少张", "多少笔"];
 /// English words that ask for every item that matches ("list the invoices", "which claims",
-/// "all open cases", "how many").
-const LIST_WORDS: &[&str] = &["list", "which", "all", "every", "each", "many"];
+/// "all open cases"). Not "how many": "after how many days overdue" asks for a number.
+const LIST_WORDS: &[&str] = &["list", "which", "all", "every", "each"];
 
 /// Whether the question asks for every item that matches rather than one answer: "List the
 /// invoices that are overdue", "Which claims are still open", 哪些订单还没发货. Fusion then
-/// counts the rows a structured source matched alike as equal answers (a list of them), not as
-/// an order where the tenth row is worth a tenth of the first.
+/// counts every row a structured source returned as one of the answers (`SourceSpec.one_set`),
+/// not as an order where the tenth row is worth a tenth of the first.
 pub fn asks_for_list(question: &str) -> bool {
     let lowered = question.to_lowercase();
     CJK_LIST_WORDS.iter().any(|w| lowered.contains(w)) || words(&lowered).any(|w| LIST_WORDS.contains(&w))
@@ -341,7 +341,7 @@ mod tests {
         for q in [
             "List the invoices that are overdue at the moment.",
             "Which cargo claims are still open right now, and how much is being claimed in each?",
-            "How many orders are still unpaid?",
+            "Show me every order that is still unpaid.",
             "哪些订单还没有发货？",
             "列出本月所有逾期发票",
         ] {
