@@ -254,8 +254,7 @@ pub async fn run(
                         * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
                 }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
                 // A list question: every row a structured source returned is one of the answers.
-                one_set: list_question
-                    && state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"),
+                one_set: list_question && state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"),
             })
             .collect(),
         snapshots: events.is_some(),
