@@ -5,8 +5,10 @@
 //! glossary term, so every source hears both — 港联贸易那票货 reaches the English case about
 //! Harbourline, "Was Li Na charged" the Chinese ticket about 李娜.
 //!
-//! Only the vocabularies of the sources the caller may use are read, and the other spelling only
-//! goes into the sub-queries and the merging of results, never into the response.
+//! Only the vocabularies of the sources the caller may use are read (and not one that
+//! `routing.vocabulary: false` switches off: [`crate::registry::Source::vocabulary_in_use`]), and
+//! the other spelling only goes into the sub-queries and the merging of results, never into the
+//! response.
 
 use crate::{analysis, describe::Vocabulary};
 

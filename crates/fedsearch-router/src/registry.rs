@@ -79,6 +79,12 @@ impl Source {
     pub fn permits(&self, user: &Identity) -> bool {
         user.in_any_group(&self.config.required_groups)
     }
+
+    /// What the source holds as the router may use it: its `Describe` vocabulary, or an empty
+    /// one when `routing.vocabulary: false` switches it off (scoring and name spellings alike).
+    pub fn vocabulary_in_use(&self) -> Arc<crate::describe::Vocabulary> {
+        if self.config.uses_vocabulary() { self.vocabulary.get() } else { Default::default() }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -175,10 +175,7 @@ impl<'a> Idf<'a> {
     fn over(sources: &[&'a Source]) -> Self {
         Idf {
             profiles: sources.iter().map(|s| &s.profile).collect(),
-            vocabularies: sources
-                .iter()
-                .map(|s| if s.config.uses_vocabulary() { s.vocabulary.get() } else { Default::default() })
-                .collect(),
+            vocabularies: sources.iter().map(|s| s.vocabulary_in_use()).collect(),
         }
     }
 

@@ -207,7 +207,7 @@ pub async fn run(
     // The glossary expansion and the question's tokens, once: selection, the adapters' terms
     // and result merging all use them.
     let mut expansions = state.registry.glossary().expand(&req.query);
-    let vocabularies: Vec<_> = state.registry.permitted(user).map(|s| s.vocabulary.get()).collect();
+    let vocabularies: Vec<_> = state.registry.permitted(user).map(|s| s.vocabulary_in_use()).collect();
     expansions.extend(crate::aliases::other_spellings(&req.query, vocabularies.iter().map(|v| v.as_ref())));
     let question = crate::analysis::question_tokens(&req.query, &expansions);
     let routing = {
@@ -247,14 +247,17 @@ pub async fn run(
         sources: routing
             .selected
             .iter()
-            .map(|r| SourceSpec {
-                source: r.source.clone(),
-                weight: state.registry.get(&r.source).map_or(1.0, |s| {
-                    s.config.weight
-                        * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
-                }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
-                // A list question: every row a structured source returned is one of the answers.
-                one_set: list_question && state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"),
+            .map(|r| {
+                let source = state.registry.get(&r.source);
+                SourceSpec {
+                    source: r.source.clone(),
+                    weight: source.map_or(1.0, |s| {
+                        s.config.weight
+                            * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
+                    }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
+                    // A list question: every row a structured source returned is one of the answers.
+                    one_set: list_question && source.is_some_and(|s| s.config.kind == "sql"),
+                }
             })
             .collect(),
         snapshots: events.is_some(),

@@ -352,6 +352,7 @@ mod tests {
             "退款政策是什么？",
             "Was Li Na charged for the chairs?",
             "Is the allowance enough?",
+            "After how many days overdue do we stop taking new bookings?",
         ] {
             assert!(!asks_for_list(q), "{q}");
         }
