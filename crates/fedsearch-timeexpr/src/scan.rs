@@ -963,10 +963,15 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
         ("during the next", (false, true)),
     ];
     let mut r = *c;
-    if r.phrase("the") && !r.ws1() {
+    let the = r.phrase("the");
+    if the && !r.ws1() {
         return None;
     }
+    let last = the && { r }.phrase("last");
     let (alone, ahead) = r.longest(LEADS)?;
+    // "the last week" (in the last week, over the last month) is the period up to today, as
+    // "the past week" is; only a bare "last week" names the calendar week.
+    let alone = alone || last;
     if !r.ws1() {
         return None;
     }

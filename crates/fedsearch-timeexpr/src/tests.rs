@@ -83,6 +83,8 @@ fn weeks() {
         ("最近7天", Some(("最近7天", days("2026-11-12", "2026-11-18")))),
         ("最近七天内", Some(("最近七天内", days("2026-11-12", "2026-11-18")))),
         ("timeouts in the past week", Some(("the past week", days("2026-11-12", "2026-11-18")))),
+        ("problems reported in the last week", Some(("the last week", days("2026-11-12", "2026-11-18")))),
+        ("refunds over the last month", Some(("the last month", days("2026-10-19", "2026-11-18")))),
         ("last 7 days", Some(("last 7 days", days("2026-11-12", "2026-11-18")))),
         ("errors in the last 7 days?", Some(("the last 7 days", days("2026-11-12", "2026-11-18")))),
         ("近两周", Some(("近两周", days("2026-11-05", "2026-11-18")))),
