@@ -21,6 +21,7 @@ pub mod fanout;
 pub mod feedback;
 pub mod fuse;
 pub mod health;
+pub mod intent;
 pub mod mcp;
 pub mod metrics;
 pub mod registry;

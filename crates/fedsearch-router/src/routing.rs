@@ -30,6 +30,7 @@ use crate::{
     analysis,
     config::{SelectionMode, SelectionSection},
     describe::Vocabulary,
+    intent,
     registry::{Registry, Source},
 };
 
@@ -83,11 +84,19 @@ pub fn route(
     let doc_types: &[String] = filters.map(|f| f.doc_types.as_slice()).unwrap_or(&[]);
     let idf = Idf::over(&permitted);
     let prepared = analysis::Prepared::new(query);
-    let scored: Vec<Score> = permitted
+    let mut scored: Vec<Score> = permitted
         .iter()
         .zip(&idf.vocabularies)
         .map(|(s, v)| score(s, v, query, &prepared, question, &idf, doc_types))
         .collect();
+    if selection.mode == SelectionMode::Scored && intent::asks_for_rule(query) {
+        for (s, sc) in permitted.iter().zip(&mut scored) {
+            rule_prior(s, sc);
+        }
+    }
+    for (s, sc) in permitted.iter().zip(&scored) {
+        tracing::debug!(source = s.name(), named = sc.named, score = sc.content, "routing score");
+    }
     let best = scored.iter().map(|s| s.content).fold(0.0, f64::max);
     let bar = selection.min_score.max(selection.relative * best);
     let relevance = |sc: &Score| {
@@ -158,6 +167,21 @@ const MAX_ENTITIES: usize = 2;
 /// The share of its IDF a question token earns when it is not in the source's profile but in
 /// what the source holds (its titles, field values, template words).
 const VOCABULARY_SHARE: f64 = 0.5;
+
+/// What a question asking for a rule, a limit or a procedure ([`intent::asks_for_rule`])
+/// multiplies the score of reference material by (sources without `routing.time_phrases`).
+const RULE_PRIOR: f64 = 3.0;
+
+/// Reference material answers rules and procedures even when its self-description lists none
+/// of the question's words; records (events, orders) keep their score.
+fn rule_prior(s: &Source, sc: &mut Score) {
+    if s.config.routing.time_phrases {
+        return;
+    }
+    sc.content *= RULE_PRIOR;
+    let note = "the question asks for a rule or procedure and this is reference material";
+    sc.why = if sc.why.is_empty() { note.to_string() } else { format!("{}; {note}", sc.why) };
+}
 
 /// Inverse document frequencies over the permitted sources: a word every source mentions says
 /// nothing about which one to ask.
@@ -274,6 +298,14 @@ mod tests {
     use super::*;
     use crate::{analysis::Glossary, config::SourceConfig, describe::Vocabulary};
 
+    fn registry_of(yaml: &str) -> Registry {
+        let configs: Vec<SourceConfig> = figment::Figment::new()
+            .merge(<figment::providers::Yaml as figment::providers::Format>::string(yaml))
+            .extract_inner("sources")
+            .unwrap();
+        Registry::new(&configs, &Default::default(), Glossary::new(false, &[])).unwrap()
+    }
+
     /// Three sources whose descriptions know no customer, product or page by name.
     fn registry() -> Registry {
         let yaml = r#"
@@ -291,11 +323,7 @@ sources:
     kind: wiki
     description: "Internal policies and procedures"
 "#;
-        let configs: Vec<SourceConfig> = figment::Figment::new()
-            .merge(<figment::providers::Yaml as figment::providers::Format>::string(yaml))
-            .extract_inner("sources")
-            .unwrap();
-        Registry::new(&configs, &Default::default(), Glossary::new(false, &[])).unwrap()
+        registry_of(yaml)
     }
 
     fn holds(registry: &Registry, source: &str, terms: &[(&str, VocabularyKind)]) {
@@ -354,6 +382,57 @@ sources:
         let r = Registry::new(&configs, &Default::default(), Glossary::new(false, &[])).unwrap();
         holds(&r, "orders", &[("kessler", VocabularyKind::Entity)]);
         assert_eq!(decide(&r, "Was Kessler charged twice?").strategy, "fallback_all");
+    }
+
+    /// A shop whose orders and tickets are events (`time_phrases`) and whose wiki is reference
+    /// material; no source lists a routing keyword.
+    fn shop() -> Registry {
+        let yaml = r#"
+sources:
+  - name: orders
+    adapter: http://127.0.0.1:1
+    kind: sql
+    description: "Orders of the shop: what was bought, paid, shipped and refunded"
+    routing: { time_phrases: true }
+  - name: tickets
+    adapter: http://127.0.0.1:1
+    kind: search
+    description: "Support tickets: what customers asked about a delivery or a refund and were told"
+    routing: { time_phrases: true }
+  - name: wiki
+    adapter: http://127.0.0.1:2
+    kind: wiki
+    description: "Internal handbook: returns, refunds, delivery times"
+"#;
+        registry_of(yaml)
+    }
+
+    #[tokio::test]
+    async fn a_policy_question_without_listed_keywords_reaches_the_wiki() {
+        let r = shop();
+        let d = decide(&r, "Within how many days may a shopper send back a refunded delivery?");
+        assert!(selected(&d).contains(&"wiki"), "{d:?}");
+        assert!(d.selected.iter().any(|s| s.source == "wiki" && s.reason.contains("asks for a rule")), "{d:?}");
+        let d = decide(&r, "按规定，退款要几天到账？");
+        assert_eq!(d.strategy, "fallback_all", "no source says anything in Chinese: {d:?}");
+    }
+
+    #[tokio::test]
+    async fn an_order_question_without_an_order_number_reaches_sql() {
+        let r = shop();
+        let d = decide(&r, "Which orders were paid but not shipped?");
+        assert_eq!((d.strategy.as_str(), selected(&d)), ("scored", vec!["orders"]), "{d:?}");
+        holds(&r, "orders", &[("李娜", VocabularyKind::Entity)]);
+        let d = decide(&r, "李娜买的投影仪送到了吗？");
+        assert_eq!(selected(&d), ["orders"], "a customer the orders hold: {d:?}");
+    }
+
+    #[tokio::test]
+    async fn a_question_matching_nothing_asks_every_source_and_says_why() {
+        let r = shop();
+        let d = decide(&r, "Anything new about Kessler?");
+        assert_eq!((d.strategy.as_str(), selected(&d)), ("fallback_all", vec!["orders", "tickets", "wiki"]));
+        assert!(d.selected.iter().all(|s| s.reason.contains("no source matched")), "{d:?}");
     }
 
     #[tokio::test]
