@@ -101,6 +101,10 @@ pub struct EvalArgs {
     /// Also write the JSON report here.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
+    /// Also write every answer here, one JSON line per question (`id` and the response's `hits`
+    /// with their explanations), e.g. to fit `rerank.weights` (scripts/fit-rerank.py).
+    #[arg(long)]
+    pub dump: Option<std::path::PathBuf>,
     /// Also report, per source, the share of its top-k hits that were relevant (adoption) and
     /// the fusion weight that suggests (adoption relative to the mean, within 0.25..=4).
     #[arg(long)]

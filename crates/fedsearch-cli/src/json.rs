@@ -8,7 +8,7 @@ use fedsearch_proto::{
         AgentContext, ContextItem, Document, FusedSnapshot, FusionReport, RoutedSource, RoutingDecision, SearchEvent,
         SearchResponse, SourceInfo, search_event::Event,
     },
-    types::{DuplicateRef, Explanation, Hit, ScoreContribution, SourceState, SourceStatus},
+    types::{DuplicateRef, Explanation, Hit, RerankFeatures, ScoreContribution, SourceState, SourceStatus},
 };
 use prost_types::Timestamp;
 use serde_json::{Map, Value, json};
@@ -41,6 +41,14 @@ pub fn explanation(e: &Explanation) -> Value {
         "method": e.method,
         "contributions": e.contributions.iter().map(contribution).collect::<Vec<_>>(),
         "summary": e.summary,
+        "rerank": e.rerank.as_ref().map(rerank),
+    })
+}
+
+pub fn rerank(r: &RerankFeatures) -> Value {
+    json!({
+        "fused": r.fused, "coverage": r.coverage, "title_coverage": r.title_coverage, "names": r.names,
+        "reciprocal_rank": r.reciprocal_rank, "score": r.score, "bm25": r.bm25, "kind_named": r.kind_named,
     })
 }
 
@@ -175,14 +183,18 @@ mod tests {
                     ..Default::default()
                 }],
                 summary: "rrf".into(),
+                rerank: Some(RerankFeatures { coverage: 0.5, ..Default::default() }),
             }),
             ..Default::default()
         };
         let v = hit(&h);
-        // Hit has 14 proto fields, DuplicateRef 5, Explanation 3, ScoreContribution 6.
+        // Hit has 14 proto fields, DuplicateRef 5, Explanation 4, ScoreContribution 6,
+        // RerankFeatures 8.
         assert_eq!(keys(&v).len(), 14, "{v}");
         assert_eq!(keys(&v["duplicates"][0]).len(), 5);
-        assert_eq!(keys(&v["explanation"]).len(), 3);
+        assert_eq!(keys(&v["explanation"]).len(), 4);
+        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 8);
+        assert_eq!(v["explanation"]["rerank"]["coverage"], 0.5);
         assert_eq!(keys(&v["explanation"]["contributions"][0]).len(), 6);
         assert_eq!(v["updated_at"], "2026-11-29T08:00:00+00:00");
         assert_eq!(v["source_score"], 3.5);

@@ -399,6 +399,7 @@ mod tests {
                         method: "rrf".into(),
                         contributions: vec![],
                         summary: "rrf k=60: tickets#1 1/61 + incidents#2 1/62".into(),
+                        rerank: None,
                     }),
                     version: None,
                 },

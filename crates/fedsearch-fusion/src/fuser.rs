@@ -181,6 +181,7 @@ fn skeleton(method: Method, sources: &[SourceList], plan: &Plan) -> FusedList {
                     method: method.label().to_string(),
                     summary: summary(method, &contributions, p.score),
                     contributions,
+                    rerank: None,
                 }),
                 duplicates,
                 version: p.version.clone(),

@@ -38,28 +38,31 @@ fn longest_cjk_run(name: &str) -> String {
     best
 }
 
-/// The other spelling of every two-script name of `vocabularies` that `question` names in one
-/// script: the Latin part when the question holds the CJK part, the CJK part when it names the
-/// Latin part (or a shorter name of it the vocabulary holds, "Harbourline").
-pub fn other_spellings<'a>(question: &str, vocabularies: impl IntoIterator<Item = &'a Vocabulary>) -> Vec<String> {
+/// Every two-script name of `vocabularies` that `question` names, as (the spelling the question
+/// uses, the other one), lowercased: `("李娜", "li na")`, `("harbourline", "港联贸易")`.
+pub fn two_script_names<'a>(
+    question: &str,
+    vocabularies: impl IntoIterator<Item = &'a Vocabulary>,
+) -> Vec<(String, String)> {
     let lowered = question.to_lowercase();
     let prepared = analysis::Prepared::new(question);
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
     for v in vocabularies {
         if v.bilingual.is_empty() {
             continue;
         }
         let named = v.named_in(&prepared);
         for (cjk, latin) in &v.bilingual {
-            let other = if lowered.contains(cjk.as_str()) {
-                latin
-            } else if named.iter().any(|n| !n.chars().any(analysis::is_cjk) && starts_with_words(latin, n)) {
-                cjk
+            let found = if lowered.contains(cjk.as_str()) {
+                Some((cjk.clone(), latin.clone()))
             } else {
-                continue;
+                named
+                    .iter()
+                    .find(|n| !n.chars().any(analysis::is_cjk) && starts_with_words(latin, n))
+                    .map(|n| (n.to_string(), cjk.clone()))
             };
-            if !out.contains(other) {
-                out.push(other.clone());
+            if let Some(pair) = found.filter(|p| !out.contains(p)) {
+                out.push(pair);
             }
         }
     }
@@ -97,6 +100,10 @@ mod tests {
         v
     }
 
+    fn other_spellings(question: &str, v: [&Vocabulary; 1]) -> Vec<String> {
+        two_script_names(question, v).into_iter().map(|(_, other)| other).collect()
+    }
+
     #[test]
     fn a_question_in_one_script_hears_the_other() {
         let v = vocabulary(&[
@@ -116,5 +123,10 @@ mod tests {
         assert_eq!(other_spellings("Was Li Na actually charged for the chairs?", [&v]), vec!["李娜"]);
         assert!(other_spellings("Was Lina charged?", [&v]).is_empty());
         assert!(other_spellings("What is the refund policy?", [&v]).is_empty());
+        assert_eq!(
+            two_script_names("Why is the Harbourline shipment on hold?", [&v]),
+            vec![("harbourline".to_string(), "港联贸易".to_string())],
+            "the spelling asked, then the other"
+        );
     }
 }

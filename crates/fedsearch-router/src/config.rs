@@ -127,9 +127,13 @@ fn default_audit_table() -> String {
 #[serde(deny_unknown_fields)]
 pub struct RerankSection {
     /// β: how much the share of the question a hit shows counts against its fused score
-    /// (0 keeps fusion's order).
-    #[serde(default = "default_coverage_weight")]
-    pub coverage_weight: f64,
+    /// (0 keeps fusion's order). The short form of `weights` (fused 1 − β, coverage β, the rest
+    /// 0); ignored when `weights` is given.
+    #[serde(default)]
+    pub coverage_weight: Option<f64>,
+    /// The weight of each feature of a candidate ([`crate::rerank`]).
+    #[serde(default)]
+    pub weights: Option<RerankWeights>,
     /// How many fused candidates are re-scored (at least top_k, at most 50).
     #[serde(default = "default_candidates")]
     pub candidates: u32,
@@ -137,13 +141,97 @@ pub struct RerankSection {
 
 impl Default for RerankSection {
     fn default() -> Self {
-        Self { coverage_weight: default_coverage_weight(), candidates: default_candidates() }
+        Self { coverage_weight: None, weights: None, candidates: default_candidates() }
     }
 }
 
-fn default_coverage_weight() -> f64 {
-    // Measured with `scripts/eval.sh` on the two tuning companies (BENCHMARKS.md, answer quality).
-    0.4
+impl RerankSection {
+    /// The weights in use: `weights`, else those `coverage_weight` stands for, else the defaults.
+    pub fn weights(&self) -> RerankWeights {
+        match (&self.weights, self.coverage_weight) {
+            (Some(w), _) => w.clone(),
+            (None, Some(beta)) => RerankWeights::from_coverage_weight(beta),
+            (None, None) => RerankWeights::default(),
+        }
+    }
+}
+
+/// The weight of each feature the router re-scores the fused candidates by
+/// ([`crate::rerank`]; each feature is within 0..=1).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default = "RerankWeights::zero")]
+pub struct RerankWeights {
+    /// The fused score relative to the best candidate's.
+    pub fused: f64,
+    /// The share of the question's tokens the hit shows.
+    pub coverage: f64,
+    /// The share of the question's tokens its title shows.
+    pub title_coverage: f64,
+    /// The share of the names and ids the question names that the hit shows.
+    pub names: f64,
+    /// 1 / its best rank in a source.
+    pub reciprocal_rank: f64,
+    /// Its BM25 for the question, relative to the best candidate's.
+    pub bm25: f64,
+    /// The question names its kind (doc_type or source).
+    pub kind_named: f64,
+}
+
+impl RerankWeights {
+    pub fn from_coverage_weight(beta: f64) -> Self {
+        Self { fused: 1.0 - beta, coverage: beta, ..Self::zero() }
+    }
+
+    fn zero() -> Self {
+        Self {
+            fused: 0.0,
+            coverage: 0.0,
+            title_coverage: 0.0,
+            names: 0.0,
+            reciprocal_rank: 0.0,
+            bm25: 0.0,
+            kind_named: 0.0,
+        }
+    }
+
+    /// Whether only the fused score counts (the fused order is kept).
+    pub fn is_fused_order(&self) -> bool {
+        [self.coverage, self.title_coverage, self.names, self.reciprocal_rank, self.bm25, self.kind_named]
+            .iter()
+            .all(|w| *w == 0.0)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let all = [
+            self.fused,
+            self.coverage,
+            self.title_coverage,
+            self.names,
+            self.reciprocal_rank,
+            self.bm25,
+            self.kind_named,
+        ];
+        if all.iter().any(|w| !w.is_finite() || *w < 0.0 || *w > 10.0) {
+            return Err("`rerank.weights` must each be within 0..=10".into());
+        }
+        Ok(())
+    }
+}
+
+impl Default for RerankWeights {
+    /// Fitted on the two tuning companies' candidates by `scripts/fit-rerank.py` (BENCHMARKS.md,
+    /// answer quality, session 7); the held-out companies were only scored.
+    fn default() -> Self {
+        Self {
+            fused: 0.6,
+            coverage: 0.4,
+            title_coverage: 0.3,
+            names: 0.5,
+            reciprocal_rank: 0.2,
+            bm25: 0.1,
+            kind_named: 0.3,
+        }
+    }
 }
 fn default_candidates() -> u32 {
     30
@@ -757,9 +845,10 @@ impl Validate for RouterConfig {
         if !(0.0..=1.0).contains(&self.selection.relative) || !self.selection.min_score.is_finite() {
             return Err("`selection.relative` must be within 0..=1 and `selection.min_score` finite".into());
         }
-        if !(0.0..=1.0).contains(&self.rerank.coverage_weight) {
+        if self.rerank.coverage_weight.is_some_and(|b| !(0.0..=1.0).contains(&b)) {
             return Err("`rerank.coverage_weight` must be within 0..=1".into());
         }
+        self.rerank.weights().check()?;
         if !(0.0..=1.0).contains(&self.selection.undated_weight) || self.selection.undated_weight == 0.0 {
             return Err("`selection.undated_weight` must be within (0, 1]".into());
         }

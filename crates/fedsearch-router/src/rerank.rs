@@ -4,29 +4,49 @@
 //! Rank-based fusion gives every source's best hit full credit, however weakly it matched: an
 //! incident log's top hit for "拒收手续费现在是多少" is still its top hit. Each source's scores
 //! mean different things, so they cannot say which source's best is better; the words a hit
-//! shows can. For each candidate:
+//! shows can. Each candidate gets features, all within 0..=1 ([`RerankFeatures`], recorded in
+//! its `explanation.rerank`):
 //!
+//! - `fused`: its fused score / the best candidate's.
 //! - `coverage` = Σ over question tokens the hit shows of weight × IDF / Σ over the question's
 //!   tokens that any candidate shows of weight × IDF. Tokens are [`crate::analysis::tokens`]
 //!   (stemmed words, CJK bigrams); a token from a glossary expansion (the other language's word)
 //!   weighs 0.6; IDF is over the candidates, so a word every candidate shows counts little.
-//! - `score` = (1 − β) × fused score / best fused score + β × coverage, β = `rerank.coverage_weight`.
+//!   `title_coverage`: the same of its title alone.
+//! - `bm25`: BM25 of the same weighted tokens (title counted twice), relative to the best
+//!   candidate's: unlike coverage it counts repeats and discounts long snippets.
+//! - `names`: the share of the names and ids the question names (order numbers, and customers or
+//!   people in either script from the sources' vocabularies: [`crate::aliases`]) it shows.
+//! - `reciprocal_rank`: 1 / its best rank in a source.
+//! - `kind_named`: the question names its kind, its doc_type or source ("which tickets").
+//!
+//! `score` = Σ `rerank.weights` × feature (the defaults were fitted to the tuning companies'
+//! labeled candidates by `scripts/fit-rerank.py`; `rerank.coverage_weight: β` is the short form
+//! fused 1 − β, coverage β).
 //!
 //! An old version (`version.status = superseded`) whose current version is also a candidate
 //! keeps [`OLD_VERSION_SHARE`] of its score, unless it shows more of the question than the
 //! current one ("the 2025 edition"): the current version answers, the old one is background.
 //! Versions keep fusion's rule afterwards: an old version never ranks above its current one
-//! (the current one takes the better place). With β = 0 the fused order is kept.
+//! (the current one takes the better place). With every weight but `fused` at 0 the fused order
+//! is kept.
 
 use std::collections::{HashMap, HashSet};
 
-use fedsearch_proto::types::Hit;
+use fedsearch_proto::types::{Hit, RerankFeatures};
+
+use crate::config::RerankWeights;
 
 /// The question's tokens that `h` shows in its title, snippet or metadata values (coverage
 /// asks only about those, so no other token is kept).
 fn shown_tokens(h: &Hit, asked: &HashSet<&str>) -> HashSet<String> {
+    let parts = [h.title.as_str(), h.snippet.as_str()].into_iter().chain(h.metadata.values().map(String::as_str));
+    shown_in(parts, asked)
+}
+
+fn shown_in<'a>(parts: impl Iterator<Item = &'a str>, asked: &HashSet<&str>) -> HashSet<String> {
     let mut shown = HashSet::new();
-    for part in [h.title.as_str(), h.snippet.as_str()].into_iter().chain(h.metadata.values().map(String::as_str)) {
+    for part in parts {
         fedsearch_core::text::each_token(part, |t| {
             if asked.contains(t) && !shown.contains(t) {
                 shown.insert(t.to_string());
@@ -43,27 +63,162 @@ pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
     fedsearch_core::text::coverage(question, &shown)
 }
 
+/// Each hit's share of the question its title shows.
+fn title_coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
+    let asked: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
+    let shown: Vec<HashSet<String>> =
+        hits.iter().map(|h| shown_in(std::iter::once(h.title.as_str()), &asked)).collect();
+    fedsearch_core::text::coverage(question, &shown)
+}
+
+/// Share of `names` (each a name in its spellings, lowercased) that `h` shows in its id, title,
+/// snippet or metadata; 0 when the question names nothing.
+fn names_shown(h: &Hit, names: &[Vec<String>]) -> f64 {
+    if names.is_empty() {
+        return 0.0;
+    }
+    let text: String = [h.id.as_str(), h.title.as_str(), h.snippet.as_str()]
+        .into_iter()
+        .chain(h.metadata.values().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_lowercase();
+    let shown = names.iter().filter(|spellings| spellings.iter().any(|n| text.contains(n.as_str()))).count();
+    shown as f64 / names.len() as f64
+}
+
+/// 1 / the best rank any source gave the hit (its merged duplicates included).
+fn reciprocal_rank(h: &Hit) -> f64 {
+    let contributed = h.explanation.iter().flat_map(|e| &e.contributions).map(|c| c.rank_in_source);
+    let best = contributed.chain(std::iter::once(h.rank_in_source)).filter(|&r| r > 0).min();
+    best.map_or(0.0, |r| 1.0 / f64::from(r))
+}
+
+/// BM25's term-frequency saturation and length normalisation.
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+
+/// Each hit's BM25 for the question over its title (twice), snippet and metadata values, relative
+/// to the best candidate's (0..=1); IDF and the average length are the candidates'.
+fn bm25(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
+    let asked: HashMap<&str, usize> = question.iter().enumerate().map(|(i, (t, _))| (t.as_str(), i)).collect();
+    // Per hit: how often each asked token occurs, and how many tokens it has.
+    let counted: Vec<(Vec<u32>, usize)> = hits
+        .iter()
+        .map(|h| {
+            let mut tf = vec![0u32; question.len()];
+            let mut len = 0;
+            let parts = [h.title.as_str(), h.title.as_str(), h.snippet.as_str()];
+            for part in parts.into_iter().chain(h.metadata.values().map(String::as_str)) {
+                fedsearch_core::text::each_token(part, |t| {
+                    len += 1;
+                    if let Some(&i) = asked.get(t) {
+                        tf[i] += 1;
+                    }
+                });
+            }
+            (tf, len)
+        })
+        .collect();
+    let n = hits.len() as f64;
+    let avg = (counted.iter().map(|(_, l)| *l).sum::<usize>() as f64 / n).max(1.0);
+    let idf: Vec<f64> = (0..question.len())
+        .map(|i| {
+            let df = counted.iter().filter(|(tf, _)| tf[i] > 0).count() as f64;
+            if df > 0.0 { (1.0 + (n - df + 0.5) / (df + 0.5)).ln() } else { 0.0 }
+        })
+        .collect();
+    let scores: Vec<f64> = counted
+        .iter()
+        .map(|(tf, len)| {
+            let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * *len as f64 / avg);
+            tf.iter()
+                .enumerate()
+                .filter(|(_, f)| **f > 0)
+                .map(|(i, &f)| question[i].1 * idf[i] * f64::from(f) * (BM25_K1 + 1.0) / (f64::from(f) + norm))
+                .sum()
+        })
+        .collect();
+    let best = scores.iter().copied().fold(0.0, f64::max);
+    scores.into_iter().map(|s| if best > 0.0 { s / best } else { 0.0 }).collect()
+}
+
+/// Whether the question names what kind of thing the hit is: its doc_type or its source
+/// ("Which tickets …", "open claims", 哪些工单 with the glossary's "ticket").
+fn kind_named(h: &Hit, asked: &HashSet<&str>) -> f64 {
+    let mut named = false;
+    for part in [h.doc_type.as_str(), h.source.as_str()] {
+        fedsearch_core::text::each_token(&part.replace(['_', '-'], " "), |t| named |= asked.contains(t));
+    }
+    if named { 1.0 } else { 0.0 }
+}
+
+/// What the question asks, for re-scoring: its weighted tokens and the names it names.
+pub struct Asked<'a> {
+    pub tokens: &'a [(String, f64)],
+    /// Each name or id the question names, in every spelling known (lowercased).
+    pub names: &'a [Vec<String>],
+}
+
+/// Every candidate's features, in the hits' order.
+fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
+    let cov = coverage(asked.tokens, hits);
+    let title = title_coverage(asked.tokens, hits);
+    let bm25 = bm25(asked.tokens, hits);
+    let tokens: HashSet<&str> = asked.tokens.iter().map(|(t, _)| t.as_str()).collect();
+    let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
+    hits.iter()
+        .enumerate()
+        .map(|(i, h)| RerankFeatures {
+            bm25: bm25[i],
+            kind_named: kind_named(h, &tokens),
+            fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
+            coverage: cov[i],
+            title_coverage: title[i],
+            names: names_shown(h, asked.names),
+            reciprocal_rank: reciprocal_rank(h),
+            score: 0.0,
+        })
+        .collect()
+}
+
+fn weighted(f: &RerankFeatures, w: &RerankWeights) -> f64 {
+    w.fused * f.fused
+        + w.coverage * f.coverage
+        + w.title_coverage * f.title_coverage
+        + w.names * f.names
+        + w.reciprocal_rank * f.reciprocal_rank
+        + w.bm25 * f.bm25
+        + w.kind_named * f.kind_named
+}
+
 /// What an old version keeps of its score when its current version is among the candidates and
 /// the question shows no preference for the old one (measured: 0.5 cost questions about the old
 /// edition, 1.0 keeps an unasked old version in the top ten on both tuning companies).
 pub const OLD_VERSION_SHARE: f64 = 0.7;
 
-/// Re-orders `hits` by fused score and coverage (see the module docs).
-pub fn rerank(hits: &mut Vec<Hit>, question: &[(String, f64)], coverage_weight: f64) {
-    if hits.len() < 2 || coverage_weight <= 0.0 {
+/// Re-orders `hits` by the weighted sum of their features (see the module docs) and records the
+/// features in each hit's explanation.
+pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
+    if hits.len() < 2 || weights.is_fused_order() {
         return;
     }
-    let cov = coverage(question, hits);
-    let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
+    let mut feats = features(asked, hits);
+    let cov: Vec<f64> = feats.iter().map(|f| f.coverage).collect();
     let at: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.as_str(), i)).collect();
     let replaced: Vec<bool> = hits.iter().enumerate().map(|(i, h)| old_version_not_asked(h, i, &at, &cov)).collect();
+    for (f, old) in feats.iter_mut().zip(&replaced) {
+        let score = weighted(f, weights);
+        f.score = if *old { score * OLD_VERSION_SHARE } else { score };
+    }
     let mut scored: Vec<(f64, usize, Hit)> = std::mem::take(hits)
         .into_iter()
+        .zip(feats)
         .enumerate()
-        .map(|(i, h)| {
-            let fused = if best > 0.0 { h.fused_score / best } else { 0.0 };
-            let score = (1.0 - coverage_weight) * fused + coverage_weight * cov[i];
-            (if replaced[i] { score * OLD_VERSION_SHARE } else { score }, i, h)
+        .map(|(i, (mut h, f))| {
+            let score = f.score;
+            h.explanation.get_or_insert_with(Default::default).rerank = Some(f);
+            (score, i, h)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -105,6 +260,10 @@ mod tests {
         question_tokens(q, &g.expand(q))
     }
 
+    fn rerank_by(hits: &mut Vec<Hit>, q: &[(String, f64)], beta: f64) {
+        rerank(hits, &Asked { tokens: q, names: &[] }, &RerankWeights::from_coverage_weight(beta));
+    }
+
     fn hit(id: &str, title: &str, score: f64) -> Hit {
         Hit { id: id.into(), title: title.into(), fused_score: score, ..Default::default() }
     }
@@ -118,11 +277,34 @@ mod tests {
             hit("kb:KB-3", "拒收与退货费用说明 rejection fee", 0.60),
             hit("tickets:T-9", "订单签收确认", 0.24),
         ];
-        rerank(&mut hits, &q, 0.5);
+        rerank_by(&mut hits, &q, 0.5);
         assert_eq!(hits[0].id, "kb:KB-3", "{:?}", hits.iter().map(|h| &h.id).collect::<Vec<_>>());
         let mut same = hits.clone();
-        rerank(&mut same, &q, 0.0);
+        rerank_by(&mut same, &q, 0.0);
         assert_eq!(same.iter().map(|h| &h.id).collect::<Vec<_>>(), hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_hit_showing_the_person_the_question_names_outranks_one_about_the_topic_only() {
+        let g = Glossary::new(true, &[]);
+        let q = question("王芳结账时页面转了多少秒才提示支付失败？", &g);
+        let hits = || {
+            vec![
+                hit("wiki:runbook", "支付超时处理手册：结账页面卡住、付款失败", 1.0),
+                hit("tickets:T-3", "Payment timeout at checkout (customer Wang Fang)", 0.8),
+            ]
+        };
+        let names = vec![vec!["王芳".to_string(), "wang fang".to_string()]];
+        let weights = RerankWeights { names: 0.5, ..RerankWeights::from_coverage_weight(0.4) };
+        let mut h = hits();
+        rerank(&mut h, &Asked { tokens: &q, names: &names }, &weights);
+        assert_eq!(h[0].id, "tickets:T-3", "the other spelling counts");
+        let f = h[0].explanation.as_ref().and_then(|e| e.rerank.as_ref()).expect("features are recorded");
+        assert_eq!(f.names, 1.0);
+        assert!((f.fused - 0.8).abs() < 1e-9 && f.score > 0.0, "{f:?}");
+        let mut h = hits();
+        rerank(&mut h, &Asked { tokens: &q, names: &[] }, &weights);
+        assert_eq!(h[0].id, "wiki:runbook", "without the name the topic wins");
     }
 
     #[test]
@@ -153,17 +335,17 @@ mod tests {
         };
         let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let mut h = hits();
-        rerank(&mut h, &question("rejection fee", &g), 0.3);
+        rerank_by(&mut h, &question("rejection fee", &g), 0.3);
         assert_eq!(ids(&h), ["wiki:p", "kb:x", "wiki:p_2025"]);
         let mut h = hits();
-        rerank(&mut h, &question("the legacy edition's rejection fee", &g), 0.3);
+        rerank_by(&mut h, &question("the legacy edition's rejection fee", &g), 0.3);
         assert_eq!(ids(&h), ["wiki:p", "wiki:p_2025", "kb:x"], "asked for: not demoted");
         // Without its current version among the candidates an old version is not demoted.
         let mut h = vec![
             old("wiki:p_2025", "Return policy legacy edition rejection fee", 0.9, "wiki:p"),
             hit("kb:x", "Rejection fee", 0.8),
         ];
-        rerank(&mut h, &question("rejection fee", &g), 0.3);
+        rerank_by(&mut h, &question("rejection fee", &g), 0.3);
         assert_eq!(ids(&h), ["wiki:p_2025", "kb:x"]);
     }
 

@@ -121,6 +121,13 @@ pub fn clock(state: &RouterState, user: &Identity, req: &SearchRequest) -> Resul
     Ok(crate::rewrite::Clock { as_of, zone })
 }
 
+/// The names and ids the question names, each in every spelling known (lowercased): the ids
+/// routing found and the two-script names of the sources' vocabularies.
+fn named(entities: &[String], two_script: &[(String, String)]) -> Vec<Vec<String>> {
+    let ids = entities.iter().map(|e| vec![e.to_lowercase()]);
+    ids.chain(two_script.iter().map(|(asked, other)| vec![asked.clone(), other.clone()])).collect()
+}
+
 /// Hits whose own id the question names (`TCK-5002`, `SO20261001`) go first, in fused order:
 /// a question that names a record wants that record before anything that mentions it.
 fn named_first(hits: &mut [fedsearch_proto::types::Hit], entities: &[String]) {
@@ -208,7 +215,12 @@ pub async fn run(
     // and result merging all use them.
     let mut expansions = state.registry.glossary().expand(&req.query);
     let vocabularies: Vec<_> = state.registry.permitted(user).map(|s| s.vocabulary_in_use()).collect();
-    expansions.extend(crate::aliases::other_spellings(&req.query, vocabularies.iter().map(|v| v.as_ref())));
+    let two_script = crate::aliases::two_script_names(&req.query, vocabularies.iter().map(|v| v.as_ref()));
+    for (_, other) in &two_script {
+        if !expansions.contains(other) {
+            expansions.push(other.clone());
+        }
+    }
     let question = crate::analysis::question_tokens(&req.query, &expansions);
     let routing = {
         let _route = tracing::info_span!("router.route").entered();
@@ -347,7 +359,9 @@ pub async fn run(
     // fusing in-process should it not answer, re-ranking and packing.
     let fusion_by = deadline.max(Instant::now()) + answer_by.saturating_duration_since(deadline) / 2;
     let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
-    crate::rerank::rerank(&mut fused.hits, &question, state.config.rerank.coverage_weight);
+    let names = named(&terms.entities, &two_script);
+    let asked = crate::rerank::Asked { tokens: &question, names: &names };
+    crate::rerank::rerank(&mut fused.hits, &asked, &state.config.rerank.weights());
     named_first(&mut fused.hits, &terms.entities);
     // A named old version still gives way to its current one.
     crate::rerank::current_before_superseded(&mut fused.hits);

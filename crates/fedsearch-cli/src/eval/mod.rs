@@ -28,9 +28,17 @@ pub async fn run(router: &str, args: &EvalArgs, json: bool) -> Result<(), Failur
     let users = labels::read_users(&args.users).map_err(Failure::Usage)?;
     let mut clients = clients_for(router, &args.secret, &users, &questions)?;
     let mut results = Vec::with_capacity(questions.len());
+    let mut dump = match &args.dump {
+        Some(path) => Some(std::fs::File::create(path).map_err(|e| cannot_write(path, &e))?),
+        None => None,
+    };
     for q in &questions {
         let client = clients.get_mut(&q.user).expect("every user has a client");
-        results.push(ask(client, q, args).await?);
+        let (result, response) = ask(client, q, args).await?;
+        if let (Some(file), Some(path)) = (dump.as_mut(), &args.dump) {
+            write_answer(file, q, &response).map_err(|e| cannot_write(path, &e))?;
+        }
+        results.push(result);
     }
     let summary = Summary::of(&results);
     let baseline = match &args.baseline {
@@ -47,10 +55,21 @@ pub async fn run(router: &str, args: &EvalArgs, json: bool) -> Result<(), Failur
         crate::out(&report::weights_text(&report::suggested_weights(&results)));
     }
     if let Some(path) = &args.save {
-        std::fs::write(path, report::json(&summary, &results))
-            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, report::json(&summary, &results)).map_err(|e| cannot_write(path, &e))?;
     }
     report::check(&summary, args).map_err(Failure::Other)
+}
+
+fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> Failure {
+    Failure::Other(format!("cannot write {}: {e}", path.display()))
+}
+
+/// One line of `--dump`: the question's id and the hits it got, as `fedsearch search --json`
+/// prints them.
+fn write_answer(file: &mut std::fs::File, q: &Question, r: &SearchResponse) -> std::io::Result<()> {
+    use std::io::Write;
+    let hits: Vec<serde_json::Value> = r.hits.iter().map(crate::json::hit).collect();
+    writeln!(file, "{}", serde_json::json!({ "id": q.id, "user": q.user, "hits": hits }))
 }
 
 fn clients_for(
@@ -105,7 +124,7 @@ fn request(q: &Question, args: &EvalArgs, sources: Vec<String>) -> Result<Reques
     Ok(req)
 }
 
-async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<QuestionResult, Failure> {
+async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<(QuestionResult, SearchResponse), Failure> {
     let sources = if args.all_sources {
         client.list_sources(ListSourcesRequest {}).await?.into_inner().sources.into_iter().map(|s| s.name).collect()
     } else {
@@ -145,7 +164,7 @@ async fn ask(client: &mut Client, q: &Question, args: &EvalArgs) -> Result<Quest
         answer.other_ids.extend(fetched_ids(client, &response).await);
     }
     let scores: Scores = metrics::score(q, &answer, args.top_k as usize);
-    Ok(QuestionResult::new(q, &answer, scores, &response, latency))
+    Ok((QuestionResult::new(q, &answer, scores, &response, latency), response))
 }
 
 fn answer_of(r: &SearchResponse) -> Answer {

@@ -176,6 +176,7 @@ pub fn hits() -> Vec<Hit> {
                 method: "rrf".into(),
                 contributions: vec![],
                 summary: "rrf k=60: tickets#1 1/61 + incidents#1 1/61".into(),
+                rerank: None,
             }),
             version: None,
         },

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Fits the router's `rerank.weights` to labeled question sets.
+
+Each set is a `fedsearch eval --top-k 30 --dump FILE` of a running router (with the `rerank`
+candidates at 30, the default, every candidate is in the dump with the features the router
+computed: `explanation.rerank`) and the questions it asked. The script re-orders each question's
+candidates by a weighted sum of the features exactly as crates/fedsearch-router/src/rerank.rs
+does (old versions, named ids first, current before superseded), scores nDCG@10 as
+`fedsearch eval` does, and searches the weights by coordinate ascent on the mean over the sets
+(each set weighs the same, whatever its number of questions).
+
+    scripts/fit-rerank.py spruce=/tmp/dump-spruce.jsonl orca=/tmp/dump-orca.jsonl \
+        [--check kestrel=/tmp/dump-kestrel.jsonl] [--weights fused=0.6,coverage=0.4]
+
+A `--check` set is only scored (held out), never fitted to. Prints the fitted weights and every
+set's nDCG@10 before and after.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named"]
+OLD_VERSION_SHARE = 0.7  # rerank.rs
+K = 10
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def same_id(shown, label):
+    """metrics.rs same_id: a label `<source>:<key>` matches `<source>:<template>:<key>`."""
+    if shown == label:
+        return True
+    if ":" not in shown or ":" not in label:
+        return False
+    s_src, s_rest = shown.split(":", 1)
+    l_src, l_rest = label.split(":", 1)
+    if s_src != l_src or not s_rest.endswith(l_rest):
+        return False
+    prefix = s_rest[: len(s_rest) - len(l_rest)]
+    return prefix.endswith(":") and ":" not in prefix[:-1]
+
+
+def ndcg(hits, relevant):
+    used = set()
+    gains = []
+    for h in hits[:K]:
+        best = None
+        for i in [h["id"]] + [d["id"] for d in h.get("duplicates", [])]:
+            for label, g in relevant.items():
+                if label not in used and same_id(i, label) and (best is None or g > best[1]):
+                    best = (label, g)
+        if best:
+            used.add(best[0])
+            gains.append(best[1])
+        else:
+            gains.append(0)
+    dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(gains))
+    ideal = sorted(relevant.values(), reverse=True)[:K]
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def features(h):
+    r = (h.get("explanation") or {}).get("rerank") or {}
+    return [float(r.get(f, 0.0)) for f in FEATURES]
+
+
+def order(question, hits, w):
+    """The order rerank.rs and search.rs give: weighted score, old versions, named ids first."""
+    feats = [features(h) for h in hits]
+    at = {h["id"]: i for i, h in enumerate(hits)}
+    scored = []
+    for i, h in enumerate(hits):
+        s = sum(a * b for a, b in zip(w, feats[i]))
+        v = h.get("version") or {}
+        c = at.get(v.get("superseded_by", "")) if v.get("status") == "superseded" else None
+        if c is not None and feats[i][1] <= feats[c][1]:
+            s *= OLD_VERSION_SHARE
+        scored.append((-s, i, h))
+    out = [h for _, _, h in sorted(scored, key=lambda t: (t[0], t[1]))]
+    out = current_first(out)
+    q = question.lower()
+    out = sorted(out, key=lambda h: h["id"].rsplit(":", 1)[-1].lower() not in q)
+    return current_first(out)
+
+
+def current_first(hits):
+    hits = list(hits)
+    for _ in range(len(hits)):
+        pos = {h["id"]: i for i, h in enumerate(hits)}
+        move = None
+        for i, h in enumerate(hits):
+            v = h.get("version") or {}
+            c = pos.get(v.get("superseded_by", "")) if v.get("status") == "superseded" else None
+            if c is not None and c > i:
+                move = (i, c)
+                break
+        if not move:
+            return hits
+        h = hits.pop(move[1])
+        hits.insert(move[0], h)
+    return hits
+
+
+def load(spec):
+    name, path = spec.split("=", 1)
+    questions = {}
+    with open(os.path.join(ROOT, "eval", name, "questions.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                q = json.loads(line)
+                questions[q["id"]] = q
+    cases = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            q = questions[d["id"]]
+            if q.get("relevant"):
+                cases.append((q["question"], q["relevant"], d["hits"]))
+    return name, cases
+
+
+def mean_ndcg(cases, w):
+    return sum(ndcg(order(q, hits, w), rel) for q, rel, hits in cases) / max(len(cases), 1)
+
+
+def objective(sets, w):
+    return sum(mean_ndcg(c, w) for _, c in sets) / len(sets)
+
+
+def fit(sets, w):
+    grid = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2.0]
+    best = objective(sets, w)
+    for _ in range(4):
+        moved = False
+        for i in range(1, len(FEATURES)):  # the fused weight stays fixed: only ratios count
+            for v in grid:
+                t = list(w)
+                t[i] = v
+                s = objective(sets, t)
+                if s > best + 1e-9:
+                    best, w, moved = s, t, True
+        if not moved:
+            break
+    return w, best
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sets", nargs="+", help="NAME=DUMP (eval/NAME/questions.jsonl holds the labels)")
+    p.add_argument("--check", action="append", default=[], help="NAME=DUMP scored only (held out)")
+    p.add_argument("--weights", default="fused=0.6,coverage=0.4", help="the starting weights")
+    a = p.parse_args()
+    start = dict.fromkeys(FEATURES, 0.0)
+    for kv in a.weights.split(","):
+        k, v = kv.split("=")
+        if k not in start:
+            sys.exit(f"unknown feature {k}; known: {', '.join(FEATURES)}")
+        start[k] = float(v)
+    w0 = [start[f] for f in FEATURES]
+    sets = [load(s) for s in a.sets]
+    checks = [load(s) for s in a.check]
+    w, _ = fit(sets, w0)
+    for name, cases in sets + checks:
+        role = "held out" if (name, cases) in checks else "fitted"
+        print(f"{name:10} {role:9} nDCG@10 {mean_ndcg(cases, w0):.3f} -> {mean_ndcg(cases, w):.3f}")
+    print("rerank:\n  weights:")
+    for f, v in zip(FEATURES, w):
+        print(f"    {f}: {v:g}")
+
+
+if __name__ == "__main__":
+    main()
