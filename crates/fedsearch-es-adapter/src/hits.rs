@@ -225,6 +225,7 @@ mod tests {
             snippet_chars: 40,
             metadata_fields: vec!["status".into(), "order_no".into(), "owner.team".into(), "missing".into()],
             filterable_fields: vec![],
+            expansion_boost: 0.5,
         }
     }
 

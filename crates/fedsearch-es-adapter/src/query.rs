@@ -221,13 +221,25 @@ fn joined_terms(terms: &[String]) -> String {
     out
 }
 
+/// The terms the question holds (case-insensitively), and the rest: the router's glossary
+/// expansions in the other language. With no question every term is its own.
+fn split_expansions(terms: &[String], question: &str) -> (Vec<String>, Vec<String>) {
+    let asked = question.to_lowercase();
+    terms.iter().cloned().partition(|t| asked.is_empty() || asked.contains(&t.trim().trim_matches('"').to_lowercase()))
+}
+
 /// The alternatives of `bool.should` (see the module docs); empty when there is nothing to
 /// score by.
 fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original: &str) -> Vec<Value> {
     let fields = search_fields(source);
     let msm = source.minimum_should_match.as_deref();
     let question = if original.is_empty() { text } else { original };
-    let terms = joined_terms(&query.terms);
+    // At boost 1 the expansions stay in the terms' clause (one clause, as measured before).
+    let (own, expansions) = if source.expansion_boost == 1.0 {
+        (query.terms.clone(), Vec::new())
+    } else {
+        split_expansions(&query.terms, question)
+    };
     let mut should = Vec::new();
     if !question.is_empty() {
         should.push(multi_match(&fields, question, source.match_type, msm, source.operator));
@@ -237,13 +249,20 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
     if !text.is_empty() && text != question && !in_terms {
         should.push(multi_match(&fields, text, source.match_type, msm, source.operator));
     }
-    if !terms.is_empty() {
-        // A phrase of joined terms would match nothing; terms use the default type instead.
-        let match_type = match source.match_type {
-            MatchType::Phrase => MatchType::default(),
-            other => other,
-        };
-        should.push(multi_match(&fields, &terms, match_type, None, Some(Operator::Or)));
+    // A phrase of joined terms would match nothing; terms use the default type instead.
+    let match_type = match source.match_type {
+        MatchType::Phrase => MatchType::default(),
+        other => other,
+    };
+    let own = joined_terms(&own);
+    if !own.is_empty() {
+        should.push(multi_match(&fields, &own, match_type, None, Some(Operator::Or)));
+    }
+    let expansions = joined_terms(&expansions);
+    if !expansions.is_empty() && source.expansion_boost > 0.0 {
+        let mut clause = multi_match(&fields, &expansions, match_type, None, Some(Operator::Or));
+        clause["multi_match"]["boost"] = source.expansion_boost.into();
+        should.push(clause);
     }
     let mut entities: Vec<&str> = Vec::new();
     for e in query.entities.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
@@ -389,6 +408,7 @@ mod tests {
             snippet_chars: 120,
             metadata_fields: vec!["status".into(), "order_no".into()],
             filterable_fields: vec!["status".into(), "priority".into()],
+            expansion_boost: 0.5,
         }
     }
 
@@ -481,11 +501,20 @@ mod tests {
                     "minimum_should_match": "2<30%",
                 } },
                 { "multi_match": {
-                    "query": "SO20261001 refund 退款",
+                    "query": "SO20261001 refund",
                     "fields": fields,
                     "type": "cross_fields",
                     "tie_breaker": 0.3,
                     "operator": "or",
+                } },
+                // the glossary's translation, which the question does not hold, weighs less
+                { "multi_match": {
+                    "query": "退款",
+                    "fields": fields,
+                    "type": "cross_fields",
+                    "tie_breaker": 0.3,
+                    "operator": "or",
+                    "boost": 0.5,
                 } },
                 { "ids": { "values": ["SO20261001"], "boost": DEFAULT_ENTITY_BOOST } },
                 { "term": { "order_no": { "value": "SO20261001", "boost": DEFAULT_ENTITY_BOOST } } },
@@ -496,21 +525,35 @@ mod tests {
         assert!(body.get("sort").is_none());
     }
 
+    /// The query texts of the scoring `multi_match` clauses.
+    fn texts(body: &Value) -> Vec<&Value> {
+        should(body).iter().filter(|c| c.get("multi_match").is_some()).map(|c| &c["multi_match"]["query"]).collect()
+    }
+
+    #[test]
+    fn at_expansion_boost_one_the_translations_stay_in_the_terms_clause() {
+        let s = SourceConfig { expansion_boost: 1.0, ..source() };
+        let body = search_body(&s, &full_query(), Duration::from_secs(1)).unwrap();
+        let queries = texts(&body);
+        assert_eq!(
+            queries,
+            [&json!("Why was the refund for order SO20261001 late?"), &json!("SO20261001 refund 退款")]
+        );
+        assert!(should(&body).iter().all(|c| c["multi_match"].get("boost").is_none()));
+    }
+
     #[test]
     fn a_rewrite_that_differs_from_question_and_terms_is_one_more_alternative() {
         let q = SubQuery { text: "refund delay".into(), ..full_query() };
         let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
-        let queries: Vec<&Value> = should(&body)
-            .iter()
-            .filter(|c| c.get("multi_match").is_some())
-            .map(|c| &c["multi_match"]["query"])
-            .collect();
+        let queries = texts(&body);
         assert_eq!(
             queries,
             [
                 &json!("Why was the refund for order SO20261001 late?"),
                 &json!("refund delay"),
-                &json!("SO20261001 refund 退款")
+                &json!("SO20261001 refund"),
+                &json!("退款")
             ]
         );
         assert!(should(&body)[1]["multi_match"].get("operator").is_none());
