@@ -16,7 +16,10 @@
 //! the tuning company this beat asking only the well-matching sources (BENCHMARKS.md), because a
 //! source's self-description cannot know that "Li Na" is a customer of the orders database.
 //! `mode: scored` selects a source when an entity names it, or when its score reaches
-//! `selection.min_score` and `selection.relative` of the best score. When no source reaches `min_score` the question says
+//! `selection.min_score` and `selection.relative` of the best score; there a question asking for a
+//! rule or procedure ([`intent`]) triples the score of reference sources (no `time_phrases`),
+//! which is measured to lose nDCG under `mode: all` (BENCHMARKS.md, session 7) and so is not
+//! applied there. When no source reaches `min_score` the question says
 //! nothing the registry recognises, and every permitted source is asked (`fallback_all`): a
 //! wasted sub-query costs latency and backend load, a missed source costs the answer.
 
