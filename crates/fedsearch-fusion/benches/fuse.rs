@@ -148,8 +148,12 @@ criterion_group!(benches, bench);
 /// `FUSE_BENCH_RUNS=N FUSE_BENCH_MODE=keys|fuse|clone`: instead of criterion, N keys-only
 /// passes, N RRF fuses (each on a clone of the input) or N clones alone, then exit — for
 /// `perf stat -e instructions:u`, a count a busy machine does not disturb (fuse − clone = the
-/// fuse).
+/// fuse). `FUSE_BENCH_MODE=dump` prints every benchmarked fusion's snapshots and final list
+/// (`{:#?}`), to compare two builds' output.
 fn main() {
+    if std::env::var("FUSE_BENCH_MODE").is_ok_and(|m| m == "dump") {
+        return dump();
+    }
     match std::env::var("FUSE_BENCH_RUNS").ok().and_then(|n| n.parse::<usize>().ok()) {
         Some(runs) => {
             let input = lists();
@@ -167,5 +171,18 @@ fn main() {
             benches();
             Criterion::default().configure_from_args().final_summary();
         }
+    }
+}
+
+fn dump() {
+    for method in [FusionMethod::Rrf, FusionMethod::WeightedScore] {
+        let start = start(method, true);
+        let mut fuser = Fuser::new(&start).unwrap();
+        for (name, hits) in lists() {
+            fuser.add_batch(&name, hits);
+            fuser.end_source(&name);
+            println!("{:#?}", fuser.snapshot());
+        }
+        println!("{:#?}", fuser.finish());
     }
 }

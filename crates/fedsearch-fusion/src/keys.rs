@@ -25,10 +25,13 @@
 //! group holds at most one document per source. Every merge is reported in the hit's
 //! `duplicates` with the key that matched, so a wrong merge is visible.
 //!
-//! Hashes are 64-bit SipHash with fixed keys (deterministic across runs); a collision between two
+//! Hashes are 64-bit foldhash (its quality variant) with a fixed seed, deterministic across runs
+//! of one build; keys are only compared within one fusion, never stored. A collision between two
 //! different normalised strings has probability ~2^-64 per pair.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hasher};
+
+use foldhash::quality::{FixedState, FoldHasher};
 
 use fedsearch_proto::types::SourceHit;
 use unicode_normalization::UnicodeNormalization;
@@ -110,13 +113,102 @@ impl Keys {
     }
 }
 
+/// The seed of every key hash (any fixed value: keys are compared within one fusion only).
+const SEED: u64 = 0x6665_6473_6561_7263;
+
 /// `domain` separates snippet hashes from supplied fingerprints in the content key space.
 fn hash(domain: u8, s: &str) -> u64 {
-    let mut h = DefaultHasher::new();
-    domain.hash(&mut h);
-    s.hash(&mut h);
+    let mut h = FixedState::with_seed(SEED).build_hasher();
+    h.write_u8(domain);
+    h.write(s.as_bytes());
     h.finish()
 }
+
+/// A hash of a byte stream, written to the hasher in chunks of exactly [`Self::CHUNK`] bytes
+/// (then the rest): the same bytes give the same hash whichever path produced them.
+struct StreamHash {
+    hasher: FoldHasher<'static>,
+    /// Room for a chunk not yet full plus one block of ASCII input (see [`Self::push_ascii`]).
+    buf: [u8; Self::CHUNK + Self::BLOCK + 2],
+    len: usize,
+}
+
+impl StreamHash {
+    const CHUNK: usize = 256;
+    /// ASCII input collapsed per pass of [`Self::push_ascii`].
+    const BLOCK: usize = 256;
+
+    fn new(domain: u8) -> Self {
+        let mut hasher = FixedState::with_seed(SEED).build_hasher();
+        hasher.write_u8(domain);
+        Self { hasher, buf: [0; Self::CHUNK + Self::BLOCK + 2], len: 0 }
+    }
+
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+        self.drain();
+    }
+
+    fn push_char(&mut self, c: char) {
+        for &b in c.encode_utf8(&mut [0; 4]).as_bytes() {
+            self.push(b);
+        }
+    }
+
+    /// Hashes every full chunk, keeping the rest at the front.
+    fn drain(&mut self) {
+        while self.len >= Self::CHUNK {
+            self.hasher.write(&self.buf[..Self::CHUNK]);
+            self.buf.copy_within(Self::CHUNK..self.len, 0);
+            self.len -= Self::CHUNK;
+        }
+    }
+
+    /// Pushes ASCII `raw` lower-cased, each run of non-alphanumeric bytes as one space, none at
+    /// either end; returns how many bytes (= chars) it pushed. Without a branch per byte: each
+    /// byte stores two bytes (space and letter, or letter and junk) and advances past what it
+    /// emits.
+    fn push_ascii(&mut self, raw: &[u8]) -> usize {
+        let (mut pushed, mut prev_alnum, mut started) = (0, true, false);
+        for block in raw.chunks(Self::BLOCK) {
+            let (buf, mut len) = (&mut self.buf, self.len);
+            let before = len;
+            for &b in block {
+                let lower = ASCII_ALNUM_LOWER[usize::from(b & 0x7f)];
+                let alnum = lower != 0;
+                let space = alnum & !prev_alnum & started;
+                let pair = if space { [b' ', lower] } else { [lower, 0] };
+                buf[len..len + 2].copy_from_slice(&pair);
+                len += usize::from(space) + usize::from(alnum);
+                started |= alnum;
+                prev_alnum = alnum;
+            }
+            pushed += len - before;
+            self.len = len;
+            self.drain();
+        }
+        pushed
+    }
+
+    fn finish(mut self) -> u64 {
+        self.hasher.write(&self.buf[..self.len]);
+        self.hasher.finish()
+    }
+}
+
+/// An ASCII byte's lower-case form when it is alphanumeric, else 0.
+const ASCII_ALNUM_LOWER: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        if (b as u8).is_ascii_alphanumeric() {
+            table[b] = (b as u8).to_ascii_lowercase();
+        }
+        b += 1;
+    }
+    table
+};
 
 /// The url key: the hash of [`canonical_url`]. URLs of the common shape (`http`/`https`, a
 /// plain host name, printable ASCII, no dot segments, query parameters of unreserved bytes) are
@@ -297,50 +389,16 @@ pub fn normalise_text(raw: &str, min_chars: usize) -> Option<String> {
     (chars >= min_chars).then_some(out)
 }
 
-/// The hash of [`normalise_text`]`(raw)` without building the string (the hot path: one call
-/// per title and per snippet).
+/// The [`StreamHash`] of [`normalise_text`]`(raw)` without building the string (the hot path:
+/// one call per title and per snippet).
 fn text_key(raw: &str, min_chars: usize, domain: u8) -> Option<u64> {
-    let mut h = DefaultHasher::new();
-    h.write_u8(domain);
-    let mut buf = [0u8; 64];
-    let mut len = 0;
+    let mut h = StreamHash::new(domain);
     let chars = if raw.is_ascii() {
-        // ASCII is its own NFKC form and one byte per char: collapse the bytes directly (the
-        // common case, and most of fusion's time before).
-        let mut chars = 0usize;
-        let mut pending_space = false;
-        let mut push = |b: u8, h: &mut DefaultHasher| {
-            if len == buf.len() {
-                h.write(&buf);
-                len = 0;
-            }
-            buf[len] = b;
-            len += 1;
-        };
-        for &b in raw.as_bytes() {
-            if b.is_ascii_alphanumeric() {
-                if pending_space && chars > 0 {
-                    push(b' ', &mut h);
-                    chars += 1;
-                }
-                pending_space = false;
-                push(b.to_ascii_lowercase(), &mut h);
-                chars += 1;
-            } else {
-                pending_space = true;
-            }
-        }
-        chars
+        // ASCII is its own NFKC form and one byte per char (the common case).
+        h.push_ascii(raw.as_bytes())
     } else {
-        normalised_chars(raw, |c| {
-            if len + 4 > buf.len() {
-                h.write(&buf[..len]);
-                len = 0;
-            }
-            len += c.encode_utf8(&mut buf[len..]).len();
-        })
+        normalised_chars(raw, |c| h.push_char(c))
     };
-    h.write(&buf[..len]);
     (chars >= min_chars).then(|| h.finish())
 }
 
@@ -376,6 +434,12 @@ fn collapse(text: impl Iterator<Item = char>, mut emit: impl FnMut(char)) -> usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stream_hash(domain: u8, text: &str) -> u64 {
+        let mut h = StreamHash::new(domain);
+        text.bytes().for_each(|b| h.push(b));
+        h.finish()
+    }
 
     fn slow_url_key(raw: &str) -> Option<u64> {
         canonical_url(raw).map(|u| hash(0, &u))
@@ -438,13 +502,8 @@ mod tests {
         }
 
         #[test]
-        fn text_key_is_the_hash_of_the_normalised_text(raw in "[ -~]{0,120}|\\PC{0,60}") {
-            let expected = normalise_text(&raw, 8).map(|n| {
-                let mut h = DefaultHasher::new();
-                h.write_u8(0);
-                h.write(n.as_bytes());
-                h.finish()
-            });
+        fn text_key_is_the_hash_of_the_normalised_text(raw in "[ -~]{0,120}|[ -~]{200,700}|\\PC{0,60}|\\PC{100,300}") {
+            let expected = normalise_text(&raw, 8).map(|n| stream_hash(0, &n));
             proptest::prop_assert_eq!(text_key(&raw, 8, 0), expected);
         }
     }
@@ -492,15 +551,14 @@ mod tests {
     fn text_keys_hash_the_normalised_text() {
         let long = "Ünïcödé title — ".repeat(10);
         for raw in ["VPN setup guide", "vpn: SETUP guide!", "ＶＰＮ setup guide", long.as_str()] {
-            let expected = {
-                let mut h = DefaultHasher::new();
-                h.write_u8(0);
-                h.write(normalise_text(raw, 8).unwrap().as_bytes());
-                h.finish()
-            };
+            let expected = stream_hash(0, &normalise_text(raw, 8).unwrap());
             assert_eq!(text_key(raw, 8, 0), Some(expected), "{raw}");
         }
         assert_eq!(text_key("VPN setup guide", 8, 0), text_key("ＶＰＮ setup guide", 8, 0));
+        // Longer than one hash chunk: the ASCII and the NFKC path still give one key.
+        let (ascii, wide) = ("VPN setup guide, ".repeat(40), "ＶＰＮ setup guide, ".repeat(40));
+        assert!(normalise_text(&ascii, 8).unwrap().len() > 2 * StreamHash::CHUNK);
+        assert_eq!(text_key(&ascii, 8, 0), text_key(&wide, 8, 0));
         assert_eq!(text_key("README", 8, 0), None);
     }
 

@@ -118,8 +118,11 @@
 
 use std::{
     cmp::{Ordering, Reverse},
-    collections::{BinaryHeap, HashMap, hash_map},
+    collections::BinaryHeap,
+    hash::BuildHasher,
 };
+
+use hashbrown::HashTable;
 
 use fedsearch_proto::types::{SourceHit, VersionInfo};
 use prost_types::Timestamp;
@@ -175,18 +178,25 @@ pub(crate) struct SourceList {
     /// `SourceSpec.one_set`: its hits are equal answers to a list question (section 3).
     pub one_set: bool,
     pub entries: Vec<Entry>,
-    pub by_id: HashMap<String, u32>,
+    /// Index of each `local_id`'s entry, hashed on the id it points to (no copy of the id).
+    by_id: HashTable<u32>,
     pub ended: bool,
+}
+
+fn id_hash(id: &str) -> u64 {
+    foldhash::fast::FixedState::default().hash_one(id)
 }
 
 impl SourceList {
     pub fn new(name: String, weight: f64, one_set: bool) -> Self {
-        Self { name, weight, one_set, entries: Vec::new(), by_id: HashMap::new(), ended: false }
+        Self { name, weight, one_set, entries: Vec::new(), by_id: HashTable::new(), ended: false }
     }
 
     /// Adds one hit; a repeated `local_id` keeps the copy with the better rank.
     pub fn push(&mut self, hit: SourceHit) {
-        if let Some(&i) = self.by_id.get(&hit.local_id) {
+        let hash = id_hash(&hit.local_id);
+        let entries = &self.entries;
+        if let Some(&i) = self.by_id.find(hash, |&i| entries[i as usize].hit.local_id == hit.local_id) {
             let old = &mut self.entries[i as usize];
             let arrival = old.arrival;
             let candidate = Entry { keys: Keys::default(), versions: VersionFacts::default(), hit, arrival };
@@ -198,7 +208,7 @@ impl SourceList {
             return;
         }
         let arrival = self.entries.len() as u32;
-        self.by_id.insert(hit.local_id.clone(), arrival);
+        self.by_id.insert_unique(hash, arrival, |&i| id_hash(&entries[i as usize].hit.local_id));
         self.entries.push(Entry { keys: Keys::of(&hit), versions: VersionFacts::of(&hit), hit, arrival });
     }
 }
@@ -515,51 +525,55 @@ fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
     let n = scored.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![0u8; n];
+    // Each hit's key of one kind with its index, sorted: equal keys are runs, each in hit order.
+    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
     // 1. One document of one source: hits of that source sharing a strong key.
-    let mut first: HashMap<(u32, u64), u32> = HashMap::new();
     for kind in [KeyKind::Url, KeyKind::Content] {
-        first.clear();
+        keyed.clear();
         for (g, s) in scored.iter().enumerate() {
             let keys = keys_of(s, sources);
-            let Some(key) = keys.get(kind).filter(|_| kind.merges_within_source(keys)) else { continue };
-            match first.entry((s.src, key)) {
-                hash_map::Entry::Occupied(f) => {
-                    let f = *f.get() as usize;
-                    union(&mut parent, g, f);
-                    linked[g] |= kind.bit();
-                    linked[f] |= kind.bit();
-                }
-                hash_map::Entry::Vacant(v) => {
-                    v.insert(g as u32);
-                }
+            if let Some(key) = keys.get(kind).filter(|_| kind.merges_within_source(keys)) {
+                keyed.push((key, g as u32));
+            }
+        }
+        keyed.sort_unstable();
+        for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
+            // The first hit of each source in the run; the others join it.
+            for (i, &(_, g)) in run.iter().enumerate() {
+                let src = scored[g as usize].src;
+                let Some(&(_, f)) = run[..i].iter().find(|(_, f)| scored[*f as usize].src == src) else { continue };
+                union(&mut parent, g as usize, f as usize);
+                linked[g as usize] |= kind.bit();
+                linked[f as usize] |= kind.bit();
             }
         }
     }
     let mut groups = SourceSets::new(scored, &mut parent);
     // 2. Across sources: strongest key first, each key's buckets and members best hit first.
-    let mut buckets: HashMap<u64, Vec<u32>> = HashMap::new();
     let by_best = |a: &u32, b: &u32| cmp_best(&scored[*a as usize], &scored[*b as usize], sources);
+    let mut members: Vec<u32> = Vec::with_capacity(n);
+    let mut buckets: Vec<(usize, usize)> = Vec::new();
+    let mut heads: Vec<u32> = Vec::new();
     for kind in KeyKind::MERGE_ORDER {
+        keyed.clear();
+        keyed.extend(scored.iter().enumerate().filter_map(|(g, s)| Some((keys_of(s, sources).get(kind)?, g as u32))));
+        keyed.sort_unstable();
+        members.clear();
         buckets.clear();
-        for (g, s) in scored.iter().enumerate() {
-            if let Some(key) = keys_of(s, sources).get(kind) {
-                buckets.entry(key).or_default().push(g as u32);
+        for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+            let src0 = scored[run[0].1 as usize].src;
+            if run.iter().any(|&(_, g)| scored[g as usize].src != src0) {
+                let start = members.len();
+                members.extend(run.iter().map(|&(_, g)| g));
+                members[start..].sort_by(by_best);
+                buckets.push((start, run.len()));
             }
         }
-        let mut multi: Vec<Vec<u32>> = buckets
-            .drain()
-            .map(|(_, members)| members)
-            .filter(|m| m.iter().any(|&g| scored[g as usize].src != scored[m[0] as usize].src))
-            .collect();
-        for members in &mut multi {
-            members.sort_by(by_best);
-        }
-        multi.sort_by(|a, b| by_best(&a[0], &b[0]));
-        let mut heads: Vec<u32> = Vec::new();
-        for members in &multi {
+        buckets.sort_by(|a, b| by_best(&members[a.0], &members[b.0]));
+        for &(start, len) in &buckets {
             // Each member joins the first (best) compatible group already formed on this key.
             heads.clear();
-            for &m in members {
+            for &m in &members[start..start + len] {
                 let joined = heads.iter().find(|&&h| groups.try_union(m, h)).copied();
                 match joined {
                     Some(h) => {

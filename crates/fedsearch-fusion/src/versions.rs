@@ -43,6 +43,7 @@
 //! `superseded_by` link, or its title); it is then reported with the source's `superseded_by`.
 
 use std::{
+    borrow::Cow,
     cmp::{Ordering, Reverse},
     collections::HashMap,
 };
@@ -157,9 +158,15 @@ pub fn title_family(title: &str) -> Option<TitleFamily> {
 /// `return_policy_2025` → `("return_policy", "2025")`; `None` when the id has no such marker.
 pub fn id_family(local_id: &str) -> Option<(&str, String)> {
     let i = local_id.rfind(['_', '-', '.'])?;
-    let (stem, suffix) = (&local_id[..i], local_id[i + 1..].to_lowercase());
-    let marker = is_year(&suffix) || is_v_label(&suffix) || ID_WORD_MARKERS.contains(&suffix.as_str());
-    (marker && stem.chars().filter(|c| c.is_alphanumeric()).count() >= 2).then_some((stem, suffix))
+    let (stem, suffix) = (&local_id[..i], &local_id[i + 1..]);
+    // Lower-cased only when it has to be (most ids' suffixes are digits or lower-case already).
+    let suffix = if suffix.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        Cow::Borrowed(suffix)
+    } else {
+        Cow::Owned(suffix.to_lowercase())
+    };
+    let marker = is_year(&suffix) || is_v_label(&suffix) || ID_WORD_MARKERS.contains(&&*suffix);
+    (marker && stem.chars().filter(|c| c.is_alphanumeric()).count() >= 2).then(|| (stem, suffix.into_owned()))
 }
 
 /// Natural order of version labels: digit runs compare as numbers ("v10" > "v9",
@@ -306,47 +313,44 @@ impl Resolved {
 /// Resolves the versions of hits of ONE source, each with its [`VersionFacts::of`] (see the
 /// module doc); the result is in input order and does not depend on that order.
 pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
-    let facts: Vec<&VersionFacts> = hits.iter().map(|(_, f)| *f).collect();
-    let hits: Vec<&SourceHit> = hits.iter().map(|(h, _)| *h).collect();
     let n = hits.len();
-    let explicit = |i: usize| hits[i].version.as_ref();
-    let explicit_family = |i: usize| explicit(i).map(|v| v.family.trim()).filter(|f| !f.is_empty());
-    let by_id: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.local_id.as_str(), i)).collect();
+    let facts = |i: usize| hits[i].1;
+    let explicit_family = |i: usize| hits[i].0.version.as_ref().map(|v| v.family.trim()).filter(|f| !f.is_empty());
+    let by_id: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, (h, _))| (h.local_id.as_str(), i)).collect();
     let mut parent: Vec<usize> = (0..n).collect();
 
     // Explicit families, then valid inferred title and id buckets, then links.
-    let mut explicit_buckets: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut title_buckets: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut id_buckets: HashMap<&str, Vec<usize>> = HashMap::new();
-    for i in 0..n {
+    let mut explicit_keys: Vec<(&str, usize)> = Vec::new();
+    let mut title_keys: Vec<(&str, usize)> = Vec::with_capacity(n);
+    let mut id_keys: Vec<(&str, usize)> = Vec::with_capacity(n);
+    for (i, (hit, fact)) in hits.iter().enumerate() {
         if let Some(f) = explicit_family(i) {
-            explicit_buckets.entry(f).or_default().push(i);
+            explicit_keys.push((f, i));
             continue;
         }
-        if let Some(t) = facts[i].title_family() {
-            title_buckets.entry(t.key.as_str()).or_default().push(i);
+        if let Some(t) = fact.title_family() {
+            title_keys.push((t.key.as_str(), i));
         }
-        let id_key = facts[i].id.as_ref().map_or(hits[i].local_id.as_str(), |(stem, _)| stem.as_str());
-        id_buckets.entry(id_key).or_default().push(i);
+        let id_key = fact.id.as_ref().map_or(hit.local_id.as_str(), |(stem, _)| stem.as_str());
+        id_keys.push((id_key, i));
     }
-    for members in explicit_buckets.values() {
-        join_all(&mut parent, members);
-    }
-    for members in title_buckets.values() {
-        let markers = |&i: &usize| facts[i].title_family().map_or("", |t| t.markers.as_str());
-        if members.len() > 1 && all_distinct(members, markers) {
-            join_all(&mut parent, members);
+    let mut members = Vec::new();
+    for_each_bucket(&mut explicit_keys, &mut members, |m| join_all(&mut parent, m));
+    for_each_bucket(&mut title_keys, &mut members, |m| {
+        let markers = |&i: &usize| facts(i).title_family().map_or("", |t| t.markers.as_str());
+        if m.len() > 1 && all_distinct(m, markers) {
+            join_all(&mut parent, m);
         }
-    }
-    for members in id_buckets.values() {
-        let label = |&i: &usize| facts[i].id.as_ref().map_or("", |(_, l)| l.as_str());
-        let numbers = facts[members[0]].numbers();
-        if members.len() > 1 && all_distinct(members, label) && members.iter().all(|&i| facts[i].numbers() == numbers) {
-            join_all(&mut parent, members);
+    });
+    for_each_bucket(&mut id_keys, &mut members, |m| {
+        let label = |&i: &usize| facts(i).id.as_ref().map_or("", |(_, l)| l.as_str());
+        let numbers = facts(m[0]).numbers();
+        if m.len() > 1 && all_distinct(m, label) && m.iter().all(|&i| facts(i).numbers() == numbers) {
+            join_all(&mut parent, m);
         }
-    }
-    for i in 0..n {
-        if let Some(v) = explicit(i) {
+    });
+    for (i, (hit, _)) in hits.iter().enumerate() {
+        if let Some(v) = &hit.version {
             for link in [&v.supersedes, &v.superseded_by] {
                 if let Some(&j) = by_id.get(link.trim()) {
                     union(&mut parent, i, j);
@@ -355,16 +359,26 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
         }
     }
 
-    let mut components: HashMap<usize, Vec<usize>> = HashMap::new();
-    for i in 0..n {
-        let root = find(&mut parent, i);
-        components.entry(root).or_default().push(i);
-    }
+    // Families: the hits sharing a root, each in input order.
+    let mut by_root: Vec<(usize, usize)> = (0..n).map(|i| (find(&mut parent, i), i)).collect();
+    by_root.sort_unstable();
     let mut out: Vec<Option<Resolved>> = vec![None; n];
-    for members in components.values() {
-        resolve_family(&hits, &facts, members, &by_id, &mut out);
+    for family in by_root.chunk_by(|a, b| a.0 == b.0) {
+        members.clear();
+        members.extend(family.iter().map(|&(_, i)| i));
+        resolve_family(hits, &members, &by_id, &mut out);
     }
     out.into_iter().map(|r| r.expect("every hit is in one family")).collect()
+}
+
+/// Calls `f` with the members of each bucket of `pairs` (equal keys), members in input order.
+fn for_each_bucket(pairs: &mut [(&str, usize)], members: &mut Vec<usize>, mut f: impl FnMut(&[usize])) {
+    pairs.sort_unstable();
+    for bucket in pairs.chunk_by(|a, b| a.0 == b.0) {
+        members.clear();
+        members.extend(bucket.iter().map(|&(_, i)| i));
+        f(members);
+    }
 }
 
 /// [`resolve`] for owned hits (computes the facts).
@@ -383,13 +397,14 @@ fn timestamp(t: Option<&Timestamp>) -> (i64, i32) {
 }
 
 fn resolve_family(
-    hits: &[&SourceHit],
-    facts: &[&VersionFacts],
+    input: &[(&SourceHit, &VersionFacts)],
     members: &[usize],
     by_id: &HashMap<&str, usize>,
     out: &mut [Option<Resolved>],
 ) {
-    let explicit = |i: usize| hits[i].version.as_ref();
+    let hits = |i: usize| input[i].0;
+    let facts = |i: usize| input[i].1;
+    let explicit = |i: usize| hits(i).version.as_ref();
     let superseded_by_link = |i: usize| explicit(i).map_or("", |v| v.superseded_by.trim());
     let supersedes_link = |i: usize| explicit(i).map_or("", |v| v.supersedes.trim());
     // The member of the family that says it supersedes `i`, if any (smallest local id).
@@ -397,64 +412,61 @@ fn resolve_family(
         members
             .iter()
             .copied()
-            .filter(|&j| j != i && supersedes_link(j) == hits[i].local_id)
-            .min_by(|&a, &b| hits[a].local_id.cmp(&hits[b].local_id))
+            .filter(|&j| j != i && supersedes_link(j) == hits(i).local_id)
+            .min_by(|&a, &b| hits(a).local_id.cmp(&hits(b).local_id))
     };
-    let says_superseded = |i: usize| match explicit_status(hits[i]) {
+    let says_superseded = |i: usize| match explicit_status(hits(i)) {
         Some(s) => s == "superseded",
-        None => !superseded_by_link(i).is_empty() || superseder(i).is_some() || facts[i].says_superseded(),
+        None => !superseded_by_link(i).is_empty() || superseder(i).is_some() || facts(i).says_superseded(),
     };
-    let is_draft = |i: usize| explicit_status(hits[i]).is_some_and(|s| s == "draft");
+    let is_draft = |i: usize| explicit_status(hits(i)).is_some_and(|s| s == "draft");
     let supersedes_member = |i: usize| by_id.get(supersedes_link(i)).is_some_and(|j| members.contains(j));
     let label = |i: usize| {
         let explicit_label = explicit(i).map_or("", |v| v.label.trim());
         if !explicit_label.is_empty() {
-            return explicit_label.to_string();
+            return explicit_label;
         }
-        match (facts[i].title_family().filter(|t| !t.label.is_empty()), &facts[i].id) {
-            (Some(t), _) => t.label.clone(),
-            (None, Some((_, l))) => l.clone(),
-            (None, None) => String::new(),
+        match (facts(i).title_family().filter(|t| !t.label.is_empty()), &facts(i).id) {
+            (Some(t), _) => t.label.as_str(),
+            (None, Some((_, l))) => l.as_str(),
+            (None, None) => "",
         }
     };
-    let labels: Vec<String> = members.iter().map(|&i| label(i)).collect();
-    let label_of = |i: usize| &labels[members.iter().position(|&m| m == i).unwrap_or(0)];
     let current = members.iter().copied().filter(|&i| !says_superseded(i) && !is_draft(i)).min_by(|&a, &b| {
         let rank = |i: usize| {
             (
-                Reverse(explicit_status(hits[i]).is_some_and(|s| s == "current")),
+                Reverse(explicit_status(hits(i)).is_some_and(|s| s == "current")),
                 Reverse(supersedes_member(i)),
                 Reverse(timestamp(explicit(i).and_then(|v| v.effective_at.as_ref()))),
-                Reverse(timestamp(hits[i].updated_at.as_ref())),
+                Reverse(timestamp(hits(i).updated_at.as_ref())),
             )
         };
         rank(a)
             .cmp(&rank(b))
-            .then_with(|| compare_labels(label_of(b), label_of(a)))
-            .then_with(|| hits[a].local_id.cmp(&hits[b].local_id))
+            .then_with(|| compare_labels(label(b), label(a)))
+            .then_with(|| hits(a).local_id.cmp(&hits(b).local_id))
     });
     // Inferred family name: the smallest inferred key (title, else id stem) among the members.
     let inferred = members
         .iter()
         .filter_map(|&i| {
-            facts[i]
+            facts(i)
                 .title_family()
                 .map(|t| t.key.as_str())
-                .or_else(|| facts[i].id.as_ref().map(|(stem, _)| stem.as_str()))
+                .or_else(|| facts(i).id.as_ref().map(|(stem, _)| stem.as_str()))
         })
         .min()
-        .unwrap_or("")
-        .to_string();
+        .unwrap_or("");
     let family = members.len() > 1;
-    for (&i, label) in members.iter().zip(labels.iter()) {
+    for &i in members {
         let status = if is_draft(i) {
             Status::Draft
         } else if Some(i) == current {
-            if family || explicit_status(hits[i]).is_some() { Status::Current } else { Status::Unknown }
+            if family || explicit_status(hits(i)).is_some() { Status::Current } else { Status::Unknown }
         } else if says_superseded(i) || current.is_some() {
             Status::Superseded
         } else {
-            explicit_status(hits[i]).map_or(Status::Unknown, Status::Other)
+            explicit_status(hits(i)).map_or(Status::Unknown, Status::Other)
         };
         let newer = if status != Status::Superseded {
             Newer::None
@@ -468,12 +480,12 @@ fn resolve_family(
         };
         let family_name = match explicit(i).map(|v| v.family.trim()).filter(|f| !f.is_empty()) {
             Some(f) => f.to_string(),
-            None if family || status == Status::Superseded => inferred.clone(),
+            None if family || status == Status::Superseded => inferred.to_string(),
             None => String::new(),
         };
         out[i] = Some(Resolved {
             family: family_name,
-            label: label.clone(),
+            label: label(i).to_string(),
             known: explicit(i).is_some() || family || status == Status::Superseded,
             status,
             newer,
@@ -510,58 +522,58 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
 
 // ---- title parsing ----
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Tok {
+/// A token of a lowered title, borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok<'a> {
     /// Digits, with `.`, `-` or `/` between digits kept: "12", "4.4", "2026-10-01".
-    Num(String),
+    Num(&'a str),
     /// A run of non-CJK letters and digits starting with a letter: "api", "v2", "sev2".
-    Word(String),
+    Word(&'a str),
     /// One CJK character.
     Cjk(char),
 }
 
-/// The title NFKC-normalised and lower-cased, as chars. ASCII text is its own NFKC form, so
-/// it skips the normaliser (most titles; the profile showed it).
-fn lowered_chars(title: &str) -> Vec<char> {
-    if title.is_ascii() {
-        title.bytes().map(|b| char::from(b.to_ascii_lowercase())).collect()
+/// The title NFKC-normalised and lower-cased. ASCII text is its own NFKC form, so it skips the
+/// normaliser (most titles; the profile showed it), and is borrowed when already lower-case.
+fn lowered(title: &str) -> Cow<'_, str> {
+    if !title.is_ascii() {
+        Cow::Owned(title.nfkc().flat_map(char::to_lowercase).collect())
+    } else if title.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(title.to_ascii_lowercase())
     } else {
-        title.nfkc().flat_map(char::to_lowercase).collect()
+        Cow::Borrowed(title)
     }
 }
 
-fn tokenize(title: &str) -> Vec<Tok> {
-    let chars = lowered_chars(title);
+/// The tokens of a lowered title (byte offsets advance over whole chars only).
+fn tokenize(s: &str) -> Vec<Tok<'_>> {
+    let bytes = s.as_bytes();
+    let at = |i: usize| s[i..].chars().next();
+    let digit_at = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_digit);
     let mut toks = Vec::new();
     let mut i = 0;
-    let digit_at = |j: usize| chars.get(j).is_some_and(char::is_ascii_digit);
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(c) = at(i) {
+        let start = i;
         if c.is_ascii_digit() {
-            let mut s = String::new();
-            while i < chars.len() && (digit_at(i) || (matches!(chars[i], '.' | '-' | '/') && digit_at(i + 1))) {
-                s.push(chars[i]);
+            while i < s.len() && (digit_at(i) || (matches!(bytes[i], b'.' | b'-' | b'/') && digit_at(i + 1))) {
                 i += 1;
             }
-            toks.push(Tok::Num(s));
+            toks.push(Tok::Num(&s[start..i]));
         } else if is_cjk(c) {
             toks.push(Tok::Cjk(c));
-            i += 1;
+            i += c.len_utf8();
         } else if c.is_alphanumeric() {
-            let mut s = String::new();
-            while i < chars.len() {
-                let d = chars[i];
-                let dot_in_number = d == '.' && s.ends_with(|p: char| p.is_ascii_digit()) && digit_at(i + 1);
+            while let Some(d) = at(i) {
+                let dot_in_number = d == '.' && s[start..i].ends_with(|p: char| p.is_ascii_digit()) && digit_at(i + 1);
                 let word_char = d.is_alphanumeric() && !is_cjk(d);
                 if !(word_char || dot_in_number) {
                     break;
                 }
-                s.push(d);
-                i += 1;
+                i += d.len_utf8();
             }
-            toks.push(Tok::Word(s));
+            toks.push(Tok::Word(&s[start..i]));
         } else {
-            i += 1;
+            i += c.len_utf8();
         }
     }
     toks
@@ -602,28 +614,29 @@ fn small_number(t: Option<&Tok>, max: u32) -> Option<u32> {
 }
 
 fn parse_title(title: &str) -> TitleFamily {
-    let toks = tokenize(title);
-    let mut kept: Vec<Tok> = Vec::new();
-    let mut markers: Vec<String> = Vec::new();
-    let mut labels: Vec<String> = Vec::new();
+    let lowered = lowered(title);
+    let toks = tokenize(&lowered);
+    let mut kept: Vec<Tok> = Vec::with_capacity(toks.len());
+    let mut markers: Vec<Cow<str>> = Vec::new();
+    let mut labels: Vec<Cow<str>> = Vec::new();
     let mut says_superseded = false;
     let mut i = 0;
     let cjk_at = |j: usize, c: char| toks.get(j) == Some(&Tok::Cjk(c));
     while i < toks.len() {
-        match &toks[i] {
+        match toks[i] {
             Tok::Num(n) if is_date(n) => {
-                markers.push(n.clone());
-                labels.push(n.clone());
+                markers.push(n.into());
+                labels.push(n.into());
                 i += 1;
             }
             Tok::Num(n) if is_year(n) => {
-                let mut label = n.clone();
+                let mut label = Cow::Borrowed(n);
                 i += 1;
                 // 2026 年 [9 月 [1 日]] [起]
                 if cjk_at(i, '年') {
                     i += 1;
                     if let Some(m) = small_number(toks.get(i), 12).filter(|_| cjk_at(i + 1, '月')) {
-                        label = format!("{n}-{m:02}");
+                        label = format!("{n}-{m:02}").into();
                         i += 2;
                         if small_number(toks.get(i), 31).is_some() && (cjk_at(i + 1, '日') || cjk_at(i + 1, '号')) {
                             i += 2;
@@ -640,73 +653,72 @@ fn parse_title(title: &str) -> TitleFamily {
                 };
                 if let Some(m) = month_before {
                     kept.pop();
-                    label = format!("{n}-{m:02}");
+                    label = format!("{n}-{m:02}").into();
                 } else if let Some(Tok::Word(w)) = toks.get(i)
                     && let Some(m) = month_number(w)
                 {
-                    label = format!("{n}-{m:02}");
+                    label = format!("{n}-{m:02}").into();
                     i += 1;
                 }
                 markers.push(label.clone());
                 labels.push(label);
             }
             Tok::Num(n) => {
-                let after_version_word =
-                    i > 0 && matches!(&toks[i - 1], Tok::Word(w) if VERSION_WORDS.contains(&w.as_str()));
-                let before_edition = cjk_at(i + 1, '版')
-                    || matches!(toks.get(i + 1), Some(Tok::Word(w)) if w == "edition" || w == "version");
+                let after_version_word = i > 0 && matches!(toks[i - 1], Tok::Word(w) if VERSION_WORDS.contains(&w));
+                let before_edition =
+                    cjk_at(i + 1, '版') || matches!(toks.get(i + 1), Some(Tok::Word("edition" | "version")));
                 if after_version_word || before_edition {
                     if i > 0 && cjk_at(i - 1, '第') && kept.last() == Some(&Tok::Cjk('第')) {
                         kept.pop();
                     }
-                    markers.push(n.clone());
-                    labels.push(n.clone());
+                    markers.push(n.into());
+                    labels.push(n.into());
                 } else {
-                    kept.push(toks[i].clone());
+                    kept.push(toks[i]);
                 }
                 i += 1;
             }
             Tok::Word(w) if is_v_label(w) => {
-                markers.push(w.clone());
-                labels.push(w.clone());
+                markers.push(w.into());
+                labels.push(w.into());
                 i += 1;
             }
             Tok::Word(w) => {
-                match WORD_MARKERS.iter().find(|(m, _)| m == w) {
-                    Some((m, superseded)) => {
+                match WORD_MARKERS.iter().find(|(m, _)| *m == w) {
+                    Some(&(m, superseded)) => {
                         says_superseded |= superseded;
-                        markers.push(m.to_string());
+                        markers.push(m.into());
                     }
-                    None => kept.push(toks[i].clone()),
+                    None => kept.push(toks[i]),
                 }
                 i += 1;
             }
             Tok::Cjk(_) => {
                 let phrase = CJK_MARKERS.iter().find(|(m, _)| m.chars().enumerate().all(|(k, c)| cjk_at(i + k, c)));
                 match phrase {
-                    Some((m, superseded)) => {
+                    Some(&(m, superseded)) => {
                         says_superseded |= superseded;
-                        markers.push(m.to_string());
+                        markers.push(m.into());
                         i += m.chars().count();
                     }
                     None => {
-                        kept.push(toks[i].clone());
+                        kept.push(toks[i]);
                         i += 1;
                     }
                 }
             }
         }
     }
-    let mut key = String::new();
+    let mut key = String::with_capacity(lowered.len());
     let mut numbers = String::new();
     let mut prev_cjk = false;
-    for t in &kept {
+    for t in kept {
         match t {
             Tok::Cjk(c) => {
                 if !prev_cjk && !key.is_empty() {
                     key.push(' ');
                 }
-                key.push(*c);
+                key.push(c);
                 prev_cjk = true;
             }
             Tok::Num(s) | Tok::Word(s) => {

@@ -215,11 +215,68 @@ fn drafts_stand_aside_and_results_do_not_depend_on_input_order() {
     assert_eq!(again, r);
 }
 
+/// The tokenizer this module had before tokens were borrowed from the lowered title: over a
+/// `Vec<char>`, each token an owned `String`. The proptest below checks both cut titles alike.
+fn tokenize_by_chars(title: &str) -> Vec<(u8, String)> {
+    let chars: Vec<char> = title.nfkc().flat_map(char::to_lowercase).collect();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    let digit_at = |j: usize| chars.get(j).is_some_and(char::is_ascii_digit);
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_digit() {
+            let mut s = String::new();
+            while i < chars.len() && (digit_at(i) || (matches!(chars[i], '.' | '-' | '/') && digit_at(i + 1))) {
+                s.push(chars[i]);
+                i += 1;
+            }
+            toks.push((0, s));
+        } else if is_cjk(c) {
+            toks.push((2, c.to_string()));
+            i += 1;
+        } else if c.is_alphanumeric() {
+            let mut s = String::new();
+            while i < chars.len() {
+                let d = chars[i];
+                let dot_in_number = d == '.' && s.ends_with(|p: char| p.is_ascii_digit()) && digit_at(i + 1);
+                if !((d.is_alphanumeric() && !is_cjk(d)) || dot_in_number) {
+                    break;
+                }
+                s.push(d);
+                i += 1;
+            }
+            toks.push((1, s));
+        } else {
+            i += 1;
+        }
+    }
+    toks
+}
+
+fn owned(toks: &[Tok]) -> Vec<(u8, String)> {
+    toks.iter()
+        .map(|t| match t {
+            Tok::Num(s) => (0, s.to_string()),
+            Tok::Word(s) => (1, s.to_string()),
+            Tok::Cjk(c) => (2, c.to_string()),
+        })
+        .collect()
+}
+
 proptest::proptest! {
     /// The ASCII fast path of title parsing reads exactly what the NFKC path reads.
     #[test]
     fn ascii_titles_read_the_same_without_the_normaliser(title in "[ -~]{0,40}") {
-        let general: Vec<char> = title.nfkc().flat_map(char::to_lowercase).collect();
-        proptest::prop_assert_eq!(lowered_chars(&title), general);
+        let general: String = title.nfkc().flat_map(char::to_lowercase).collect();
+        proptest::prop_assert_eq!(lowered(&title), general);
+    }
+
+    /// Borrowed tokens over byte offsets cut every title as the char-by-char tokenizer did.
+    #[test]
+    fn borrowed_tokens_are_the_char_tokens(
+        title in "[ -~]{0,40}|\\PC{0,30}|([0-9]{1,4}[./-]?|v[0-9]|[a-zA-Z]{1,6}|[年月日版第起]| |Ⅻ|ﬁ|２|。){0,12}"
+    ) {
+        let lowered = lowered(&title);
+        proptest::prop_assert_eq!(owned(&tokenize(&lowered)), tokenize_by_chars(&title));
     }
 }
