@@ -316,7 +316,7 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
     let n = hits.len();
     let facts = |i: usize| hits[i].1;
     let explicit_family = |i: usize| hits[i].0.version.as_ref().map(|v| v.family.trim()).filter(|f| !f.is_empty());
-    let by_id: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, (h, _))| (h.local_id.as_str(), i)).collect();
+    let by_id: IdIndex = hits.iter().enumerate().map(|(i, (h, _))| (h.local_id.as_str(), i)).collect();
     let mut parent: Vec<usize> = (0..n).collect();
 
     // Explicit families, then valid inferred title and id buckets, then links.
@@ -371,6 +371,10 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
     out.into_iter().map(|r| r.expect("every hit is in one family")).collect()
 }
 
+/// Each hit's index by local id (foldhash: ids are the source's, and this map lives for one
+/// call).
+type IdIndex<'a> = HashMap<&'a str, usize, foldhash::fast::FixedState>;
+
 /// Calls `f` with the members of each bucket of `pairs` (equal keys), members in input order.
 fn for_each_bucket(pairs: &mut [(&str, usize)], members: &mut Vec<usize>, mut f: impl FnMut(&[usize])) {
     pairs.sort_unstable();
@@ -399,7 +403,7 @@ fn timestamp(t: Option<&Timestamp>) -> (i64, i32) {
 fn resolve_family(
     input: &[(&SourceHit, &VersionFacts)],
     members: &[usize],
-    by_id: &HashMap<&str, usize>,
+    by_id: &IdIndex,
     out: &mut [Option<Resolved>],
 ) {
     let hits = |i: usize| input[i].0;
