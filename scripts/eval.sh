@@ -29,6 +29,8 @@ DIR=eval/$company
 [ -f "$DIR/eval.env" ] || die "no $DIR/eval.env (companies: $(ls eval | tr '\n' ' '))"
 CONFIG_DIR= SQL_URL_VAR=
 . "$DIR/eval.env"
+# EVAL_CONFIG_DIR: another copy of the company's configs (an A/B run of one setting).
+CONFIG_DIR=${EVAL_CONFIG_DIR:-$CONFIG_DIR}
 [ -d "$CONFIG_DIR" ] || die "$DIR/eval.env: CONFIG_DIR=$CONFIG_DIR is not a folder"
 SQL_URL=${!SQL_URL_VAR:-}
 for v in OPENSEARCH_URL DOKUWIKI_URL DOKUWIKI_SECRETS; do

@@ -22,7 +22,7 @@ import math
 import os
 import sys
 
-FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named"]
+FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named", "phrases", "rule_reference", "corroborated"]
 OLD_VERSION_SHARE = 0.7  # rerank.rs
 K = 10
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

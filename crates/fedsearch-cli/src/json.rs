@@ -49,6 +49,7 @@ pub fn rerank(r: &RerankFeatures) -> Value {
     json!({
         "fused": r.fused, "coverage": r.coverage, "title_coverage": r.title_coverage, "names": r.names,
         "reciprocal_rank": r.reciprocal_rank, "score": r.score, "bm25": r.bm25, "kind_named": r.kind_named,
+        "phrases": r.phrases, "rule_reference": r.rule_reference, "corroborated": r.corroborated,
     })
 }
 
@@ -189,11 +190,11 @@ mod tests {
         };
         let v = hit(&h);
         // Hit has 14 proto fields, DuplicateRef 5, Explanation 4, ScoreContribution 6,
-        // RerankFeatures 8.
+        // RerankFeatures 11.
         assert_eq!(keys(&v).len(), 14, "{v}");
         assert_eq!(keys(&v["duplicates"][0]).len(), 5);
         assert_eq!(keys(&v["explanation"]).len(), 4);
-        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 8);
+        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 11);
         assert_eq!(v["explanation"]["rerank"]["coverage"], 0.5);
         assert_eq!(keys(&v["explanation"]["contributions"][0]).len(), 6);
         assert_eq!(v["updated_at"], "2026-11-29T08:00:00+00:00");

@@ -137,11 +137,16 @@ pub struct RerankSection {
     /// How many fused candidates are re-scored (at least top_k, at most 50).
     #[serde(default = "default_candidates")]
     pub candidates: u32,
+    /// Ask the records sources (`kind: sql`) once more for the ids the first hits name
+    /// ([`crate::referenced`]): a second round of at most 400 ms on questions whose documents
+    /// name records the question did not.
+    #[serde(default = "default_true")]
+    pub follow_references: bool,
 }
 
 impl Default for RerankSection {
     fn default() -> Self {
-        Self { coverage_weight: None, weights: None, candidates: default_candidates() }
+        Self { coverage_weight: None, weights: None, candidates: default_candidates(), follow_references: true }
     }
 }
 
@@ -175,6 +180,12 @@ pub struct RerankWeights {
     pub bm25: f64,
     /// The question names its kind (doc_type or source).
     pub kind_named: f64,
+    /// The share of the question's adjacent word pairs it shows adjacent.
+    pub phrases: f64,
+    /// A rule question and a hit from a reference source.
+    pub rule_reference: f64,
+    /// Another source found the same document.
+    pub corroborated: f64,
 }
 
 impl RerankWeights {
@@ -191,18 +202,20 @@ impl RerankWeights {
             reciprocal_rank: 0.0,
             bm25: 0.0,
             kind_named: 0.0,
+            phrases: 0.0,
+            rule_reference: 0.0,
+            corroborated: 0.0,
         }
     }
 
     /// Whether only the fused score counts (the fused order is kept).
     pub fn is_fused_order(&self) -> bool {
-        [self.coverage, self.title_coverage, self.names, self.reciprocal_rank, self.bm25, self.kind_named]
-            .iter()
-            .all(|w| *w == 0.0)
+        self.all()[1..].iter().all(|w| *w == 0.0)
     }
 
-    fn check(&self) -> Result<(), String> {
-        let all = [
+    /// Every weight, `fused` first.
+    fn all(&self) -> [f64; 10] {
+        [
             self.fused,
             self.coverage,
             self.title_coverage,
@@ -210,8 +223,14 @@ impl RerankWeights {
             self.reciprocal_rank,
             self.bm25,
             self.kind_named,
-        ];
-        if all.iter().any(|w| !w.is_finite() || *w < 0.0 || *w > 10.0) {
+            self.phrases,
+            self.rule_reference,
+            self.corroborated,
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.all().iter().any(|w| !w.is_finite() || *w < 0.0 || *w > 10.0) {
             return Err("`rerank.weights` must each be within 0..=10".into());
         }
         Ok(())
@@ -230,6 +249,9 @@ impl Default for RerankWeights {
             reciprocal_rank: 0.2,
             bm25: 0.1,
             kind_named: 0.3,
+            phrases: 0.0,
+            rule_reference: 0.0,
+            corroborated: 0.0,
         }
     }
 }

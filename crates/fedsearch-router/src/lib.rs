@@ -25,6 +25,7 @@ pub mod intent;
 pub mod mcp;
 pub mod metrics;
 pub mod registry;
+pub mod referenced;
 pub mod rerank;
 pub mod rewrite;
 pub mod routing;

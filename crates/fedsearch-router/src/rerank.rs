@@ -40,8 +40,17 @@ use crate::config::RerankWeights;
 /// The question's tokens that `h` shows in its title, snippet or metadata values (coverage
 /// asks only about those, so no other token is kept).
 fn shown_tokens(h: &Hit, asked: &HashSet<&str>) -> HashSet<String> {
-    let parts = [h.title.as_str(), h.snippet.as_str()].into_iter().chain(h.metadata.values().map(String::as_str));
+    let parts = [h.title.as_str(), h.snippet.as_str()].into_iter().chain(shown_metadata(h));
     shown_in(parts, asked)
+}
+
+/// A metadata key whose value repeats the question's own terms (the wiki's `matched_terms`): not
+/// something the hit shows, so no feature reads it.
+const ECHO_KEYS: &[&str] = &["matched_terms"];
+
+/// The values of `h`'s metadata that say something of the hit itself.
+fn shown_metadata(h: &Hit) -> impl Iterator<Item = &str> {
+    h.metadata.iter().filter(|(k, _)| !ECHO_KEYS.contains(&k.as_str())).map(|(_, v)| v.as_str())
 }
 
 fn shown_in<'a>(parts: impl Iterator<Item = &'a str>, asked: &HashSet<&str>) -> HashSet<String> {
@@ -79,7 +88,7 @@ fn names_shown(h: &Hit, names: &[Vec<String>]) -> f64 {
     }
     let text: String = [h.id.as_str(), h.title.as_str(), h.snippet.as_str()]
         .into_iter()
-        .chain(h.metadata.values().map(String::as_str))
+        .chain(shown_metadata(h))
         .collect::<Vec<_>>()
         .join("\n")
         .to_lowercase();
@@ -109,7 +118,7 @@ fn bm25(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
             let mut tf = vec![0u32; question.len()];
             let mut len = 0;
             let parts = [h.title.as_str(), h.title.as_str(), h.snippet.as_str()];
-            for part in parts.into_iter().chain(h.metadata.values().map(String::as_str)) {
+            for part in parts.into_iter().chain(shown_metadata(h)) {
                 fedsearch_core::text::each_token(part, |t| {
                     len += 1;
                     if let Some(&i) = asked.get(t) {
@@ -153,11 +162,47 @@ fn kind_named(h: &Hit, asked: &HashSet<&str>) -> f64 {
     if named { 1.0 } else { 0.0 }
 }
 
+/// The question's tokens in order, without glossary expansions.
+fn sequence(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    fedsearch_core::text::each_token(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// Share of the question's adjacent token pairs that the hit's title or snippet shows adjacent
+/// (0 for a question of one token).
+fn phrases(question: &[String], h: &Hit) -> f64 {
+    if question.len() < 2 {
+        return 0.0;
+    }
+    let mut shown: HashSet<(String, String)> = HashSet::new();
+    for part in [h.title.as_str(), h.snippet.as_str()] {
+        let seq = sequence(part);
+        shown.extend(seq.windows(2).map(|w| (w[0].clone(), w[1].clone())));
+    }
+    let pairs = question.windows(2);
+    let n = pairs.len() as f64;
+    pairs.filter(|w| shown.contains(&(w[0].clone(), w[1].clone()))).count() as f64 / n
+}
+
 /// What the question asks, for re-scoring: its weighted tokens and the names it names.
 pub struct Asked<'a> {
     pub tokens: &'a [(String, f64)],
     /// Each name or id the question names, in every spelling known (lowercased).
     pub names: &'a [Vec<String>],
+    /// The question's own tokens in order ([`Asked::sequence`]).
+    pub sequence: Vec<String>,
+    /// The question asks for a rule or procedure ([`crate::intent::asks_for_rule`]).
+    pub asks_for_rule: bool,
+    /// The sources that hold reference material (no `routing.time_phrases`).
+    pub reference_sources: HashSet<String>,
+}
+
+impl<'a> Asked<'a> {
+    /// What `question` asks with only its tokens and names: no rule, no reference sources.
+    pub fn new(question: &str, tokens: &'a [(String, f64)], names: &'a [Vec<String>]) -> Self {
+        Asked { tokens, names, sequence: sequence(question), asks_for_rule: false, reference_sources: HashSet::new() }
+    }
 }
 
 /// Every candidate's features, in the hits' order.
@@ -172,6 +217,9 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
         .map(|(i, h)| RerankFeatures {
             bm25: bm25[i],
             kind_named: kind_named(h, &tokens),
+            phrases: phrases(&asked.sequence, h),
+            rule_reference: if asked.asks_for_rule && asked.reference_sources.contains(&h.source) { 1.0 } else { 0.0 },
+            corroborated: if h.duplicates.iter().any(|d| d.source != h.source) { 1.0 } else { 0.0 },
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
             title_coverage: title[i],
@@ -190,6 +238,9 @@ fn weighted(f: &RerankFeatures, w: &RerankWeights) -> f64 {
         + w.reciprocal_rank * f.reciprocal_rank
         + w.bm25 * f.bm25
         + w.kind_named * f.kind_named
+        + w.phrases * f.phrases
+        + w.rule_reference * f.rule_reference
+        + w.corroborated * f.corroborated
 }
 
 /// What an old version keeps of its score when its current version is among the candidates and
@@ -261,7 +312,7 @@ mod tests {
     }
 
     fn rerank_by(hits: &mut Vec<Hit>, q: &[(String, f64)], beta: f64) {
-        rerank(hits, &Asked { tokens: q, names: &[] }, &RerankWeights::from_coverage_weight(beta));
+        rerank(hits, &Asked::new("", q, &[]), &RerankWeights::from_coverage_weight(beta));
     }
 
     fn hit(id: &str, title: &str, score: f64) -> Hit {
@@ -297,13 +348,13 @@ mod tests {
         let names = vec![vec!["王芳".to_string(), "wang fang".to_string()]];
         let weights = RerankWeights { names: 0.5, ..RerankWeights::from_coverage_weight(0.4) };
         let mut h = hits();
-        rerank(&mut h, &Asked { tokens: &q, names: &names }, &weights);
+        rerank(&mut h, &Asked::new("", &q, &names), &weights);
         assert_eq!(h[0].id, "tickets:T-3", "the other spelling counts");
         let f = h[0].explanation.as_ref().and_then(|e| e.rerank.as_ref()).expect("features are recorded");
         assert_eq!(f.names, 1.0);
         assert!((f.fused - 0.8).abs() < 1e-9 && f.score > 0.0, "{f:?}");
         let mut h = hits();
-        rerank(&mut h, &Asked { tokens: &q, names: &[] }, &weights);
+        rerank(&mut h, &Asked::new("", &q, &[]), &weights);
         assert_eq!(h[0].id, "wiki:runbook", "without the name the topic wins");
     }
 

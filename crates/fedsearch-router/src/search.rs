@@ -121,6 +121,33 @@ pub fn clock(state: &RouterState, user: &Identity, req: &SearchRequest) -> Resul
     Ok(crate::rewrite::Clock { as_of, zone })
 }
 
+/// The ids the first hits name that a selected records source (`kind: sql`) that answered
+/// recognises by its routing patterns or its Describe patterns ([`crate::referenced`]).
+fn referenced_records(
+    state: &RouterState,
+    routing: &fedsearch_proto::api::RoutingDecision,
+    statuses: &HashMap<String, SourceStatus>,
+    hits: &[fedsearch_proto::types::Hit],
+    asked: &[String],
+) -> Vec<crate::referenced::Reference> {
+    let answered = |name: &str| statuses.get(name).is_some_and(|s| s.state() == SourceState::Ok);
+    let sources: Vec<(&crate::registry::Source, std::sync::Arc<crate::describe::Vocabulary>)> = routing
+        .selected
+        .iter()
+        .filter_map(|r| state.registry.get(&r.source))
+        .filter(|s| s.config.kind == "sql" && answered(s.name()))
+        .map(|s| (s, s.vocabulary_in_use()))
+        .collect();
+    let patterns: Vec<Vec<regex::Regex>> =
+        sources.iter().map(|(s, v)| s.patterns.iter().chain(&v.patterns).cloned().collect()).collect();
+    let records: Vec<crate::referenced::Records<'_>> = sources
+        .iter()
+        .zip(&patterns)
+        .map(|((s, _), p)| crate::referenced::Records { source: s.name(), patterns: p })
+        .collect();
+    crate::referenced::wanted(hits, &records, asked)
+}
+
 /// The names and ids the question names, each in every spelling known (lowercased): the ids
 /// routing found and the two-script names of the sources' vocabularies.
 fn named(entities: &[String], two_script: &[(String, String)]) -> Vec<Vec<String>> {
@@ -360,13 +387,41 @@ pub async fn run(
     let fusion_by = deadline.max(Instant::now()) + answer_by.saturating_duration_since(deadline) / 2;
     let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
     let names = named(&terms.entities, &two_script);
-    let asked = crate::rerank::Asked { tokens: &question, names: &names };
-    crate::rerank::rerank(&mut fused.hits, &asked, &state.config.rerank.weights());
+    let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
+    asked.asks_for_rule = crate::intent::asks_for_rule(&req.query);
+    asked.reference_sources = routing
+        .selected
+        .iter()
+        .filter(|r| state.registry.get(&r.source).is_some_and(|s| !s.config.routing.time_phrases))
+        .map(|r| r.source.clone())
+        .collect();
+    let weights = state.config.rerank.weights();
+    crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     named_first(&mut fused.hits, &terms.entities);
     // A named old version still gives way to its current one.
     crate::rerank::current_before_superseded(&mut fused.hits);
+    let round = crate::referenced::Round {
+        filters: req.filters.clone(),
+        credentials: &req.source_credentials,
+        as_of: Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 }),
+        explicit_as_of: req.as_of.is_some(),
+        time_zone: clock.zone.name().to_string(),
+    };
+    let wanted = if state.config.rerank.follow_references {
+        referenced_records(state, &routing, &statuses, &fused.hits, &terms.entities)
+    } else {
+        Vec::new()
+    };
+    let rows = crate::referenced::complete(&state.registry, user, wanted, &round, &fused.hits, answer_by).await;
+    if !rows.is_empty() {
+        fused.hits.extend(rows);
+        crate::rerank::rerank(&mut fused.hits, &asked, &weights);
+        named_first(&mut fused.hits, &terms.entities);
+        crate::rerank::current_before_superseded(&mut fused.hits);
+    }
     fused.hits.truncate(top_k as usize);
     crate::current::complete(state, user, &req.source_credentials, &mut fused.hits, top_k as usize, answer_by).await;
+
     let method = match FusionMethod::try_from(options.method).unwrap_or_default() {
         FusionMethod::WeightedScore => "weighted_score",
         _ => "rrf",
