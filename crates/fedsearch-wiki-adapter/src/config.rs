@@ -72,11 +72,62 @@ pub struct SearchConfig {
     /// The text as sent is searched as-is only when it has at most this many words.
     #[serde(default = "default_text_max_words")]
     pub text_max_words: usize,
+    /// How the merged pages are scored (see [`crate::merge`]).
+    #[serde(default)]
+    pub ranking: RankingConfig,
 }
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        Self { max_searches: default_max_searches(), text_max_words: default_text_max_words() }
+        Self {
+            max_searches: default_max_searches(),
+            text_max_words: default_text_max_words(),
+            ranking: RankingConfig::default(),
+        }
+    }
+}
+
+/// How a DokuWiki page's score is computed from the searches that found it (see [`crate::merge`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RankingConfig {
+    /// Extra weight of a term the page's title shows (0: the title counts like the body).
+    pub title_boost: f64,
+    /// Weight of a glossary expansion the router sent as a term of its own, against 1 for a
+    /// term of the question.
+    pub expansion_weight: f64,
+    /// Pages that match only one term, not in their title, while the question has at least
+    /// three, keep this share of their score (1: no demotion).
+    pub single_term_factor: f64,
+    /// Pages whose score (share of the question, 0..1) is below this are dropped, unless they
+    /// match more than one term (or one in their title) and score at least `near_best` × the
+    /// best page's.
+    pub min_score: f64,
+    /// See `min_score` (0..=1; 0 keeps every page that has a score of at least 0).
+    pub near_best: f64,
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        Self { title_boost: 1.0, expansion_weight: 0.5, single_term_factor: 0.25, min_score: 0.04, near_best: 0.5 }
+    }
+}
+
+impl RankingConfig {
+    fn check(&self, at: &str) -> Result<(), String> {
+        if !(0.0..=10.0).contains(&self.title_boost) {
+            return Err(format!("`{at}.search.ranking.title_boost` must be 0..=10"));
+        }
+        let shares = [
+            ("expansion_weight", self.expansion_weight),
+            ("single_term_factor", self.single_term_factor),
+            ("min_score", self.min_score),
+            ("near_best", self.near_best),
+        ];
+        match shares.iter().find(|(_, v)| !(0.0..=1.0).contains(v)) {
+            Some((name, _)) => Err(format!("`{at}.search.ranking.{name}` must be 0..=1")),
+            None => Ok(()),
+        }
     }
 }
 
@@ -317,6 +368,7 @@ impl SourceConfig {
         if !(1..=16).contains(&self.search.max_searches) {
             return Err(format!("`{at}.search.max_searches` must be 1..=16"));
         }
+        self.search.ranking.check(at)?;
         if self.versions.lookups > 50 {
             return Err(format!("`{at}.versions.lookups` must be at most 50"));
         }
@@ -406,6 +458,10 @@ sources:
             (
                 GOOD.replace("doc_types: {", "search: { max_searches: 0 }\n    doc_types: {"),
                 "sources[0].search.max_searches",
+            ),
+            (
+                GOOD.replace("doc_types: {", "search: { ranking: { min_score: 1.5 } }\n    doc_types: {"),
+                "sources[0].search.ranking.min_score",
             ),
             (
                 GOOD.replace(

@@ -514,7 +514,7 @@ impl Source {
                 errors.len()
             ));
         }
-        Ok(merge::merge(plan, answers))
+        Ok(merge::merge(plan, answers, &self.search.ranking))
     }
 
     /// What the text and history of the best hits state about their versions (`None` where not

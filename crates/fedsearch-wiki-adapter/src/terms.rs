@@ -35,6 +35,9 @@ pub struct Planned {
     pub weight: f64,
     /// The term as shown in `matched_terms`.
     pub label: String,
+    /// Whether the question itself holds one of the alternatives (the text as sent always does);
+    /// false for a glossary expansion the router sent as a term of its own.
+    pub original: bool,
 }
 
 /// The searches for one sub-query, best first.
@@ -192,6 +195,61 @@ fn key(s: &str) -> String {
     s.to_lowercase()
 }
 
+/// A single English word folded to its singular (`containers` → `container`), for telling
+/// two forms of one word apart from two words.
+fn word_key(s: &str) -> String {
+    let k = key(s);
+    let plural = k.len() > 4 && k.bytes().all(|b| b.is_ascii_lowercase()) && k.ends_with('s') && !k.ends_with("ss");
+    if plural { k[..k.len() - 1].to_string() } else { k }
+}
+
+fn is_stop_word(s: &str) -> bool {
+    let k = key(s);
+    STOP_WORDS.split_whitespace().any(|w| w == k)
+}
+
+/// One concept per candidate: its distinct, non-empty neutralised alternatives, English stop
+/// words removed (the router may send `during`). A lone word that is another form of an
+/// earlier concept's word (`containers` after `container`) joins that concept as an
+/// alternative instead of counting twice.
+fn concepts_of(
+    candidates: Vec<Vec<String>>,
+    seen: &mut std::collections::HashSet<String>,
+) -> Vec<(Vec<String>, String)> {
+    let mut concepts: Vec<(Vec<String>, String)> = Vec::new();
+    for alternatives in candidates {
+        let mut alts: Vec<String> = Vec::new();
+        for a in alternatives.iter().map(|a| neutralise(a)).filter(|a| !a.is_empty() && !is_stop_word(a)) {
+            if !alts.iter().any(|x| key(x) == key(&a)) {
+                alts.push(a);
+            }
+        }
+        if alts.is_empty() {
+            continue;
+        }
+        if let [lone] = alts.as_slice()
+            && let Some((same, label)) =
+                concepts.iter_mut().find(|(c, _)| c.iter().any(|x| word_key(x) == word_key(lone)))
+        {
+            if !same.iter().any(|x| key(x) == key(lone)) {
+                same.push(lone.clone());
+                *label = same.join("|");
+            }
+            continue;
+        }
+        let k = alts.iter().map(|a| key(a)).collect::<Vec<_>>().join("|");
+        if alts.iter().any(|a| seen.contains(&key(a))) && alts.len() == 1 || !seen.insert(k.clone()) {
+            continue;
+        }
+        for a in &alts {
+            seen.insert(key(a));
+        }
+        let label = alts.join("|");
+        concepts.push((alts, label));
+    }
+    concepts
+}
+
 /// The searches for a sub-query's `text`, `terms` and `original_text`.
 pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchConfig) -> Plan {
     let mut searches: Vec<Planned> = Vec::new();
@@ -205,38 +263,18 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
             is_text: true,
             weight: length_weight(&text),
             label: text.clone(),
+            original: true,
         });
     }
     let given: Vec<String> = terms.iter().map(|t| clean(t)).filter(|t| !t.is_empty()).collect();
-    let mut candidates: Vec<Vec<String>> = if given.is_empty() {
+    let candidates: Vec<Vec<String>> = if given.is_empty() {
         let mut split = split_terms(&text);
         split.extend(split_terms(original_text));
         split.into_iter().map(|t| vec![t]).collect()
     } else {
         given.iter().map(|t| t.split('|').map(str::to_string).collect()).collect()
     };
-    // one concept = its distinct, non-empty neutralised alternatives
-    let mut concepts: Vec<(Vec<String>, String)> = Vec::new();
-    for alternatives in candidates.drain(..) {
-        let mut alts: Vec<String> = Vec::new();
-        for a in alternatives.iter().map(|a| neutralise(a)).filter(|a| !a.is_empty()) {
-            if !alts.iter().any(|x| key(x) == key(&a)) {
-                alts.push(a);
-            }
-        }
-        if alts.is_empty() {
-            continue;
-        }
-        let k = alts.iter().map(|a| key(a)).collect::<Vec<_>>().join("|");
-        if alts.iter().any(|a| seen.contains(&key(a))) && alts.len() == 1 || !seen.insert(k.clone()) {
-            continue;
-        }
-        for a in &alts {
-            seen.insert(key(a));
-        }
-        let label = alts.join("|");
-        concepts.push((alts, label));
-    }
+    let mut concepts = concepts_of(candidates, &mut seen);
     let room = config.max_searches.saturating_sub(searches.len());
     if concepts.len() > room && room > 0 {
         // more concepts than searches: the first `room - 1` (router order) or the most specific
@@ -255,11 +293,20 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
         kept.push((alts, label));
         concepts = kept;
     }
+    let asked = key(&format!("{text} {}", clean(original_text)));
     for (alts, label) in concepts.into_iter().take(room) {
         let weights = alts.iter().map(|a| length_weight(a));
         // a shared search may have matched its least specific alternative
         let weight = if alts.len() > 1 { weights.fold(2.0, f64::min) } else { weights.fold(1.0, f64::max) };
-        searches.push(Planned { query: alts.join(" or "), alternatives: alts, is_text: false, weight, label });
+        let original = alts.iter().any(|a| asked.contains(&key(a.trim_matches('"'))));
+        searches.push(Planned {
+            query: alts.join(" or "),
+            alternatives: alts,
+            is_text: false,
+            weight,
+            label,
+            original,
+        });
     }
     Plan { searches }
 }
@@ -354,5 +401,16 @@ mod tests {
         assert_eq!(queries(&p), ["refund", "fee"]);
         assert!(length_weight("internationalisation") > length_weight("fee"));
         assert!(length_weight("手续费") > length_weight("fee"));
+    }
+
+    #[test]
+    fn stop_words_go_and_two_forms_of_one_word_are_one_concept() {
+        let terms: Vec<String> =
+            ["container", "during", "typhoon|台风", "containers", "rolled"].into_iter().map(String::from).collect();
+        let p = plan("x", &terms, "container during typhoon containers rolled", &cfg());
+        assert_eq!(queries(&p), ["x", "container or containers", "typhoon or 台风", "rolled"]);
+        assert!(p.searches.iter().all(|s| s.original));
+        let p = plan("x", &["overdue".into(), "逾期".into()], "Which invoices are overdue?", &cfg());
+        assert_eq!(p.searches.iter().map(|s| s.original).collect::<Vec<_>>(), [true, true, false]);
     }
 }

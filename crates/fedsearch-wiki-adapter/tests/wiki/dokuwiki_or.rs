@@ -165,3 +165,33 @@ async fn an_old_edition_found_alone_brings_its_current_version_before_it() {
     assert!(hits[0].snippet.contains("2026"), "{}", hits[0].snippet);
     assert_eq!(hits.iter().map(|h| h.rank).collect::<Vec<_>>(), vec![1, 2]);
 }
+
+/// The hits of one question with the router's terms, asked as carol; the answer must be OK.
+async fn ask_carol(text: &str, terms: &[&str]) -> Vec<SourceHit> {
+    let mut served = serve(shared_config()).await;
+    let (hits, done) = search_query(&mut served.client, query(text, terms, "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    hits
+}
+
+#[tokio::test]
+async fn a_question_whose_only_wiki_match_is_one_common_word_gets_no_wiki_hit() {
+    let text = "Was Li Na actually charged for the twenty office chairs?";
+    let hits = ask_carol(text, &["actually", "charged|费用|手续费|fee|fees", "twenty", "office", "chairs"]).await;
+    // the return policy holds 手续费 and nothing else of the question: no answer, not a first place
+    assert!(hits.is_empty(), "{:?}", ids(&hits));
+}
+
+#[tokio::test]
+async fn scores_are_shares_of_the_question_and_the_policy_that_matches_most_comes_first() {
+    let text = "张伟的耳机一直缺货，按规定他可以取消吗？";
+    let terms = ["张伟", "耳机", "缺货|backorder|\"out of stock\"", "按规定|规定|policy|政策", "取消|cancel|撤销"];
+    let hits = ask_carol(text, &terms).await;
+    assert_eq!(hits[0].local_id, "public:shipping_policy", "{:?}", ids(&hits));
+    assert!(hits.iter().all(|h| h.score.is_some_and(|s| s > 0.0 && s <= 1.0)), "{hits:?}");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "ranked by score");
+    // the policy matching three of the five terms is well ahead of one matching two
+    if let Some(second) = hits.get(1) {
+        assert!(second.score.unwrap() < 0.8 * hits[0].score.unwrap(), "{hits:?}");
+    }
+}
