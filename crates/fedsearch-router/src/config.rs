@@ -243,14 +243,14 @@ impl Default for RerankWeights {
     fn default() -> Self {
         Self {
             fused: 0.6,
-            coverage: 0.4,
+            coverage: 0.5,
             title_coverage: 0.3,
-            names: 0.5,
+            names: 0.3,
             reciprocal_rank: 0.2,
-            bm25: 0.1,
-            kind_named: 0.3,
-            phrases: 0.0,
-            rule_reference: 0.0,
+            bm25: 0.2,
+            kind_named: 0.4,
+            phrases: 0.05,
+            rule_reference: 0.4,
             corroborated: 0.0,
         }
     }
