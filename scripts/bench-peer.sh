@@ -29,10 +29,12 @@
 # of all of a side's processes (from /proc/<pid>/stat, children included) during the measured
 # window ÷ answered searches.
 #
-# Knobs: BENCH_PEER_SCENARIOS="slow peak", BENCH_PEER_PEAK_WORKERS=2, BENCH_PEER_HANG_DEADLINE=200ms
+# Knobs: BENCH_PEER_STREAMS=N (the routers' `streams:` per source, default: the router's own),
+# BENCH_PEER_SIDES may add fedsearch-perstream (the fusion-service router with `streams: 0`, one
+# HTTP/2 stream per sub-query), BENCH_PEER_SCENARIOS="slow peak", BENCH_PEER_PEAK_WORKERS=2, BENCH_PEER_HANG_DEADLINE=200ms
 # (empty: no hanging-source phase), BENCH_PEER_HANG_RATE=50, BENCH_PEER_IDLE_WAIT=10 (s idle before
 # the second RSS reading), BENCH_PEER_ROUNDS=3, BENCH_PEER_DURATION=10 (s per measurement), BENCH_PEER_WARMUP=2 (s,
-# not measured, before each), BENCH_PEER_CONCURRENCIES="50 200", BENCH_PEER_RATE=500 (q/s),
+# not measured, before each), BENCH_PEER_CONCURRENCIES="50 200", BENCH_PEER_RATE=500 (q/s; several, space-separated, e.g. "500 1000"),
 # BENCH_PEER_QUERY=支付超时问题, BENCH_PEER_BASE_PORT=31000, BENCH_PEER_SIDES="peer fedsearch
 # fedsearch-inproc", BENCH_PEER_DIR=../shared/bench/seed-peer, BENCH_PEER_VENV=/tmp/peer-venv,
 # BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BIN=DIR (the binaries, default target/release), BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR's router,
@@ -46,6 +48,7 @@
 cd "$FEDSEARCH_ROOT" || exit 1
 
 ROUNDS=${BENCH_PEER_ROUNDS:-3}
+ROUTER_STREAMS=${BENCH_PEER_STREAMS:-}
 DURATION=${BENCH_PEER_DURATION:-10}
 WARMUP=${BENCH_PEER_WARMUP:-2}
 CONCURRENCIES=${BENCH_PEER_CONCURRENCIES:-"50 200"}
@@ -148,11 +151,12 @@ router_yaml() { # PORT FUSION_LINE INTERNAL_TLS NAME:PORT:LATENCY...
   local s
   for s in "$@"; do
     IFS=: read -r n p l <<<"$s"
-    echo "  - { name: $n, adapter: \"http://127.0.0.1:$p\", description: \"scripted source answering after $l ms\", timeout: 2s }"
+    echo "  - { name: $n, adapter: \"http://127.0.0.1:$p\", description: \"scripted source answering after $l ms\", timeout: 2s${ROUTER_STREAMS:+, streams: $ROUTER_STREAMS} }"
   done
 }
 # start_stack SCENARIO BUILD BINDIR LATENCY... — starts the stack and registers its sides
-# ("fedsearch" and "fedsearch-inproc" for BUILD "", "fedsearch-base" for BUILD "base"), keyed
+# ("fedsearch", "fedsearch-inproc" and "fedsearch-perstream" for BUILD "", "fedsearch-base" for
+# BUILD "base"), keyed
 # SIDE@SCENARIO. Sets STACK_SOURCES (NAME:PORT:LATENCY of its adapters) and STACK_FUSION_PORT.
 start_stack() {
   local scen=$1 build=$2 bin=$3; shift 3
@@ -171,12 +175,16 @@ start_stack() {
   wait_healthy "fusion-$tag" "$fport"
   for i in "${!lats[@]}"; do p=${STACK_SOURCES[$i]#*:}; wait_healthy "adapter-$tag-${NAMES[$i]}" "${p%%:*}"; done
   local side mode
-  for mode in service inproc; do
-    [ -n "$build" ] && [ $mode = inproc ] && continue
-    side=fedsearch; [ -n "$build" ] && side=fedsearch-$build; [ $mode = inproc ] && side=fedsearch-inproc
+  for mode in service inproc perstream; do
+    [ -n "$build" ] && [ $mode != service ] && continue
+    side=fedsearch; [ -n "$build" ] && side=fedsearch-$build; [ $mode != service ] && side=fedsearch-$mode
     [[ " $SIDES " == *" $side "* ]] || continue
     conf_router() {
-      if [ $mode = service ]; then
+      if [ $mode = perstream ]; then
+        ROUTER_STREAMS=0 router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$fport\", timeout: 500ms }" "$internal_tls" "${STACK_SOURCES[@]}"
+      elif [ -n "$build" ]; then
+        ROUTER_STREAMS='' router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$fport\", timeout: 500ms }" "$internal_tls" "${STACK_SOURCES[@]}"
+      elif [ $mode = service ]; then
         router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$fport\", timeout: 500ms }" "$internal_tls" "${STACK_SOURCES[@]}"
       else
         router_yaml "$1" "fusion: {}  # in-process" "$internal_tls" "${STACK_SOURCES[@]}"
@@ -186,7 +194,7 @@ start_stack() {
     rport=$PORT; rpid=$LAST_PID
     wait_healthy "router-$side@$scen" "$rport"
     SIDE_PORT[$side@$scen]=$rport; SIDE_ROUTER[$side@$scen]=$rpid; SIDE_LOG[$side@$scen]="$WORK/router-$side@$scen.log"
-    if [ $mode = service ]; then
+    if [ $mode != inproc ]; then
       SIDE_FUSION[$side@$scen]=$fpid; SIDE_PIDS[$side@$scen]="$rpid $fpid ${apids[*]}"
     else
       SIDE_PIDS[$side@$scen]="$rpid ${apids[*]}"
@@ -224,7 +232,7 @@ for scen in "${SCENARIO_LIST[@]}"; do
     peak) lats=(0 0 0); workers=$PEAK_WORKERS ;;
     *) die "unknown scenario $scen (slow, peak)" ;;
   esac
-  if [[ " $SIDES " == *" fedsearch "* || " $SIDES " == *" fedsearch-inproc "* ]]; then
+  if [[ " $SIDES " == *" fedsearch "* || " $SIDES " == *" fedsearch-inproc "* || " $SIDES " == *" fedsearch-perstream "* ]]; then
     start_stack "$scen" "" "$BIN" "${lats[@]}"
     [ "$scen" = slow ] && { SLOW_SOURCES=("${STACK_SOURCES[@]}"); SLOW_FUSION_PORT=$STACK_FUSION_PORT; }
   fi
@@ -392,7 +400,9 @@ for round in $(seq "$ROUNDS"); do
       for s in "${order[@]}"; do measure "$s" "$scen" closed "$c" "$round"; done
     done
     if [ "$scen" = slow ]; then
-      for s in "${order[@]}"; do measure "$s" slow open "$RATE" "$round"; done
+      for r in $RATE; do
+        for s in "${order[@]}"; do measure "$s" slow open "$r" "$round"; done
+      done
     fi
   done
 done
@@ -409,11 +419,14 @@ if [ -n "$HANG_DEADLINE" ] && [ -n "${SLOW_SOURCES[*]:-}" ]; then
   hang_port=$PORT
   wait_healthy adapter-hang "$hang_port"
   hang_builds=(fedsearch); [ -n "$BASE_BIN" ] && hang_builds+=(fedsearch-base)
+  [[ " $SIDES " == *" fedsearch-perstream "* ]] && hang_builds+=(fedsearch-perstream)
   for side in "${hang_builds[@]}"; do
     bin=$BIN; [ "$side" = fedsearch-base ] && bin=$BASE_BIN
     tls=''; grep -aq 'internal_tls' "$bin/router" && tls='internal_tls: { insecure: true }'
     conf_hang_router() {
-      router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$SLOW_FUSION_PORT\", timeout: 500ms }" "$tls" \
+      local streams=$ROUTER_STREAMS
+      case $side in fedsearch-perstream) streams=0 ;; fedsearch-base) streams='' ;; esac
+      ROUTER_STREAMS=$streams router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$SLOW_FUSION_PORT\", timeout: 500ms }" "$tls" \
         "${SLOW_SOURCES[0]}" "${SLOW_SOURCES[1]}" "hang:$hang_port:never" >"$WORK/router-$side@hang.yaml"
     }
     listen_start "router-$side@hang" conf_hang_router env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@hang.yaml"
@@ -477,7 +490,7 @@ import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 sides = "$SIDES".split()
 concs = [int(c) for c in "$CONCURRENCIES".split()]
-rate = int(float("$RATE"))
+rates = [int(float(r)) for r in "$RATE".split()]
 scenarios = "$SCENARIOS".split()
 def cell(side, scen, kind, level, key, fmt="{:.2f}"):
     v = [r[key] for r in runs if r["side"] == side and r["scenario"] == scen and r["kind"] == kind and r["level"] == level and r[key] is not None]
@@ -492,16 +505,17 @@ L.append("$SECTION")
 L.append("")
 L.append("Written by \`scripts/bench-peer.sh\` (\`make bench\` runs it at its end when ../shared/bench/seed-peer exists).")
 L.append("")
-L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=$RATE, BENCH_PEER_SCENARIOS=\"$SCENARIOS\", BENCH_PEER_PEAK_WORKERS=$PEAK_WORKERS, BENCH_PEER_HANG_DEADLINE=$HANG_DEADLINE, BENCH_PEER_HANG_RATE=$HANG_RATE)")
+L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=\"$RATE\", BENCH_PEER_SCENARIOS=\"$SCENARIOS\", BENCH_PEER_PEAK_WORKERS=$PEAK_WORKERS, BENCH_PEER_HANG_DEADLINE=$HANG_DEADLINE, BENCH_PEER_HANG_RATE=$HANG_RATE)")
 L.append("- Date: $STARTED; commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' (with uncommitted changes in crates/)'); machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -sr)")
 L.append("- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end; each run's 1-minute load at its start is in the last column. Both sides and the generator share the 2 cores.")
-L.append("- Scenarios, both sides: three mock sources, 20 hits each, top_k 10, query \"$QUERY\"; **10/20/30 ms** sources (peer: 1 uvicorn worker, PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20) and **peak**: sources at 0 ms (peer: $PEAK_WORKERS uvicorn workers, PEER_SOURCES=docs:0:20,ticket:0:20,logs:0:20). **peer** = the seed's design (../shared/bench/seed-peer, \`run.sh\`); **fedsearch** = release router + fusion service + three \`scripted-adapter\` processes (5 processes, one stack per scenario); **fedsearch-inproc** = a second router over the same adapters fusing in-process (\`fusion: {}\`, 4 processes)$([ -n "$BASE_BIN" ] && echo "; **fedsearch-base** = an earlier build ($BASE_BIN: its router, fusion service and adapters, a stack of its own per scenario), for before/after in this run").")
+L.append("- Scenarios, both sides: three mock sources, 20 hits each, top_k 10, query \"$QUERY\"; **10/20/30 ms** sources (peer: 1 uvicorn worker, PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20) and **peak**: sources at 0 ms (peer: $PEAK_WORKERS uvicorn workers, PEER_SOURCES=docs:0:20,ticket:0:20,logs:0:20). **peer** = the seed's design (../shared/bench/seed-peer, \`run.sh\`); **fedsearch** = release router + fusion service + three \`scripted-adapter\` processes (5 processes, one stack per scenario); **fedsearch-inproc** = a second router over the same adapters fusing in-process (\`fusion: {}\`, 4 processes)$([[ " $SIDES " == *" fedsearch-perstream "* ]] && echo "; **fedsearch-perstream** = a third router over the same adapters and fusion service with streams: 0 (one HTTP/2 stream per sub-query, the design before the long-lived multiplexed streams)")$([ -n "$BASE_BIN" ] && echo "; **fedsearch-base** = an earlier build ($BASE_BIN: its router, fusion service and adapters, a stack of its own per scenario), for before/after in this run").")
 L.append("- Generator, both sides: h2load (nghttp2-client): the peer over HTTP/1.1 keep-alive (one request in flight per connection, like wrk), fedsearch over HTTP/2 with gRPC framing (concurrency spread over 4–5 connections, like fedsearch-loadgen's channels). One generator, one clock and one percentile computation for both, so the driver is not the difference. Open loop: the rate paced over 50 (peer) or 5 (fedsearch) connections.")
 L.append("- Interleaved: $ROUNDS rounds, each running every measurement on every side back to back (side order rotated per round); cells are the median over rounds (min–max). CPU per search = user+system CPU of all the side's processes (/proc/<pid>/stat) in the measured window ÷ answered searches. Ratios are of medians from this one run.")
 L.append("")
 pairs = [(s, "peer") for s in sides if s != "peer" and "peer" in sides]
-if "fedsearch" in sides and "fedsearch-base" in sides:
-    pairs.append(("fedsearch", "fedsearch-base"))
+for other in ("fedsearch-base", "fedsearch-perstream"):
+    if "fedsearch" in sides and other in sides:
+        pairs.append(("fedsearch", other))
 L.append("| measurement | " + " | ".join(sides) + " | " + " | ".join(f"{a} vs {b}" for a, b in pairs) + " |")
 L.append("|---|" + "---|" * (len(sides) + len(pairs)))
 rows = []
@@ -511,7 +525,7 @@ for scen in scenarios:
         rows.append((f"{name}, closed c={c}: searches/s", scen, "closed", c, "qps", "{:.0f}", "higher"))
         rows.append((f"{name}, closed c={c}: CPU ms/search (all processes)", scen, "closed", c, "cpu_ms_per_search", "{:.3f}", "lower"))
         rows.append((f"{name}, closed c={c}: p50 / p99 ms", scen, "closed", c, ("p50", "p99"), "{:.1f}", "lat"))
-    if scen == "slow":
+    for rate in (rates if scen == "slow" else []):
         rows.append((f"{name}, open {rate} q/s: achieved q/s", scen, "open", rate, "qps", "{:.0f}", "higher"))
         rows.append((f"{name}, open {rate} q/s: CPU ms/search (all processes)", scen, "open", rate, "cpu_ms_per_search", "{:.3f}", "lower"))
         rows.append((f"{name}, open {rate} q/s: p50 / p95 / p99 ms", scen, "open", rate, ("p50", "p95", "p99"), "{:.2f}", "lat"))
@@ -538,7 +552,7 @@ for label, scen, kind, level, key, fmt, better in rows:
             rs.append(" / ".join(ratio(x, y) for x, y in zip(a, b or [None] * len(a))))
     L.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(rs) + " |")
 L.append("")
-levels = [(scen, "closed", c) for scen in scenarios for c in concs] + ([("slow", "open", rate)] if "slow" in scenarios else [])
+levels = [(scen, "closed", c) for scen in scenarios for c in concs] + ([("slow", "open", r) for r in rates] if "slow" in scenarios else [])
 def where(scen, k, lv):
     return ("peak " if scen == "peak" else "") + (f"c={lv}" if k == "closed" else f"open {lv} q/s")
 for who, key in (("Router", "router_cpu_ms_per_search"), ("Fusion service", "fusion_cpu_ms_per_search"), ("The three adapters together", "adapters_cpu_ms_per_search")):

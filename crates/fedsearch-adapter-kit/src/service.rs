@@ -98,8 +98,11 @@ fn done(id: &str, state: SourceState, code: &str, message: String, hits: u32, st
     }
 }
 
-/// Sub-queries one stream may run at once; more are answered RESOURCE_EXHAUSTED.
-pub const MAX_SUBQUERIES_PER_STREAM: usize = 64;
+/// Sub-queries one stream may run at once; more are answered RESOURCE_EXHAUSTED. A router keeps
+/// a few long-lived streams per adapter and sends every search's sub-query on them, so this is
+/// about as many as a connection carried as separate streams (`MAX_CONCURRENT_STREAMS` × 4);
+/// the adapter-wide `max_concurrent_subqueries` still bounds the backend work.
+pub const MAX_SUBQUERIES_PER_STREAM: usize = 1024;
 
 fn check(query: &mut SubQuery) -> Result<(), AdapterError> {
     let texts = [("text", &query.text), ("original_text", &query.original_text), ("template", &query.template)];

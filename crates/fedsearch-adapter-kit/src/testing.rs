@@ -94,7 +94,7 @@ impl Gate {
         Arc::new(Self { target, arrived: AtomicUsize::new(0), notify: Notify::new() })
     }
 
-    async fn arrive_and_wait(&self) {
+    pub async fn arrive_and_wait(&self) {
         let n = self.arrived.fetch_add(1, Ordering::SeqCst) + 1;
         if n >= self.target {
             self.notify.notify_waiters();

@@ -221,3 +221,58 @@ async fn one_stream_runs_a_bounded_number_of_sub_queries_at_once() {
     assert_eq!(done["one-too-many"], (SourceState::Error, "RESOURCE_EXHAUSTED".to_string()), "{done:?}");
     drop(tx);
 }
+
+/// Holds every sub-query until `gate`'s count have arrived, then answers with one hit.
+struct Gated(std::sync::Arc<fedsearch_adapter_kit::testing::Gate>);
+
+impl Adapter for Gated {
+    fn describe(&self) -> DescribeResponse {
+        DescribeResponse::default()
+    }
+
+    async fn search(&self, query: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
+        self.0.arrive_and_wait().await;
+        sink.send(vec![SourceHit { local_id: query.id, rank: 1, ..Default::default() }]).await;
+        Ok(())
+    }
+
+    async fn fetch(&self, _: FetchRequest) -> Result<FetchResponse, AdapterError> {
+        Err(AdapterError::NotFound("none".into()))
+    }
+}
+
+#[tokio::test]
+async fn one_long_lived_stream_runs_its_sub_queries_together_and_ends_cleanly_after_a_half_close() {
+    // More than a stream used to carry (64), and all in flight at once: none answers before
+    // every one has arrived.
+    const N: usize = 150;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = ServerConfig { max_concurrent_subqueries: N, ..ServerConfig::loopback(addr) };
+    let gate = fedsearch_adapter_kit::testing::Gate::new(N);
+    tokio::spawn(async move { serve_adapter(Gated(gate), listener, &config, std::future::pending()).await });
+    let mut client = SourceAdapterClient::connect(format!("http://{addr}")).await.unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(N);
+    let mut stream = client.search(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+    for i in 0..N {
+        tx.send(sub(&format!("q{i}"), "ok", 20_000)).await.unwrap();
+    }
+    drop(tx);
+    let mut hits = std::collections::HashMap::new();
+    let mut done = std::collections::HashMap::new();
+    // Read to the end: a clean end is `Ok(None)` (trailers with status OK), not an error.
+    while let Some(ResultFrame { frame }) = stream.message().await.expect("the stream ends cleanly") {
+        match frame.unwrap() {
+            result_frame::Frame::Batch(b) => {
+                assert_eq!(b.hits[0].local_id, b.sub_query_id, "a batch tagged with another sub-query's id");
+                *hits.entry(b.sub_query_id).or_insert(0) += 1;
+            }
+            result_frame::Frame::Done(d) => {
+                assert_eq!(d.state(), SourceState::Ok, "{d:?}");
+                done.insert(d.sub_query_id.clone(), d);
+            }
+        }
+    }
+    assert_eq!(done.len(), N, "one done per sub-query");
+    assert!(hits.values().all(|&n| n == 1) && hits.len() == N);
+}

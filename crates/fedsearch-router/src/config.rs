@@ -731,6 +731,15 @@ pub struct SourceConfig {
     /// Reuse a user's identical answer from this source for this long (off when unset).
     #[serde(default, with = "duration::option")]
     pub cache_ttl: Option<Duration>,
+    /// Long-lived sub-query streams to the adapter, each on its own HTTP/2 connection, every
+    /// one carrying many sub-queries ([`crate::mux`]); sources on one address share the first
+    /// one's pool. 0: one stream per sub-query (the older way).
+    #[serde(default = "default_adapter_streams")]
+    pub streams: usize,
+}
+
+fn default_adapter_streams() -> usize {
+    2
 }
 
 impl SourceConfig {

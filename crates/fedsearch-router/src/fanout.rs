@@ -1,12 +1,13 @@
-//! Fan-out: one bidirectional adapter stream per selected source, all opened at once, each
-//! bounded by min(source timeout, overall deadline). Every source ends with exactly one
+//! Fan-out: one sub-query per selected source, all sent at once on the adapters' long-lived
+//! streams ([`crate::mux`]; or a stream each with `streams: 0`), each bounded by min(source
+//! timeout, overall deadline). Every source ends with exactly one
 //! status; a slow, failing or crashed source never fails the search.
 
 use std::time::Duration;
 
 use fedsearch_core::Identity;
 use fedsearch_proto::{
-    adapter::{ResultFrame, SearchFrame, SubQuery, result_frame, search_frame},
+    adapter::{ResultFrame, SearchFrame, SubQuery, SubQueryDone, result_frame, search_frame},
     types::{Filters, Secret, SourceHit, SourceState, SourceStatus},
 };
 use tokio::{sync::mpsc, task::JoinSet, time::Instant};
@@ -229,6 +230,7 @@ pub fn client_span(endpoint: &str, peer: Option<&str>, service: &'static str, me
         peer.service = %peer.unwrap_or(host),
         server.address = %host,
         server.port = %port,
+        sub_query_id = tracing::field::Empty,
     )
 }
 
@@ -255,7 +257,17 @@ fn sub_query(source: &Source, user: &Identity, d: Dispatch) -> SubQuery {
     }
 }
 
-/// Opens the adapter stream with the sub-query as its first frame. The sender stays open until
+/// `sub_query` with its user proven afresh for `budget`: an assertion is accepted once, and
+/// its scope names the sub-query's id.
+fn signed(source: &Source, mut sub_query: SubQuery, budget: Duration) -> SubQuery {
+    if let (Some(signer), Some(user)) = (&source.signer, sub_query.user.as_mut()) {
+        let scope = fedsearch_core::assertion::search_scope(&sub_query.id);
+        signer.sign_context(user, &sub_query.source, &scope, std::time::SystemTime::now() + budget);
+    }
+    sub_query
+}
+
+/// Opens a stream of its own with the sub-query as its first frame. The sender stays open until
 /// we stop reading, so the adapter sees a half-close only if we finish first (which it treats
 /// as "no more").
 async fn open_stream(
@@ -264,17 +276,36 @@ async fn open_stream(
     budget: Duration,
 ) -> Result<(mpsc::Sender<SearchFrame>, tonic::Streaming<ResultFrame>), tonic::Status> {
     let (tx, rx) = mpsc::channel(1);
-    let mut sub_query = sub_query;
-    // Each attempt proves the user afresh: an assertion is accepted once.
-    if let (Some(signer), Some(user)) = (&source.signer, sub_query.user.as_mut()) {
-        let scope = fedsearch_core::assertion::search_scope(&sub_query.id);
-        signer.sign_context(user, &sub_query.source, &scope, std::time::SystemTime::now() + budget);
-    }
+    let sub_query = signed(source, sub_query, budget);
     let _ = tx.try_send(SearchFrame { frame: Some(search_frame::Frame::SubQuery(sub_query)) });
     let mut client = source.client.clone();
     let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
     request.set_timeout(budget);
     Ok((tx, client.search(request).await?.into_inner()))
+}
+
+/// What a source's answer so far is collected into.
+struct Collected<'a> {
+    name: String,
+    events: &'a mpsc::Sender<SourceEvent>,
+    hits: &'a mut u32,
+    kept: Option<&'a mut Vec<SourceHit>>,
+}
+
+impl Collected<'_> {
+    /// Counts, keeps (for the answer cache) and forwards one batch.
+    async fn batch(&mut self, hits: Vec<SourceHit>) {
+        *self.hits += hits.len() as u32;
+        if let Some(kept) = self.kept.as_deref_mut() {
+            kept.extend(hits.iter().cloned());
+        }
+        let _ = self.events.send(SourceEvent::Batch { source: self.name.clone(), hits }).await;
+    }
+
+    fn done(&self, done: SubQueryDone, started: Instant) -> SourceStatus {
+        let state = SourceState::try_from(done.state).unwrap_or(SourceState::Error);
+        status(&self.name, state, &done.code, done.message, *self.hits, started)
+    }
 }
 
 async fn stream_source(
@@ -283,52 +314,89 @@ async fn stream_source(
     budget: Duration,
     events: &mpsc::Sender<SourceEvent>,
     hits: &mut u32,
-    mut kept: Option<&mut Vec<SourceHit>>,
+    kept: Option<&mut Vec<SourceHit>>,
 ) -> SourceStatus {
-    let started = Instant::now();
-    let name = source.name().to_string();
     sub_query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget));
+    let out = Collected { name: source.name().to_string(), events, hits, kept };
+    match &source.streams {
+        Some(pool) => stream_shared(source, pool, sub_query, budget, out).await,
+        None => stream_own(source, sub_query, budget, out).await,
+    }
+}
+
+/// The sub-query on one of the adapter's long-lived streams ([`crate::mux`]). Dropping this
+/// future (deadline, cancelled search) cancels the sub-query on its stream.
+async fn stream_shared(
+    source: &Source,
+    pool: &crate::mux::StreamPool,
+    mut sub_query: SubQuery,
+    budget: Duration,
+    mut out: Collected<'_>,
+) -> SourceStatus {
+    use crate::mux::Reply;
+    let started = Instant::now();
+    let mut retried = false;
+    loop {
+        sub_query.id = pool.next_id();
+        tracing::Span::current().record("sub_query_id", sub_query.id.as_str());
+        let left = budget.saturating_sub(started.elapsed());
+        let failure = match pool.send(signed(source, sub_query.clone(), left)) {
+            Ok(mut call) => loop {
+                match call.next().await {
+                    Reply::Batch(hits) => out.batch(hits).await,
+                    Reply::Done(done) => return out.done(done, started),
+                    Reply::Broken(e) => break e,
+                }
+            },
+            Err(e) => e,
+        };
+        // Not answered at all (a stream that broke, a replica that just died): once more, on
+        // the next stream, when half the budget is left. Never after hits were forwarded.
+        if !retried && *out.hits == 0 && failure.code() == tonic::Code::Unavailable && started.elapsed() < budget / 2 {
+            retried = true;
+            continue;
+        }
+        return status_from_rpc_error(&out.name, &failure, *out.hits, started);
+    }
+}
+
+/// The sub-query on a stream of its own (`streams: 0`).
+async fn stream_own(source: &Source, sub_query: SubQuery, budget: Duration, mut out: Collected<'_>) -> SourceStatus {
+    let started = Instant::now();
     let (tx, mut stream) = match open_stream(source, sub_query.clone(), budget).await {
         Ok(opened) => opened,
         // Not reached at all (e.g. a replica that just died): another replica may answer, once.
         Err(e) if e.code() == tonic::Code::Unavailable && started.elapsed() < budget / 2 => {
             match open_stream(source, sub_query, budget.saturating_sub(started.elapsed())).await {
                 Ok(opened) => opened,
-                Err(e) => return status_from_rpc_error(&name, &e, 0, started),
+                Err(e) => return status_from_rpc_error(&out.name, &e, 0, started),
             }
         }
-        Err(e) => return status_from_rpc_error(&name, &e, 0, started),
+        Err(e) => return status_from_rpc_error(&out.name, &e, 0, started),
     };
     loop {
         match stream.message().await {
-            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Batch(batch)) })) => {
-                *hits += batch.hits.len() as u32;
-                if let Some(kept) = kept.as_deref_mut() {
-                    kept.extend(batch.hits.iter().cloned());
-                }
-                let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: batch.hits }).await;
-            }
+            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Batch(batch)) })) => out.batch(batch.hits).await,
             Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(done)) })) => {
                 // Half-close, then read the stream to its end: dropping an unfinished stream
                 // makes h2 reset it, and a long-lived connection is closed after 1024 resets.
                 // Off the answer's path: the status is known now.
                 drop(tx);
                 tokio::spawn(async move { drain(&mut stream).await });
-                let state = SourceState::try_from(done.state).unwrap_or(SourceState::Error);
-                return status(&name, state, &done.code, done.message, *hits, started);
+                return out.done(done, started);
             }
             Ok(Some(ResultFrame { frame: None })) => {}
             Ok(None) => {
                 return status(
-                    &name,
+                    &out.name,
                     SourceState::Error,
                     "INTERNAL",
                     "adapter ended the stream without a status",
-                    *hits,
+                    *out.hits,
                     started,
                 );
             }
-            Err(e) => return status_from_rpc_error(&name, &e, *hits, started),
+            Err(e) => return status_from_rpc_error(&out.name, &e, *out.hits, started),
         }
     }
 }

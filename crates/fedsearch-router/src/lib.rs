@@ -24,6 +24,7 @@ pub mod health;
 pub mod intent;
 pub mod mcp;
 pub mod metrics;
+pub mod mux;
 pub mod registry;
 pub mod referenced;
 pub mod rerank;

@@ -32,6 +32,9 @@ pub struct Source {
     pub breaker: CircuitBreaker,
     /// The channel to the adapter (its health is asked while the circuit is open, [`crate::health`]).
     pub channel: Channel,
+    /// The long-lived sub-query streams to the adapter, shared by the sources on its address
+    /// ([`crate::mux`]); `None` (`streams: 0`) opens one stream per sub-query.
+    pub streams: Option<Arc<crate::mux::StreamPool>>,
     /// Answers reused for `cache_ttl` (see [`crate::cache`]); `None` when caching is off.
     pub cache: Option<crate::cache::AnswerCache>,
     /// What the source says about itself, as matching tokens (with glossary expansions): its
@@ -68,6 +71,24 @@ fn profile_of(c: &SourceConfig, glossary: &Glossary) -> (BTreeSet<String>, BTree
     let profile = profile_tokens(&about, glossary);
     let negative = profile_tokens(&c.when_not_to_use, glossary).difference(&profile).cloned().collect();
     (profile, negative)
+}
+
+/// The stream pool of `c`'s adapter address: `c.streams` streams, the first on `first` (the
+/// address's shared channel), each other one on a connection of its own.
+fn stream_pool(
+    c: &SourceConfig,
+    first: &Channel,
+    tls: Option<&Arc<fedsearch_core::tls::ClientTls>>,
+) -> anyhow::Result<Option<Arc<crate::mux::StreamPool>>> {
+    if c.streams == 0 {
+        return Ok(None);
+    }
+    let mut clients = vec![SourceAdapterClient::with_interceptor(first.clone(), TraceInjector)];
+    for _ in 1..c.streams {
+        let channel = c.adapter.channel(tls, "sources.adapter")?;
+        clients.push(SourceAdapterClient::with_interceptor(channel, TraceInjector));
+    }
+    Ok(Some(Arc::new(crate::mux::StreamPool::new(clients))))
 }
 
 impl Source {
@@ -111,6 +132,7 @@ impl Registry {
         signer: Option<Arc<fedsearch_core::assertion::AssertionSigner>>,
     ) -> anyhow::Result<Self> {
         let mut channels: HashMap<String, Channel> = HashMap::new();
+        let mut pools: HashMap<String, Option<Arc<crate::mux::StreamPool>>> = HashMap::new();
         let mut sources = Vec::with_capacity(configs.len());
         let shared_cache = crate::cache::SharedHandle::default();
         for c in configs {
@@ -121,6 +143,14 @@ impl Registry {
                     let ch = c.adapter.channel(tls.as_ref(), "sources.adapter")?;
                     channels.insert(c.adapter.url.clone(), ch.clone());
                     ch
+                }
+            };
+            let streams = match pools.get(&c.adapter.url) {
+                Some(pool) => pool.clone(),
+                None => {
+                    let pool = stream_pool(c, &channel, tls.as_ref())?;
+                    pools.insert(c.adapter.url.clone(), pool.clone());
+                    pool
                 }
             };
             let patterns = c
@@ -140,6 +170,7 @@ impl Registry {
                 client: SourceAdapterClient::with_interceptor(channel.clone(), TraceInjector),
                 breaker: CircuitBreaker::new(breaker),
                 channel,
+                streams,
                 cache: c.cache_ttl.map(|ttl| crate::cache::new(ttl, 10_000, shared_cache.clone())),
                 signer: signer.clone(),
                 vocabulary: crate::describe::Slot::default(),
