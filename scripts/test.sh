@@ -52,13 +52,13 @@ log "answer-quality eval: spruce (tuning company)"
 # eval.sh asks them as of the seeding instant (all.sh's FEDSEARCH_SEED_NOW), so the figure is the
 # same at any hour (it read 0.851 instead of 0.873 when seeding and eval straddled midnight in
 # Asia/Shanghai before).
-eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.85}"
+eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.89}"
 log "answer-quality eval: orca (second tuning company)"
-eval_company orca "${EVAL_MIN_NDCG_ORCA:-0.75}"
+eval_company orca "${EVAL_MIN_NDCG_ORCA:-0.83}"
 log "answer-quality eval: nimbus (held out of tuning)"
-eval_company nimbus "${EVAL_MIN_NDCG_NIMBUS:-0.68}"
+eval_company nimbus "${EVAL_MIN_NDCG_NIMBUS:-0.72}"
 log "answer-quality eval: kestrel (held out of tuning, configured from the docs alone)"
-eval_company kestrel "${EVAL_MIN_NDCG_KESTREL:-0.68}"
+eval_company kestrel "${EVAL_MIN_NDCG_KESTREL:-0.74}"
 
 log "the contract: buf lint, buf breaking against the tagged contracts, Go stubs without M flags (scripts/proto-check.sh)"
 scripts/proto-check.sh || status=1
