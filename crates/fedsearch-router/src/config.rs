@@ -733,13 +733,12 @@ pub struct SourceConfig {
     pub cache_ttl: Option<Duration>,
     /// Long-lived sub-query streams to the adapter, each on its own HTTP/2 connection, every
     /// one carrying many sub-queries ([`crate::mux`]); sources on one address share the first
-    /// one's pool. 0: one stream per sub-query (the older way).
-    #[serde(default = "default_adapter_streams")]
+    /// one's pool. 0 (the default): one stream per sub-query, which keeps each adapter call in
+    /// its search's trace and in the adapters' per-call RPC metrics; on shared streams the
+    /// adapters' sub-query spans hang under the stream's span and a stream is one long call.
+    /// `streams: 2` doubled peak throughput in the side-by-side bench (BENCHMARKS.md).
+    #[serde(default)]
     pub streams: usize,
-}
-
-fn default_adapter_streams() -> usize {
-    2
 }
 
 impl SourceConfig {
