@@ -56,7 +56,7 @@ pub fn missing(hits: &[Hit]) -> Vec<Missing> {
 }
 
 /// The last part of an id: after its last `:` or `/`.
-fn key(id: &str) -> &str {
+pub(crate) fn key(id: &str) -> &str {
     id.rsplit([':', '/']).next().unwrap_or(id)
 }
 

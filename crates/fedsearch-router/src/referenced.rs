@@ -19,7 +19,10 @@ use fedsearch_proto::types::{Explanation, Hit, SourceHit};
 use regex::Regex;
 use tokio::{sync::mpsc, time::Instant};
 
-use crate::fanout::{self, Dispatch, SourceEvent};
+use crate::{
+    current::key,
+    fanout::{self, Dispatch, SourceEvent},
+};
 
 /// How many of the first hits are read for ids.
 pub const SCAN: usize = 5;
@@ -43,11 +46,6 @@ pub struct Reference {
 pub struct Records<'a> {
     pub source: &'a str,
     pub patterns: &'a [Regex],
-}
-
-/// The last part of an id: after its last `:` or `/`.
-fn key(id: &str) -> &str {
-    id.rsplit([':', '/']).next().unwrap_or(id)
 }
 
 /// Whether `hits` already hold record `id` of `source` (any template's row with that key).

@@ -155,6 +155,20 @@ fn named(entities: &[String], two_script: &[(String, String)]) -> Vec<Vec<String
     ids.chain(two_script.iter().map(|(asked, other)| vec![asked.clone(), other.clone()])).collect()
 }
 
+/// The answer's order: re-scored by the question's words, then the hits the question names by
+/// id first, and still no old version above its current one.
+fn order(
+    hits: &mut Vec<fedsearch_proto::types::Hit>,
+    asked: &crate::rerank::Asked<'_>,
+    weights: &crate::config::RerankWeights,
+    entities: &[String],
+) {
+    crate::rerank::rerank(hits, asked, weights);
+    named_first(hits, entities);
+    // A named old version still gives way to its current one.
+    crate::rerank::current_before_superseded(hits);
+}
+
 /// Hits whose own id the question names (`TCK-5002`, `SO20261001`) go first, in fused order:
 /// a question that names a record wants that record before anything that mentions it.
 fn named_first(hits: &mut [fedsearch_proto::types::Hit], entities: &[String]) {
@@ -304,6 +318,7 @@ pub async fn run(
     fedsearch_fusion::Fuser::new(&start).map_err(|e| Status::invalid_argument(e.to_string()))?;
 
     let per_source_limit = (top_k * 2).clamp(10, 100);
+    let as_of = Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 });
     let mut routing = routing;
     let mut dispatches: Vec<Dispatch> = Vec::with_capacity(routing.selected.len());
     for r in routing.selected.iter_mut() {
@@ -323,7 +338,7 @@ pub async fn run(
             original_text: req.query.clone(),
             terms: terms.for_adapter(source.config.split_words()),
             entities: terms.entities.clone(),
-            as_of: Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 }),
+            as_of,
             explicit_as_of: req.as_of.is_some(),
             time_zone: clock.zone.name().to_string(),
         });
@@ -396,14 +411,11 @@ pub async fn run(
         .map(|r| r.source.clone())
         .collect();
     let weights = state.config.rerank.weights();
-    crate::rerank::rerank(&mut fused.hits, &asked, &weights);
-    named_first(&mut fused.hits, &terms.entities);
-    // A named old version still gives way to its current one.
-    crate::rerank::current_before_superseded(&mut fused.hits);
+    order(&mut fused.hits, &asked, &weights, &terms.entities);
     let round = crate::referenced::Round {
         filters: req.filters.clone(),
         credentials: &req.source_credentials,
-        as_of: Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 }),
+        as_of,
         explicit_as_of: req.as_of.is_some(),
         time_zone: clock.zone.name().to_string(),
     };
@@ -415,9 +427,7 @@ pub async fn run(
     let rows = crate::referenced::complete(&state.registry, user, wanted, &round, &fused.hits, answer_by).await;
     if !rows.is_empty() {
         fused.hits.extend(rows);
-        crate::rerank::rerank(&mut fused.hits, &asked, &weights);
-        named_first(&mut fused.hits, &terms.entities);
-        crate::rerank::current_before_superseded(&mut fused.hits);
+        order(&mut fused.hits, &asked, &weights, &terms.entities);
     }
     fused.hits.truncate(top_k as usize);
     crate::current::complete(state, user, &req.source_credentials, &mut fused.hits, top_k as usize, answer_by).await;
