@@ -18,7 +18,8 @@
 #             data/nimbus/search/*.json (absolute times), and the second tuning company's
 #             `orca-cases`, `orca-advisories`, `orca-guides` from data/orca/search/*.json, and the
 #             second held-out company's `kestrel-tickets`, `kestrel-notices`, `kestrel-manuals`
-#             from data/kestrel/search/*.json.
+#             from data/kestrel/search/*.json, and the third held-out company's `heron-workorders`,
+#             `heron-notices`, `heron-guides` from data/heron/search/*.json.
 #   status    print state, url, health and doc counts; exit 0 running+healthy, 1 unhealthy, 3 stopped.
 #   url       print OPENSEARCH_URL of the running node.
 #
@@ -258,6 +259,7 @@ cmd_seed() {
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/nimbus/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/orca/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/kestrel/search"
+  python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/heron/search"
 }
 
 cmd_status() {
@@ -270,7 +272,7 @@ cmd_status() {
   if [ -n "$url" ] && h=$(health "$url" 5 1s); then
     echo "opensearch: running pid=$pid url=$url rss_kb=$(ps -o rss= -p "$pid" | tr -d ' ')"
     echo "health: $h"
-    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*,kestrel-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
+    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*,kestrel-*,heron-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
     echo
     return 0
   fi

@@ -18,6 +18,7 @@
 #   NIMBUS_SQLITE_URL=sqlite:///abs/path/nimbus.sqlite?mode=ro (and NIMBUS_SQLITE_ADMIN_URL, _PATH)
 #   ORCA_SQLITE_URL=sqlite:///abs/path/orca.sqlite?mode=ro     (and ORCA_SQLITE_ADMIN_URL, _PATH; data/orca/sql)
 #   KESTREL_SQLITE_URL=sqlite:///abs/path/kestrel.sqlite?mode=ro (and KESTREL_SQLITE_ADMIN_URL, _PATH; data/kestrel/sql)
+#   HERON_SQLITE_URL=sqlite:///abs/path/heron.sqlite?mode=ro     (and HERON_SQLITE_ADMIN_URL, _PATH; data/heron/sql)
 # The file stays in rollback-journal mode (journal_mode=DELETE), never WAL: a WAL database needs
 # its -shm file to be writable, which breaks read-only opens.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -31,6 +32,8 @@ ORCA_SQLITE_PATH=$FEDSEARCH_RUN_DIR/orca.sqlite   # second tuning company (data/
 ORCA_SQL_DIR=$FEDSEARCH_ROOT/data/orca/sql
 KESTREL_SQLITE_PATH=$FEDSEARCH_RUN_DIR/kestrel.sqlite   # second held-out company (data/kestrel)
 KESTREL_SQL_DIR=$FEDSEARCH_ROOT/data/kestrel/sql
+HERON_SQLITE_PATH=$FEDSEARCH_RUN_DIR/heron.sqlite   # third held-out company (data/heron)
+HERON_SQL_DIR=$FEDSEARCH_ROOT/data/heron/sql
 
 need_cli() { command -v sqlite3 >/dev/null || die "sqlite3 CLI not found; run: $0 install"; }
 ro_uri() { echo "file:$SQLITE_PATH?mode=ro"; }   # the same open, as the sqlite3 CLI spells it
@@ -56,6 +59,9 @@ ORCA_SQLITE_ADMIN_URL=sqlite://$ORCA_SQLITE_PATH
 KESTREL_SQLITE_PATH=$KESTREL_SQLITE_PATH
 KESTREL_SQLITE_URL=sqlite://$KESTREL_SQLITE_PATH?mode=ro
 KESTREL_SQLITE_ADMIN_URL=sqlite://$KESTREL_SQLITE_PATH
+HERON_SQLITE_PATH=$HERON_SQLITE_PATH
+HERON_SQLITE_URL=sqlite://$HERON_SQLITE_PATH?mode=ro
+HERON_SQLITE_ADMIN_URL=sqlite://$HERON_SQLITE_PATH
 EOF
 }
 
@@ -74,6 +80,14 @@ cmd_seed() {
   { echo "PRAGMA journal_mode = DELETE;"; bash "$KESTREL_SQL_DIR/render.sh"; } \
     | sqlite3 -bail "$KESTREL_SQLITE_PATH" >/dev/null || die "seeding $KESTREL_SQLITE_PATH failed"
   log "seeded $KESTREL_SQLITE_PATH ($(sqlite3 "file:$KESTREL_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM installations') installations)"
+  seed_heron
+}
+
+# The third held-out company alone (data/heron/sql), also for loading it beside running ones.
+seed_heron() {
+  { echo "PRAGMA journal_mode = DELETE;"; bash "$HERON_SQL_DIR/render.sh"; } \
+    | sqlite3 -bail "$HERON_SQLITE_PATH" >/dev/null || die "seeding $HERON_SQLITE_PATH failed"
+  log "seeded $HERON_SQLITE_PATH ($(sqlite3 "file:$HERON_SQLITE_PATH?mode=ro" 'SELECT count(*) FROM invoices') invoices)"
 }
 
 cmd_start() {
@@ -83,9 +97,15 @@ cmd_start() {
     && sqlite3 "file:$ORCA_SQLITE_PATH?mode=ro" 'SELECT 1 FROM shipments LIMIT 1' >/dev/null 2>&1 \
     && sqlite3 "file:$KESTREL_SQLITE_PATH?mode=ro" 'SELECT 1 FROM installations LIMIT 1' >/dev/null 2>&1; then
     log "reusing $SQLITE_PATH, $NIMBUS_SQLITE_PATH, $ORCA_SQLITE_PATH and $KESTREL_SQLITE_PATH"
+    # a run dir seeded before Heron existed gets it without reloading the others
+    if ! sqlite3 "file:$HERON_SQLITE_PATH?mode=ro" 'SELECT 1 FROM invoices LIMIT 1' >/dev/null 2>&1; then
+      rm -f "$HERON_SQLITE_PATH" "$HERON_SQLITE_PATH-journal"
+      seed_heron
+    fi
   else
     rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" \
-      "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal" "$KESTREL_SQLITE_PATH" "$KESTREL_SQLITE_PATH-journal"
+      "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal" "$KESTREL_SQLITE_PATH" "$KESTREL_SQLITE_PATH-journal" \
+      "$HERON_SQLITE_PATH" "$HERON_SQLITE_PATH-journal"
     cmd_seed
   fi
   write_env
@@ -96,8 +116,9 @@ cmd_stop() {
   case "${1:-}" in
     --keep-data) log "kept $SQLITE_PATH" ;;
     "") rm -f "$SQLITE_PATH" "$SQLITE_PATH-journal" "$NIMBUS_SQLITE_PATH" "$NIMBUS_SQLITE_PATH-journal" "$SQLITE_ENV" \
-          "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal" "$KESTREL_SQLITE_PATH" "$KESTREL_SQLITE_PATH-journal"
-        log "removed $SQLITE_PATH, $NIMBUS_SQLITE_PATH, $ORCA_SQLITE_PATH and $KESTREL_SQLITE_PATH" ;;
+          "$ORCA_SQLITE_PATH" "$ORCA_SQLITE_PATH-journal" "$KESTREL_SQLITE_PATH" "$KESTREL_SQLITE_PATH-journal" \
+          "$HERON_SQLITE_PATH" "$HERON_SQLITE_PATH-journal"
+        log "removed $SQLITE_PATH, $NIMBUS_SQLITE_PATH, $ORCA_SQLITE_PATH, $KESTREL_SQLITE_PATH and $HERON_SQLITE_PATH" ;;
     *) die "usage: $0 stop [--keep-data]" ;;
   esac
 }
