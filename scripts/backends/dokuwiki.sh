@@ -29,6 +29,13 @@
 #                      first removes every page (and its history) of the top namespaces DIR holds.
 #                      Then re-indexes. Running adapters need a restart only for NEW users
 #                      (they read the secrets file at start).
+#                      Logins and subjects are GLOBAL to the instance, shared by every company in
+#                      it: an auth.spec user whose login already exists with other groups (e.g. a
+#                      second company's `mei` beside Nimbus's), or whose subject the secrets file
+#                      already maps to another login, FAILS the import before anything changes
+#                      (exit 1, each collision named with both group sets / both logins); rename
+#                      the login and subject in DIR/auth.spec. The same login with the same groups
+#                      (importing a folder again) is fine.
 #
 # Env: DOKUWIKI_PORT (default 8090), FEDSEARCH_RUN_DIR (default <repo>/.run).
 # Files: $FEDSEARCH_RUN_DIR/dokuwiki/site        document root (code, conf/, data/)
@@ -304,6 +311,14 @@ cmd_import() {
   [ -n "$namespaces" ] || die "$dir holds no namespace folder (<ns>/<page>.txt)"
   for ns in $namespaces; do
     [[ $ns =~ ^[a-z0-9_.-]+$ ]] || die "namespace folder '$ns' is not a DokuWiki id (lower-case letters, digits, _ . -)"
+  done
+  # users and ACL first: a login or subject another company already uses stops the import here,
+  # before any page is removed or copied (gen_auth.php names each collision on stderr)
+  if [ -f "$dir/auth.spec" ]; then
+    php "$HERE/gen_auth.php" "$SITE" "$SECRETS" --merge <"$dir/auth.spec" >/dev/null \
+      || die "merging $dir/auth.spec failed (see above); nothing was imported"
+  fi
+  for ns in $namespaces; do
     if [ "$replace" = 1 ]; then
       rm -rf "$SITE/data/pages/$ns" "$SITE/data/meta/$ns" "$SITE/data/attic/$ns"
       log "removed namespace $ns"
@@ -322,9 +337,6 @@ cmd_import() {
     n=$((n + 1))
   done < <(find "$dir" -mindepth 2 -name '*.txt' -print0)
   [ -f "$dir/mtimes.txt" ] && cat "$dir/mtimes.txt" >>"$dates"
-  if [ -f "$dir/auth.spec" ]; then
-    php "$HERE/gen_auth.php" "$SITE" "$SECRETS" --merge <"$dir/auth.spec" >/dev/null || die "merging $dir/auth.spec failed"
-  fi
   php "$HERE/seed_meta.php" "$SITE" "$dates" >/dev/null || die "dating the pages failed"
   rm -rf "$SITE/data/cache"/*
   # -c: a replaced page is back-dated below its .indexed stamp, which an incremental run would skip

@@ -17,6 +17,12 @@
  * - --merge (scripts/backends/dokuwiki.sh import): the instance's users, ACL lines and credentials
  *   are kept as they are (passwords unchanged, so running adapters keep working); users whose
  *   login is new get an account and a credential, ACL lines not there yet are appended.
+ * - Logins and subjects are global to the instance (one users.auth.php, one secrets file for every
+ *   company in it). A spec user whose login already exists with OTHER groups, or whose subject the
+ *   secrets file already maps to another login, is a collision: all of them are printed (login,
+ *   both group sets / both logins) and nothing is written, exit 1. Keeping the old account would
+ *   leave the new user on another company's account (it sees none of its own pages, or the other
+ *   company's). The same login with the same groups (a re-import) is not a collision.
  */
 
 if ($argc < 3) {
@@ -64,7 +70,8 @@ $oldAcl = [];
 if ($merge) {
     foreach (@file(DOKU_CONF . 'users.auth.php', FILE_IGNORE_NEW_LINES) ?: [] as $line) {
         if ($line === '' || $line[0] === '#') continue;
-        $known[explode(':', $line, 2)[0]] = true;
+        // login:hash:name:mail:groups — the groups are the last field and hold no ':'
+        $known[explode(':', $line, 2)[0]] = substr($line, strrpos($line, ':') + 1);
         $authLines[] = $line;
     }
     foreach (@file(DOKU_CONF . 'acl.auth.php', FILE_IGNORE_NEW_LINES) ?: [] as $line) {
@@ -83,8 +90,47 @@ if ($merge) {
         }
     }
 }
+// Collisions (see the header): checked for every spec user before anything is written.
+function group_set(string $csv): array
+{
+    $g = array_values(array_unique(array_filter(array_map('trim', explode(',', $csv)), 'strlen')));
+    sort($g);
+    return $g;
+}
+$conflicts = [];
+$seen = $known;                                   // login => groups, existing and earlier in the spec
+$owner = array_map(fn($c) => $c['username'], $secrets);   // subject => login
+foreach ($users as $u) {
+    $groups = implode(',', $u['groups']);
+    if (isset($seen[$u['login']])) {
+        if (group_set($seen[$u['login']]) !== group_set($groups)) {
+            $conflicts[] = "login '{$u['login']}' already exists with groups [" . implode(',', group_set($seen[$u['login']]))
+                . "]; the spec gives it [" . implode(',', group_set($groups)) . "]";
+        }
+        continue;
+    }
+    $seen[$u['login']] = $groups;
+    if ($u['subject'] !== '') {
+        if (isset($owner[$u['subject']]) && $owner[$u['subject']] !== $u['login']) {
+            $conflicts[] = "subject '{$u['subject']}' (login '{$u['login']}') is already mapped to login '"
+                . $owner[$u['subject']] . "' in " . $secretsFile;
+        }
+        $owner[$u['subject']] = $u['login'];
+    }
+}
+if ($conflicts) {
+    fwrite(STDERR, "gen_auth: logins and subjects are shared by every company in this wiki; nothing was written:\n");
+    foreach ($conflicts as $c) fwrite(STDERR, "gen_auth:   $c\n");
+    fwrite(STDERR, "gen_auth: fix: in your auth.spec give the user a login and a subject (the JWT `sub`) that no other"
+        . " company in this wiki uses, e.g. `acme.mei` (and the same subject in your users' tokens);"
+        . " or, if the account is yours and you changed its groups on purpose, set the last field of its line in "
+        . DOKU_CONF . "users.auth.php to the new groups, then import again\n");
+    exit(1);
+}
+
 foreach ($users as $u) {
     if (isset($known[$u['login']])) continue;   // --merge: an existing account stays as it is
+    $known[$u['login']] = true;                 // a login twice in one spec: its first line counts
     if (!preg_match('/^[a-z0-9._-]+$/', $u['login'])) {
         fwrite(STDERR, "gen_auth: unsupported login '{$u['login']}'\n");
         exit(1);
