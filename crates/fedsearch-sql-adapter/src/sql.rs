@@ -48,6 +48,14 @@ pub fn follows_like(before: &str) -> bool {
     last.eq_ignore_ascii_case("like") || last.eq_ignore_ascii_case("ilike")
 }
 
+/// Whether `before` ends with `IN (`, where a list's placeholders go, comma-separated.
+pub fn follows_in(before: &str) -> bool {
+    let Some(rest) = before.trim_end().strip_suffix('(') else {
+        return false;
+    };
+    rest.trim_end().rsplit(char::is_whitespace).next().is_some_and(|w| w.eq_ignore_ascii_case("in"))
+}
+
 /// One piece of template SQL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment {

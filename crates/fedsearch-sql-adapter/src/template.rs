@@ -270,7 +270,7 @@ impl Template {
                 return Err(format!("`{key}.sql` uses `:{name}`, which `{key}.params` does not declare"));
             }
         }
-        check_like_placement(&sql.segments, &params, key)?;
+        check_placement(&sql.segments, &params, key)?;
         if is_fetch && !sql.params().any(|n| n == ID_PARAM) {
             return Err(format!("`{key}.sql`: a fetch template must bind `:id`"));
         }
@@ -375,8 +375,10 @@ impl Template {
 
 /// A `like` parameter must follow `LIKE` somewhere (there it gets ` ESCAPE '!'`; `:p IS NULL`
 /// elsewhere is fine), and a `multi` LIKE pattern only inside an `{any:}` / `{all:}` block,
-/// which binds exactly one `multi` parameter.
-fn check_like_placement(segments: &[sql::Segment], params: &BTreeMap<String, Param>, key: &str) -> Result<(), String> {
+/// which binds exactly one `multi` parameter. Outside a block a `multi` parameter sits right
+/// after `IN (`: it is one placeholder per value, which only a list reads as several values
+/// (`= :p` or `:p IS NULL` would be a syntax error once a question names two).
+fn check_placement(segments: &[sql::Segment], params: &BTreeMap<String, Param>, key: &str) -> Result<(), String> {
     let is = |p: &str, f: fn(&ParamSpec) -> bool| params.get(p).is_some_and(|x| f(&x.spec));
     let mut after_like: HashSet<&str> = HashSet::new();
     let mut before = "";
@@ -391,6 +393,10 @@ fn check_like_placement(segments: &[sql::Segment], params: &BTreeMap<String, Par
                         ));
                     }
                     after_like.insert(p);
+                } else if is(p, |s| s.multi) && !sql::follows_in(before) {
+                    return Err(format!(
+                        "`{key}.sql`: `:{p}` takes several values (`multi`); write `IN (:{p})` or use it inside `{{any: ...}}` / `{{all: ...}}`"
+                    ));
                 }
                 before = "";
             }
@@ -701,6 +707,14 @@ templates:
         with("SELECT 1 WHERE {any: note LIKE :q}", "{q: {type: string, like: contains, multi: true}}").unwrap();
         let err = with("SELECT 1 WHERE {any: note LIKE :q}", "{q: {type: string, like: contains}}").unwrap_err();
         assert!(err.contains("exactly one `multi`"), "{err}");
+        let list = "{p: {type: string, multi: true}}";
+        with("SELECT 1 WHERE n IN (:p)", list).unwrap();
+        with("SELECT 1 WHERE n NOT IN(:p)", list).unwrap();
+        with("SELECT 1 WHERE {any: n = :p}", list).unwrap();
+        for wrong in ["SELECT 1 WHERE n = :p", "SELECT 1 WHERE (:p IS NULL OR n IN (:p))", "SELECT 1 WHERE (:p)"] {
+            let err = with(wrong, list).unwrap_err();
+            assert!(err.contains("`:p` takes several values") && err.contains("IN (:p)"), "{wrong}: {err}");
+        }
         let err = with("SELECT 1 WHERE n = :q", "{q: {type: int, values: {one: '1'}}}").unwrap_err();
         assert!(err.contains("need `type: string`"), "{err}");
         assert_eq!(like_pattern("100%_!x", LikeMode::Contains), "%100!%!_!!x%");
