@@ -114,7 +114,7 @@ impl SqlAdapter {
                     let pairs = rows
                         .iter()
                         .filter_map(|r| Some((mapping::cell_text(r, "value")?, mapping::cell_text(r, "label")?)));
-                    tables.push(Lookup::new(&l.param, pairs));
+                    tables.push(Lookup::new(&l.param, pairs).with_max_values(l.max_values));
                 }
                 Err(e) => {
                     let retry_in = guard.failed(std::time::Instant::now());

@@ -65,6 +65,12 @@ pub struct LookupConfig {
     /// At most this many rows are read.
     #[serde(default = "default_lookup_rows")]
     pub max_rows: usize,
+    /// The most values one question links (1–16, default 8): a question naming several ("the
+    /// invoices of Estate A and Estate B") gives a parameter declared `multi: true` all of them,
+    /// in the order named, one bound placeholder each; a single-valued parameter gets the first.
+    /// Names past the cap are dropped and the caller is told.
+    #[serde(default = "default_lookup_values")]
+    pub max_values: usize,
 }
 
 fn default_refresh() -> Duration {
@@ -72,6 +78,9 @@ fn default_refresh() -> Duration {
 }
 fn default_lookup_rows() -> usize {
     50_000
+}
+fn default_lookup_values() -> usize {
+    crate::lookup::DEFAULT_MAX_VALUES
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -421,6 +430,9 @@ impl Validate for SqlAdapterConfig {
             if !self.templates.iter().any(|t| t.params.contains_key(&l.param)) {
                 return Err(format!("`lookups[{i}].param` `{}` is no template's parameter", l.param));
             }
+            if !(1..=crate::template::MAX_TERMS).contains(&l.max_values) {
+                return Err(format!("`lookups[{i}].max_values` must be 1–{}", crate::template::MAX_TERMS));
+            }
         }
         let db = &self.database;
         if db.max_connections == 0 {
@@ -478,6 +490,15 @@ mod tests {
         let zero = example().replace("max_connections: 8", "max_connections: 0");
         let err = fedsearch_core::config::from_yaml_str::<SqlAdapterConfig>(&zero).unwrap_err();
         assert!(err.contains("database.max_connections"), "{err}");
+        for (n, ok) in [(0, false), (1, true), (16, true), (17, false)] {
+            let cap = example()
+                .replace("    param: customer_id\n", &format!("    param: customer_id\n    max_values: {n}\n"));
+            let result = fedsearch_core::config::from_yaml_str::<SqlAdapterConfig>(&cap);
+            assert_eq!(result.is_ok(), ok, "max_values {n}");
+            if let Err(err) = result {
+                assert!(err.contains("lookups[0].max_values"), "{err}");
+            }
+        }
     }
 
     #[test]

@@ -79,6 +79,7 @@ mod tests {
             param: "customer_id".into(),
             refresh: Duration::from_secs(60),
             max_rows: 10,
+            max_values: 8,
         };
         let terms = lookup_terms(
             &l,

@@ -14,8 +14,12 @@
 //!
 //! Each label is matched as a whole and by its parts in each script (张伟 and "Zhang Wei" from
 //! "张伟 Zhang Wei"); a CJK part matches anywhere in the question, a Latin part on word
-//! boundaries, case-insensitively; the longest match wins. A linked value fills that parameter
-//! of every template that has it, and a template whose pattern would have captured that
+//! boundaries, case-insensitively; the longest match wins. A question may name several values of
+//! one lookup ("compare the invoices of 张伟 and Li Na"): they are all linked, in the order named,
+//! at most `max_values` ([`DEFAULT_MAX_VALUES`]). A template that declares the parameter
+//! `multi: true` receives every one of them as a list (one bound placeholder each); a
+//! single-valued parameter receives the first named ([`Linked`]). Linked values fill that
+//! parameter of every template that has it, and a template whose pattern would have captured that
 //! parameter counts as matched. The vocabulary holds no data a user receives: the templates'
 //! permission predicates still decide which rows come back. Tables are loaded on first use and
 //! reloaded when older than `refresh`. A failed load keeps the tables it had and is not tried
@@ -30,12 +34,33 @@ use std::{
 
 use fedsearch_core::text::is_cjk;
 
+/// How many values of one lookup a question links unless `lookups[].max_values` says otherwise.
+pub const DEFAULT_MAX_VALUES: usize = 8;
+
 /// The names of one parameter's values.
 #[derive(Debug, Clone, Default)]
 pub struct Lookup {
     pub param: String,
     /// (lowercased name variant, value), longest variants first.
     pub names: Vec<(String, String)>,
+    /// The most values one text links; the ones named later are dropped.
+    pub max_values: usize,
+}
+
+/// What a question names: for each lookup's parameter, the values in the order they are named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Linked {
+    /// Parameter → values, first named first, each once, at most the lookup's `max_values`.
+    pub values: BTreeMap<String, Vec<String>>,
+    /// Parameter → its lookup's `max_values`, when the text named more values than that.
+    pub capped: BTreeMap<String, usize>,
+}
+
+impl Linked {
+    /// The value named first for `param` (what a single-valued parameter receives).
+    pub fn first(&self, param: &str) -> Option<&str> {
+        self.values.get(param).and_then(|v| v.first()).map(String::as_str)
+    }
 }
 
 /// Every loaded lookup.
@@ -151,11 +176,14 @@ pub fn found(text: &str, name: &str) -> bool {
 
 /// Where `name` first occurs in `text` (see [`found`]).
 fn found_at(text: &str, name: &str) -> Option<usize> {
-    if name.chars().any(is_cjk) {
-        return text.find(name);
-    }
-    text.match_indices(name).map(|(i, _)| i).find(|&i| {
-        boundary(text, i) && {
+    occurrences(text, name).next()
+}
+
+/// Every place `name` occurs in `text` (see [`found`]).
+fn occurrences<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let cjk = name.chars().any(is_cjk);
+    text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        cjk || boundary(text, i) && {
             let end = i + name.len();
             text[end..].chars().next().is_none_or(|c| {
                 !c.is_alphanumeric()
@@ -181,27 +209,65 @@ impl Lookup {
         }
         names.retain(|(n, _)| count[n] == 1);
         names.sort_by(|a, b| b.0.chars().count().cmp(&a.0.chars().count()).then_with(|| a.cmp(b)));
-        Lookup { param: param.to_string(), names }
+        Lookup { param: param.to_string(), names, max_values: DEFAULT_MAX_VALUES }
+    }
+
+    /// The same lookup linking at most `max_values` values per text.
+    pub fn with_max_values(self, max_values: usize) -> Lookup {
+        Lookup { max_values, ..self }
+    }
+
+    /// The values named in `lowered` (a lower-cased text), in the order named, each once. The
+    /// text is read left to right: where several names start at one place the longest is the
+    /// one meant, and a name inside a longer one already read (`kessler` in "kessler
+    /// maschinenbau") is not named again.
+    fn named(&self, lowered: &str) -> Vec<String> {
+        // (where, rank of the name: longest first, where it ends, value)
+        let mut found: Vec<(usize, usize, usize, &str)> = self
+            .names
+            .iter()
+            .enumerate()
+            .flat_map(|(order, (name, value))| {
+                occurrences(lowered, name).map(move |at| (at, order, at + name.len(), value.as_str()))
+            })
+            .collect();
+        found.sort_unstable();
+        let mut out: Vec<String> = Vec::new();
+        let mut read_to = 0;
+        for (at, _, end, value) in found {
+            if at < read_to {
+                continue;
+            }
+            read_to = end;
+            if !out.iter().any(|v| v == value) {
+                out.push(value.to_string());
+            }
+        }
+        out
     }
 }
 
 impl Lookups {
-    /// Parameter → value for every lookup whose names occur in `text`. When a text names several
-    /// values of one lookup ("恒泰机械 的货发给 Kessler"), the one named first is what it is about;
-    /// at one place, the longest name (names are sorted longest first).
-    pub fn link(&self, text: &str) -> BTreeMap<String, String> {
+    /// The values every lookup's names link in `text`, in the order named. When a text names
+    /// several values of one lookup ("恒泰机械 的货发给 Kessler"), the first is what a single-valued
+    /// parameter receives; a list (`multi`) parameter receives them all, up to the lookup's
+    /// `max_values`. Two lookups of one parameter: the first in config order that names any.
+    pub fn link(&self, text: &str) -> Linked {
         let lowered = text.to_lowercase();
-        let mut out = BTreeMap::new();
+        let mut out = Linked::default();
         for t in &self.tables {
-            let first = t
-                .names
-                .iter()
-                .enumerate()
-                .filter_map(|(order, (name, value))| found_at(&lowered, name).map(|at| (at, order, value)))
-                .min();
-            if let Some((_, _, value)) = first {
-                out.entry(t.param.clone()).or_insert_with(|| value.clone());
+            if out.values.contains_key(&t.param) {
+                continue;
             }
+            let mut named = t.named(&lowered);
+            if named.is_empty() {
+                continue;
+            }
+            if named.len() > t.max_values {
+                named.truncate(t.max_values);
+                out.capped.insert(t.param.clone(), t.max_values);
+            }
+            out.values.insert(t.param.clone(), named);
         }
         out
     }
@@ -287,11 +353,11 @@ mod tests {
     #[test]
     fn names_in_either_script_link_and_parts_of_words_do_not() {
         let l = customers();
-        assert_eq!(l.link("李娜买的投影仪送到了吗？").get("customer_id").map(String::as_str), Some("C1003"));
-        assert_eq!(l.link("Was Zhang Wei's refund paid?").get("customer_id").map(String::as_str), Some("C1001"));
-        assert_eq!(l.link("When will TOM BAKER get it").get("customer_id").map(String::as_str), Some("C1004"));
-        assert!(l.link("Li Nan called").is_empty(), "`li na` inside `li nan` is another name");
-        assert!(l.link("天气怎么样").is_empty());
+        assert_eq!(l.link("李娜买的投影仪送到了吗？").first("customer_id"), Some("C1003"));
+        assert_eq!(l.link("Was Zhang Wei's refund paid?").first("customer_id"), Some("C1001"));
+        assert_eq!(l.link("When will TOM BAKER get it").first("customer_id"), Some("C1004"));
+        assert!(l.link("Li Nan called").values.is_empty(), "`li na` inside `li nan` is another name");
+        assert!(l.link("天气怎么样").values.is_empty());
     }
 
     #[test]
@@ -307,7 +373,7 @@ mod tests {
         let l = Lookups {
             tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],
         };
-        let linked = |q: &str| l.link(q).get("customer_id").cloned();
+        let linked = |q: &str| l.link(q).first("customer_id").map(str::to_string);
         assert_eq!(linked("Nordlicht Möbel says the strike days should not count").as_deref(), Some("CU-2001"));
         assert_eq!(linked("Kessler's machine parts that left Shanghai").as_deref(), Some("CU-2006"));
         assert_eq!(linked("pearl delta toys claim").as_deref(), Some("CU-3007"));
@@ -321,14 +387,11 @@ mod tests {
             tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],
         };
         assert_eq!(
-            l.link("恒泰机械 7 月中旬发给 Kessler 的那批机器配件").get("customer_id").map(String::as_str),
+            l.link("恒泰机械 7 月中旬发给 Kessler 的那批机器配件").first("customer_id"),
             Some("CU-1108"),
             "two customers: the one named first"
         );
-        assert_eq!(
-            l.link("Kessler's parts from Hengtai Machinery").get("customer_id").map(String::as_str),
-            Some("CU-2006")
-        );
+        assert_eq!(l.link("Kessler's parts from Hengtai Machinery").first("customer_id"), Some("CU-2006"));
     }
 
     #[test]
@@ -336,8 +399,50 @@ mod tests {
         let rows = [("ORG-301", "杭州青禾物流 Qinghe Logistics"), ("ORG-302", "杭州青禾科技 Qinghe Tech")];
         let l =
             Lookups { tables: vec![Lookup::new("org_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))] };
-        assert_eq!(l.link("给青禾物流的补偿为什么还是草稿").get("org_id").map(String::as_str), Some("ORG-301"));
-        assert!(l.link("杭州青禾的发票").is_empty(), "杭州青禾 is both");
-        assert_eq!(l.link("qinghe tech invoices").get("org_id").map(String::as_str), Some("ORG-302"));
+        assert_eq!(l.link("给青禾物流的补偿为什么还是草稿").first("org_id"), Some("ORG-301"));
+        assert!(l.link("杭州青禾的发票").values.is_empty(), "杭州青禾 is both");
+        assert_eq!(l.link("qinghe tech invoices").first("org_id"), Some("ORG-302"));
+    }
+
+    #[test]
+    fn every_value_a_question_names_is_linked_in_the_order_named() {
+        let l = customers();
+        let all = |q: &str| l.link(q).values.get("customer_id").cloned().unwrap_or_default();
+        assert_eq!(all("compare the orders of Tom Baker and 张伟"), ["C1004", "C1001"]);
+        assert_eq!(all("张伟和李娜的订单，还有 Zhang Wei 的退款"), ["C1001", "C1003"], "each value once");
+        assert_eq!(all("张伟 Zhang Wei 的订单"), ["C1001"], "the whole label is one name");
+        assert_eq!(all("李娜买的投影仪送到了吗？"), ["C1003"]);
+        assert!(l.link("Li Nan and Tom Bakery").values.is_empty());
+        let rows = [("CU-2006", "Kessler Maschinenbau AG"), ("CU-2007", "Maschinenbau Nord GmbH")];
+        let l = Lookups {
+            tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],
+        };
+        assert_eq!(
+            l.link("kessler maschinenbau nord").values["customer_id"],
+            ["CU-2006"],
+            "a name inside a longer one already read is not named again"
+        );
+    }
+
+    #[test]
+    fn a_question_links_at_most_max_values_values_of_one_lookup() {
+        let rows: Vec<(String, String)> =
+            (1..=10).map(|i| (format!("E{i:02}"), format!("Estate{i:02} Gardens"))).collect();
+        let l = Lookups { tables: vec![Lookup::new("estate", rows.clone())] };
+        let every: Vec<String> = (1..=10).map(|i| format!("estate{i:02} gardens")).collect();
+        let linked = l.link(&format!("invoices of {}", every.join(", ")));
+        let want: Vec<String> = (1..=DEFAULT_MAX_VALUES).map(|i| format!("E{i:02}")).collect();
+        assert_eq!(linked.values["estate"], want, "the first {DEFAULT_MAX_VALUES} named");
+        assert_eq!(linked.capped.get("estate"), Some(&DEFAULT_MAX_VALUES));
+        let l = Lookups { tables: vec![Lookup::new("estate", rows).with_max_values(2)] };
+        let linked = l.link("Estate07 Gardens vs Estate03 Gardens");
+        assert_eq!(
+            (linked.values["estate"].clone(), linked.capped.is_empty()),
+            (vec!["E07".into(), "E03".into()], true)
+        );
+        let linked = l.link("Estate07 Gardens, Estate03 Gardens and Estate05 Gardens");
+        assert_eq!(linked.values["estate"], ["E07", "E03"]);
+        assert_eq!(linked.first("estate"), Some("E07"));
+        assert_eq!(linked.capped.get("estate"), Some(&2));
     }
 }

@@ -13,7 +13,8 @@ use fedsearch_adapter_kit::{AdapterError, SubQuery};
 
 use crate::{
     config::ParamType,
-    template::{Catalog, LIMIT_PARAM, Template, Value},
+    lookup::Linked,
+    template::{Catalog, LIMIT_PARAM, Param, Template, Value},
     timefmt::TimeSettings,
 };
 
@@ -46,11 +47,7 @@ fn invalid(msg: String) -> AdapterError {
 /// Chooses the templates for `query` and extracts their parameters. `limit` is the
 /// sub-query's row limit (already defaulted by the kit).
 /// `linked` holds parameter values found by entity linking ([`crate::lookup`]).
-pub fn plan<'a>(
-    catalog: &'a Catalog,
-    query: &SubQuery,
-    linked: &BTreeMap<String, String>,
-) -> Result<Plan<'a>, AdapterError> {
+pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Result<Plan<'a>, AdapterError> {
     let mut plan = Plan::default();
     let filters = query.filters.clone().unwrap_or_default();
     // `now`, `now-7d` in values and defaults mean the question's moment (`as_of`), else now.
@@ -86,7 +83,7 @@ pub fn plan<'a>(
         if !filters.doc_types.is_empty() && !filters.doc_types.iter().any(|d| d == &template.hit.doc_type) {
             continue;
         }
-        let linked_here: Vec<&String> = linked.keys().filter(|p| template.params.contains_key(*p)).collect();
+        let linked_here: Vec<&String> = linked.values.keys().filter(|p| template.params.contains_key(*p)).collect();
         let pattern_ok = template.patterns.is_empty()
             || template.patterns.iter().any(|re| re.is_match(&query.text))
             || template
@@ -106,10 +103,16 @@ pub fn plan<'a>(
         capture(template, &query.text, &mut values)?;
         from_question(template, query, &mut values)?;
         for p in linked_here {
-            if !values.contains_key(p.as_str()) {
-                // A linked value that does not fit the parameter's schema is no link.
-                if let Ok(v) = template.params[p.as_str()].parse(p, &linked[p.as_str()]) {
-                    values.insert(p.clone(), v);
+            if values.contains_key(p.as_str()) {
+                continue;
+            }
+            let param = &template.params[p.as_str()];
+            let Some(v) = linked_value(param, p, &linked.values[p.as_str()]) else { continue };
+            values.insert(p.clone(), v);
+            if let Some(cap) = linked.capped.get(p.as_str()).filter(|_| param.spec.multi) {
+                let note = format!("the question names more than {cap} values for `{p}`; the first {cap} are used");
+                if !plan.notes.contains(&note) {
+                    plan.notes.push(note);
                 }
             }
         }
@@ -122,6 +125,21 @@ pub fn plan<'a>(
         plan.notes.push("no template matched the query".into());
     }
     Ok(plan)
+}
+
+/// What a lookup's values (in the order named) give `param`: a `multi` parameter every value that
+/// fits its schema, one list; another parameter the first value named. A value that does not fit
+/// the schema is no link (`None` when none is left).
+fn linked_value(param: &Param, name: &str, named: &[String]) -> Option<Value> {
+    if !param.spec.multi {
+        return param.parse(name, named.first()?).ok();
+    }
+    let fitting: Vec<&str> =
+        named.iter().map(String::as_str).filter(|v| param.parse_terms(name, &[v]).is_ok()).collect();
+    if fitting.is_empty() {
+        return None;
+    }
+    param.parse_terms(name, &fitting).ok()
 }
 
 /// Fills parameters still unset from the question: a value-map word it contains (the code), or a
@@ -263,14 +281,21 @@ templates:
     match: {patterns: ['(?P<order_no>SO\d{8})']}
     hit: {id: order_no, title: order_no, doc_type: order}
   - name: refunds
-    sql: "SELECT 1 FROM refunds r WHERE (:order_no IS NULL OR r.order_no = :order_no) AND {permission} LIMIT :limit"
+    sql: "SELECT 1 FROM refunds r WHERE (:order_no IS NULL OR r.order_no = :order_no) AND (:customer_id IS NULL OR r.customer_id = :customer_id) AND {permission} LIMIT :limit"
     permission: "r.business_line IN (:user.business_lines)"
     max_rows: 5
     params:
       order_no: {type: string, pattern: 'SO\d{8}'}
+      customer_id: {type: string, pattern: 'C\d{4}'}
       from: {type: timestamp, default: "now-30d"}
     match: {captures: ['(?P<order_no>SO\d{8})'], keywords: [退款, refund]}
     hit: {id: refund_id, title: refund_id, doc_type: refund}
+  - name: customer_orders
+    sql: "SELECT 1 FROM orders o WHERE o.customer_id IN (:customer_id) AND {permission} LIMIT :limit"
+    permission: "o.business_line IN (:user.business_lines)"
+    params: {customer_id: {type: string, required: true, multi: true, pattern: 'C\d{4}'}}
+    match: {patterns: ['(?P<customer_id>C\d{4})'], keywords: [订单, orders]}
+    hit: {id: order_no, title: order_no, doc_type: order}
 "#;
 
     fn catalog() -> Catalog {
@@ -293,22 +318,50 @@ templates:
     #[test]
     fn a_linked_name_fills_the_parameter_and_stands_in_for_the_pattern() {
         let c = catalog();
-        let linked = BTreeMap::from([("order_no".to_string(), "SO20261003".to_string())]);
-        let plan = plan(&c, &q("张伟的手表订单怎么样了"), &linked).unwrap();
+        let named = linked(&[("order_no", &["SO20261003"])]);
+        let plan = plan(&c, &q("张伟的手表订单怎么样了"), &named).unwrap();
         assert_eq!(names(&plan), ["order_by_number"]);
         assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261003".into()));
-        let bad = BTreeMap::from([("order_no".to_string(), "not an order".to_string())]);
+        let bad = linked(&[("order_no", &["not an order"])]);
         assert!(plan_names(&c, "张伟的手表订单怎么样了", &bad).is_empty(), "a value outside the schema is no link");
     }
 
-    fn plan_names(c: &Catalog, text: &str, linked: &BTreeMap<String, String>) -> Vec<String> {
+    fn linked(values: &[(&str, &[&str])]) -> Linked {
+        Linked {
+            values: values.iter().map(|(p, v)| (p.to_string(), v.iter().map(|v| v.to_string()).collect())).collect(),
+            capped: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn a_list_parameter_gets_every_linked_value_and_a_single_one_the_first() {
+        let c = catalog();
+        let mut named = linked(&[("customer_id", &["C1003", "nobody", "C1001"])]);
+        let plan = plan(&c, &q("张伟和李娜的退款和订单"), &named).unwrap();
+        assert_eq!(names(&plan), ["refunds", "customer_orders"]);
+        assert_eq!(plan.runs[0].values["customer_id"], Value::Text("C1003".into()), "single-valued: the first named");
+        assert_eq!(
+            plan.runs[1].values["customer_id"],
+            Value::List(vec!["C1003".into(), "C1001".into()]),
+            "a list: every value that fits the schema, in the order named"
+        );
+        assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+        named.capped.insert("customer_id".into(), 3);
+        let plan = super::plan(&c, &q("张伟和李娜的退款和订单"), &named).unwrap();
+        assert_eq!(plan.notes, ["the question names more than 3 values for `customer_id`; the first 3 are used"]);
+        let plan = super::plan(&c, &q("张伟和李娜的退款"), &named).unwrap();
+        assert_eq!(names(&plan), ["refunds"]);
+        assert!(plan.notes.is_empty(), "a single-valued parameter was never going to take them all");
+    }
+
+    fn plan_names(c: &Catalog, text: &str, linked: &Linked) -> Vec<String> {
         names(&plan(c, &q(text), linked).unwrap())
     }
 
     #[test]
     fn order_number_in_text_captures_into_the_parameter() {
         let c = catalog();
-        let plan = plan(&c, &q("订单SO20261001为什么还没发货"), &BTreeMap::new()).unwrap();
+        let plan = plan(&c, &q("订单SO20261001为什么还没发货"), &Linked::default()).unwrap();
         assert_eq!(names(&plan), ["order_by_number"]);
         assert_eq!(plan.runs[0].values["order_no"], Value::Text("SO20261001".into()));
     }
@@ -316,7 +369,7 @@ templates:
     #[test]
     fn several_matching_templates_all_run() {
         let c = catalog();
-        let plan = plan(&c, &q("refund for SO20261003?"), &BTreeMap::new()).unwrap();
+        let plan = plan(&c, &q("refund for SO20261003?"), &Linked::default()).unwrap();
         assert_eq!(names(&plan), ["order_by_number", "refunds"]);
         assert_eq!(plan.runs[1].values["order_no"], Value::Text("SO20261003".into()));
         assert_eq!(plan.runs[1].values["limit"], Value::Int(5), "min(max_rows, limit)");
@@ -325,7 +378,7 @@ templates:
     #[test]
     fn no_match_is_a_note_not_an_error() {
         let c = catalog();
-        let plan = plan(&c, &q("what is the weather"), &BTreeMap::new()).unwrap();
+        let plan = plan(&c, &q("what is the weather"), &Linked::default()).unwrap();
         assert!(plan.runs.is_empty());
         assert!(plan.notes.iter().any(|n| n.contains("no template matched")), "{:?}", plan.notes);
     }
@@ -335,7 +388,7 @@ templates:
         let c = catalog();
         let mut query = q("");
         query.template = "order_by_number".into();
-        let err = plan(&c, &query, &BTreeMap::new()).unwrap_err();
+        let err = plan(&c, &query, &Linked::default()).unwrap_err();
         assert_eq!(
             err,
             AdapterError::InvalidArgument(
@@ -343,15 +396,15 @@ templates:
             )
         );
         query.params.insert("order_no".into(), "1' OR '1'='1".into());
-        let err = plan(&c, &query, &BTreeMap::new()).unwrap_err().to_string();
+        let err = plan(&c, &query, &Linked::default()).unwrap_err().to_string();
         assert!(err.contains("`order_no`") && !err.contains("OR"), "{err}");
         query.params.clear();
         query.params.insert("user.business_lines".into(), "retail".into());
         assert!(
-            matches!(plan(&c, &query, &BTreeMap::new()), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter"))
+            matches!(plan(&c, &query, &Linked::default()), Err(AdapterError::InvalidArgument(m)) if m.contains("no parameter"))
         );
         query.template = "drop table; --".into();
-        let err = plan(&c, &query, &BTreeMap::new()).unwrap_err().to_string();
+        let err = plan(&c, &query, &Linked::default()).unwrap_err().to_string();
         assert_eq!(err, "unknown template (not a valid name)");
     }
 
@@ -365,7 +418,7 @@ templates:
             doc_types: vec!["refund".into()],
             ..Default::default()
         });
-        let plan = plan(&c, &query, &BTreeMap::new()).unwrap();
+        let plan = plan(&c, &query, &Linked::default()).unwrap();
         assert_eq!(names(&plan), ["refunds"]);
         assert_eq!(plan.runs[0].values["from"], instant("2026-11-01T00:00:00Z"));
         assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
@@ -376,10 +429,10 @@ templates:
         let c = catalog();
         let mut query = q("refunds");
         query.as_of = Some(fedsearch_core::time::parse_rfc3339("2026-07-20T10:00:00Z").unwrap());
-        let plan = plan(&c, &query, &BTreeMap::new()).unwrap();
+        let plan = plan(&c, &query, &Linked::default()).unwrap();
         assert_eq!(plan.runs[0].values["from"], instant("2026-06-20T10:00:00Z"), "now-30d from as_of");
         query.params.insert("from".into(), "now-1d".into());
-        let plan = super::plan(&c, &query, &BTreeMap::new()).unwrap();
+        let plan = super::plan(&c, &query, &Linked::default()).unwrap();
         assert_eq!(plan.runs[0].values["from"], instant("2026-07-19T10:00:00Z"));
     }
 }

@@ -12,6 +12,7 @@ mod doctor;
 mod followups;
 mod injection;
 mod latency;
+mod lookups;
 mod outage;
 mod params;
 mod readonly;
