@@ -5,7 +5,7 @@ Each set is a `fedsearch eval --top-k 30 --dump FILE` of a running router (with 
 candidates at 30, the default, every candidate is in the dump with the features the router
 computed: `explanation.rerank`) and the questions it asked. The script re-orders each question's
 candidates by a weighted sum of the features exactly as crates/fedsearch-router/src/rerank.rs
-does (old versions, named ids first, current before superseded), scores nDCG@10 as
+does (old versions, variety for one-answer questions, current before superseded), scores nDCG@10 as
 `fedsearch eval` does, and searches the weights by coordinate ascent on the mean over the sets
 (each set weighs the same, whatever its number of questions).
 
@@ -20,9 +20,10 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 
-FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named", "phrases", "rule_reference", "corroborated"]
+FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named", "phrases", "rule_reference", "corroborated", "state", "named_id"]
 OLD_VERSION_SHARE = 0.7  # rerank.rs
 K = 10
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -68,7 +69,7 @@ def features(h):
 
 
 def order(question, hits, w):
-    """The order rerank.rs and search.rs give: weighted score, old versions, named ids first."""
+    """The order rerank.rs gives: weighted score, old versions, variety for one-answer questions."""
     feats = [features(h) for h in hits]
     at = {h["id"]: i for i, h in enumerate(hits)}
     scored = []
@@ -80,10 +81,39 @@ def order(question, hits, w):
             s *= OLD_VERSION_SHARE
         scored.append((-s, i, h))
     out = [h for _, _, h in sorted(scored, key=lambda t: (t[0], t[1]))]
-    out = current_first(out)
-    q = question.lower()
-    out = sorted(out, key=lambda h: h["id"].rsplit(":", 1)[-1].lower() not in q)
+    if not asks_for_list(question):
+        out = varied([(-s, h) for s, _, h in sorted(scored, key=lambda t: (t[0], t[1]))])
     return current_first(out)
+
+
+# analysis/mod.rs asks_for_list: the words that ask for every item that matches.
+LIST_CJK = ["哪些", "哪几", "列出", "列一下", "所有", "全部", "清单", "一览", "有几", "多少个", "多少张", "多少笔"]
+LIST_WORDS = {"list", "which", "all", "every", "each"}
+VARIETY_FREE, VARIETY_DECAY = 3, 0.6  # rerank.rs
+
+
+def asks_for_list(question):
+    q = question.lower()
+    return any(w in q for w in LIST_CJK) or any(w in LIST_WORDS for w in re.findall(r"[a-z0-9]+", q))
+
+
+def varied(scored):
+    """rerank.rs varied: past VARIETY_FREE hits of one group (source, SQL template) each further
+    one keeps VARIETY_DECAY of its score per hit of its group already placed."""
+    rest, placed, out = list(scored), {}, []
+    group = lambda h: (h["source"], (h.get("metadata") or {}).get("template", ""))
+    while rest:
+        def discounted(t):
+            n = placed.get(group(t[1]), 0)
+            return t[0] * VARIETY_DECAY ** max(0, n + 1 - VARIETY_FREE)
+        best = 0
+        for i in range(1, len(rest)):
+            if discounted(rest[i]) > discounted(rest[best]):
+                best = i
+        _, h = rest.pop(best)
+        placed[group(h)] = placed.get(group(h), 0) + 1
+        out.append(h)
+    return out
 
 
 def current_first(hits):

@@ -50,6 +50,7 @@ pub fn rerank(r: &RerankFeatures) -> Value {
         "fused": r.fused, "coverage": r.coverage, "title_coverage": r.title_coverage, "names": r.names,
         "reciprocal_rank": r.reciprocal_rank, "score": r.score, "bm25": r.bm25, "kind_named": r.kind_named,
         "phrases": r.phrases, "rule_reference": r.rule_reference, "corroborated": r.corroborated,
+        "state": r.state, "named_id": r.named_id,
     })
 }
 

@@ -186,6 +186,10 @@ pub struct RerankWeights {
     pub rule_reference: f64,
     /// Another source found the same document.
     pub corroborated: f64,
+    /// The question asks for records in one state and the hit is in it.
+    pub state: f64,
+    /// The question names the hit's own id.
+    pub named_id: f64,
 }
 
 impl RerankWeights {
@@ -205,6 +209,8 @@ impl RerankWeights {
             phrases: 0.0,
             rule_reference: 0.0,
             corroborated: 0.0,
+            state: 0.0,
+            named_id: 0.0,
         }
     }
 
@@ -214,7 +220,7 @@ impl RerankWeights {
     }
 
     /// Every weight, `fused` first.
-    fn all(&self) -> [f64; 10] {
+    fn all(&self) -> [f64; 12] {
         [
             self.fused,
             self.coverage,
@@ -226,6 +232,8 @@ impl RerankWeights {
             self.phrases,
             self.rule_reference,
             self.corroborated,
+            self.state,
+            self.named_id,
         ]
     }
 
@@ -252,6 +260,8 @@ impl Default for RerankWeights {
             phrases: 0.05,
             rule_reference: 0.4,
             corroborated: 0.0,
+            state: 0.5,
+            named_id: 0.5,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! [`crate::routing`] as a prior in `selection.mode: scored`.
 //!
 //! The cues are question forms, not subject words, so they hold for any company: they say how
-//! the question asks, never what it is about.
+//! the question asks, never what it is about. The same holds for [`asks_for_state`]: "which
+//! tickets are still open", 还没关的工单 ask for records in an open state, whatever the records are.
 
 use std::sync::LazyLock;
 
@@ -64,6 +65,149 @@ pub fn asks_for_rule(question: &str) -> bool {
     ENGLISH.is_match(&lowered) || CHINESE.iter().any(|c| lowered.contains(c))
 }
 
+/// The state of the records a question asks for: still open, or done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskedState {
+    Open,
+    Closed,
+}
+
+/// English forms that ask for records still open ("still open", "not yet paid", "outstanding").
+static ENGLISH_OPEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b(?:still (?:open|pending|waiting|unpaid|outstanding|unresolved)|unresolved|outstanding|pending|",
+        r"unpaid|in progress|ongoing|not (?:yet )?(?:been )?(?:closed|resolved|fixed|done|finished|completed|",
+        r"paid|settled|handled|answered|shipped|delivered)|(?:are|is|remains?|stays?) (?:still )?open|",
+        r"open (?:\w+ ){0,2}?(?:tickets?|cases?|claims?|invoices?|issues?|orders?|incidents?|requests?|",
+        r"items?|bugs?|tasks?|disputes?|work orders?))\b"
+    ))
+    .expect("the English open-state cues compile")
+});
+
+/// "open" as a verb ("how do I open a ticket", "to open the case"): not a state.
+static OPEN_AS_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:(?:to|i|we|you|they|can|do|does|should|who) open|open (?:a|an|the|new|up))\b")
+        .expect("the verb cues compile")
+});
+
+/// English forms that ask for records that are done.
+static ENGLISH_CLOSED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(?:closed|resolved|fixed|completed)\b").expect("the closed-state cues compile"));
+
+/// Chinese forms that ask for records still open (还没关, 未解决, 待处理 …).
+const CHINESE_OPEN: &[&str] = &[
+    "还没关",
+    "没关闭",
+    "未关闭",
+    "未解决",
+    "没解决",
+    "还没解决",
+    "没处理",
+    "未处理",
+    "待处理",
+    "处理中",
+    "进行中",
+    "尚未",
+    "未结",
+    "未付",
+    "没付",
+    "还没付",
+    "未完成",
+    "没完成",
+    "还没完成",
+    "仍未",
+    "还在处理",
+];
+
+/// Chinese forms that ask for records that are done.
+const CHINESE_CLOSED: &[&str] = &["已关闭", "已解决", "已完成", "关闭了", "解决了", "处理完"];
+
+/// Which state of records the question asks for, if it asks for one state only.
+pub fn asks_for_state(question: &str) -> Option<AskedState> {
+    let lowered = question.to_lowercase();
+    let lowered = OPEN_AS_VERB.replace_all(&lowered, " ");
+    let open = ENGLISH_OPEN.is_match(&lowered) || CHINESE_OPEN.iter().any(|c| lowered.contains(c));
+    let closed = ENGLISH_CLOSED.is_match(&lowered) || CHINESE_CLOSED.iter().any(|c| lowered.contains(c));
+    match (open, closed) {
+        (true, false) => Some(AskedState::Open),
+        (false, true) => Some(AskedState::Closed),
+        _ => None,
+    }
+}
+
+/// Status values of records that are still open, lowercased with `_` for spaces and hyphens.
+const OPEN_VALUES: &[&str] = &[
+    "open",
+    "opened",
+    "new",
+    "pending",
+    "in_progress",
+    "waiting",
+    "waiting_customer",
+    "waiting_parts",
+    "waiting_for_customer",
+    "on_hold",
+    "investigating",
+    "acknowledged",
+    "unresolved",
+    "outstanding",
+    "overdue",
+    "unpaid",
+    "escalated",
+    "reopened",
+    "assigned",
+    "triage",
+    "todo",
+    "backlog",
+    "处理中",
+    "待处理",
+    "未解决",
+    "进行中",
+    "未关闭",
+    "逾期",
+    "未付",
+    "待付款",
+];
+
+/// Status values of records that are done.
+const CLOSED_VALUES: &[&str] = &[
+    "closed",
+    "resolved",
+    "done",
+    "completed",
+    "complete",
+    "fixed",
+    "cancelled",
+    "canceled",
+    "paid",
+    "settled",
+    "已关闭",
+    "已解决",
+    "已完成",
+    "已付",
+    "已付款",
+];
+
+/// The state a record's status says (metadata `status`, `state`, `*_status`, `*_state`), if one
+/// of its status values is a known open or done value.
+pub fn record_state<'a>(metadata: impl IntoIterator<Item = (&'a String, &'a String)>) -> Option<AskedState> {
+    metadata.into_iter().filter(|(k, _)| is_status_key(k)).find_map(|(_, v)| {
+        let v = v.trim().to_lowercase().replace([' ', '-'], "_");
+        if OPEN_VALUES.contains(&v.as_str()) {
+            Some(AskedState::Open)
+        } else if CLOSED_VALUES.contains(&v.as_str()) {
+            Some(AskedState::Closed)
+        } else {
+            None
+        }
+    })
+}
+
+fn is_status_key(key: &str) -> bool {
+    let k = key.to_lowercase();
+    k == "status" || k == "state" || k.ends_with("_status") || k.ends_with("_state")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +233,40 @@ mod tests {
             assert!(!asks_for_rule(q), "{q}");
         }
         assert!(!asks_for_rule("Is the maybe-shipped order here?"), "whole words only");
+    }
+
+    #[test]
+    fn questions_asking_for_open_or_done_records_are_told_in_both_languages() {
+        for q in [
+            "上周有哪些工单还没关？",
+            "Which tickets are still open?",
+            "Which invoices have not been paid yet?",
+            "List the open claims for Xunda",
+            "哪些索赔还未解决？",
+            "Is the dispute still pending?",
+        ] {
+            assert_eq!(asks_for_state(q), Some(AskedState::Open), "{q}");
+        }
+        for q in ["Which tickets were resolved yesterday?", "上周已关闭的工单有哪些？"] {
+            assert_eq!(asks_for_state(q), Some(AskedState::Closed), "{q}");
+        }
+        for q in [
+            "How do I open a ticket?",
+            "What is the refund policy?",
+            "Which resolved tickets are still open?",
+            "订单SO20261001的物流信息",
+        ] {
+            assert_eq!(asks_for_state(q), None, "{q}");
+        }
+    }
+
+    #[test]
+    fn a_records_state_is_read_from_its_status_fields() {
+        let meta = |k: &str, v: &str| std::collections::HashMap::from([(k.to_string(), v.to_string())]);
+        assert_eq!(record_state(&meta("status", "Waiting customer")), Some(AskedState::Open));
+        assert_eq!(record_state(&meta("fsn_status", "pending")), Some(AskedState::Open));
+        assert_eq!(record_state(&meta("status", "resolved")), Some(AskedState::Closed));
+        assert_eq!(record_state(&meta("status", "in_service")), None, "not a known state");
+        assert_eq!(record_state(&meta("category", "open")), None, "not a status field");
     }
 }

@@ -19,10 +19,20 @@
 //!   people in either script from the sources' vocabularies: [`crate::aliases`]) it shows.
 //! - `reciprocal_rank`: 1 / its best rank in a source.
 //! - `kind_named`: the question names its kind, its doc_type or source ("which tickets").
+//! - `named_id`: the question names the hit's own id (`TCK-5002`): the record asked about. A
+//!   weight, not a rule: a question about a notice's execution ("FSN-2026-07 还有几台没升级")
+//!   names the notice but asks for the devices.
+//! - `state`: the question asks for records in one state ("still open", 还没关, "resolved":
+//!   [`crate::intent::asks_for_state`]) and the hit's status metadata says it is in that state.
 //!
 //! `score` = Σ `rerank.weights` × feature (the defaults were fitted to the tuning companies'
 //! labeled candidates by `scripts/fit-rerank.py`; `rerank.coverage_weight: β` is the short form
 //! fused 1 − β, coverage β).
+//!
+//! A question that asks for one answer (not a list: [`crate::analysis::asks_for_list`]) gets a
+//! varied list: past [`VARIETY_FREE`] hits of one group (a source, or one template of a records
+//! source), each further hit of that group keeps [`VARIETY_DECAY`] of its score for every one
+//! before it, so ten rows of one template do not push the other sources' answers off the page.
 //!
 //! An old version (`version.status = superseded`) whose current version is also a candidate
 //! keeps [`OLD_VERSION_SHARE`] of its score, unless it shows more of the question than the
@@ -35,7 +45,7 @@ use std::collections::{HashMap, HashSet};
 
 use fedsearch_proto::types::{Hit, RerankFeatures};
 
-use crate::config::RerankWeights;
+use crate::{config::RerankWeights, intent::AskedState};
 
 /// The question's tokens that `h` shows in its title, snippet or metadata values (coverage
 /// asks only about those, so no other token is kept).
@@ -196,12 +206,28 @@ pub struct Asked<'a> {
     pub asks_for_rule: bool,
     /// The sources that hold reference material (no `routing.time_phrases`).
     pub reference_sources: HashSet<String>,
+    /// The state of the records the question asks for ([`crate::intent::asks_for_state`]).
+    pub state: Option<AskedState>,
+    /// The ids the question names (routing's entity patterns: `TCK-5002`, `SO20261001`).
+    pub ids: &'a [String],
+    /// The question asks for every item that matches ([`crate::analysis::asks_for_list`]): no
+    /// variety is imposed.
+    pub list: bool,
 }
 
 impl<'a> Asked<'a> {
     /// What `question` asks with only its tokens and names: no rule, no reference sources.
     pub fn new(question: &str, tokens: &'a [(String, f64)], names: &'a [Vec<String>]) -> Self {
-        Asked { tokens, names, sequence: sequence(question), asks_for_rule: false, reference_sources: HashSet::new() }
+        Asked {
+            tokens,
+            names,
+            sequence: sequence(question),
+            asks_for_rule: false,
+            reference_sources: HashSet::new(),
+            state: None,
+            ids: &[],
+            list: false,
+        }
     }
 }
 
@@ -220,6 +246,8 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             phrases: phrases(&asked.sequence, h),
             rule_reference: if asked.asks_for_rule && asked.reference_sources.contains(&h.source) { 1.0 } else { 0.0 },
             corroborated: if h.duplicates.iter().any(|d| d.source != h.source) { 1.0 } else { 0.0 },
+            state: in_asked_state(h, asked.state),
+            named_id: if own_id_named(h, asked.ids) { 1.0 } else { 0.0 },
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
             title_coverage: title[i],
@@ -241,6 +269,21 @@ fn weighted(f: &RerankFeatures, w: &RerankWeights) -> f64 {
         + w.phrases * f.phrases
         + w.rule_reference * f.rule_reference
         + w.corroborated * f.corroborated
+        + w.state * f.state
+        + w.named_id * f.named_id
+}
+
+/// Whether `ids` (the ids the question names) hold `h`'s own local id.
+fn own_id_named(h: &Hit, ids: &[String]) -> bool {
+    h.id.rsplit(':').next().is_some_and(|local| ids.iter().any(|e| e.eq_ignore_ascii_case(local)))
+}
+
+/// 1 when the question asks for records in one state and `h`'s status says it is in it.
+fn in_asked_state(h: &Hit, asked: Option<AskedState>) -> f64 {
+    match asked {
+        Some(state) if crate::intent::record_state(&h.metadata) == Some(state) => 1.0,
+        _ => 0.0,
+    }
 }
 
 /// What an old version keeps of its score when its current version is among the candidates and
@@ -273,8 +316,45 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    *hits = scored.into_iter().map(|(_, _, h)| h).collect();
+    *hits = if asked.list { scored.into_iter().map(|(_, _, h)| h).collect() } else { varied(scored) };
     current_before_superseded(hits);
+}
+
+/// Hits of one group a varied list takes at full score ([`varied`]).
+pub const VARIETY_FREE: usize = 3;
+/// What each further hit of a group keeps of its score, per hit of that group before it.
+pub const VARIETY_DECAY: f64 = 0.6;
+
+/// A records source's template, else the source: what "more of the same" means for variety.
+fn group(h: &Hit) -> (&str, &str) {
+    (h.source.as_str(), h.metadata.get("template").map_or("", String::as_str))
+}
+
+/// Re-orders `scored` (sorted best first) greedily: each place goes to the best score after the
+/// discount of its group's hits already placed beyond [`VARIETY_FREE`]; ties keep the order.
+fn varied(scored: Vec<(f64, usize, Hit)>) -> Vec<Hit> {
+    let mut rest = scored;
+    let mut placed: HashMap<(String, String), usize> = HashMap::new();
+    let mut out = Vec::with_capacity(rest.len());
+    while !rest.is_empty() {
+        let discounted = |(score, _, h): &(f64, usize, Hit)| {
+            let (source, template) = group(h);
+            let n = placed.get(&(source.to_string(), template.to_string())).copied().unwrap_or(0);
+            let beyond = (n + 1).saturating_sub(VARIETY_FREE) as i32;
+            score * VARIETY_DECAY.powi(beyond)
+        };
+        let mut best = 0;
+        for i in 1..rest.len() {
+            if discounted(&rest[i]) > discounted(&rest[best]) {
+                best = i;
+            }
+        }
+        let (_, _, h) = rest.remove(best);
+        let (source, template) = group(&h);
+        *placed.entry((source.to_string(), template.to_string())).or_default() += 1;
+        out.push(h);
+    }
+    out
 }
 
 /// Whether hit `i` is an old version whose current version is among the hits (`at`: id →
@@ -423,6 +503,84 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(coverage(&question, &hits), fedsearch_core::text::coverage(&question, &all));
         }
+    }
+
+    fn ids(h: &[Hit]) -> Vec<&str> {
+        h.iter().map(|h| h.id.as_str()).collect()
+    }
+
+    #[test]
+    fn the_record_the_question_names_weighs_by_its_weight_not_by_a_rule() {
+        let g = Glossary::new(true, &[]);
+        let q = question("FSN-2026-07 还有几台输液泵没升级？", &g);
+        let hits = || {
+            vec![
+                hit("records:fsn_open_units:P200-2405040", "P200-2405040 输液泵 FSN-2026-07 pending", 1.0),
+                hit("notices:FSN-2026-07", "现场安全通知 FSN-2026-07", 0.9),
+            ]
+        };
+        let named = ["FSN-2026-07".to_string()];
+        let mut asked = Asked::new("", &q, &[]);
+        asked.ids = &named;
+        let mut h = hits();
+        rerank(&mut h, &asked, &RerankWeights { named_id: 0.05, ..RerankWeights::from_coverage_weight(0.4) });
+        assert_eq!(ids(&h), ["records:fsn_open_units:P200-2405040", "notices:FSN-2026-07"], "a small weight");
+        let f = h[1].explanation.as_ref().and_then(|e| e.rerank.as_ref()).expect("features are recorded");
+        assert_eq!(f.named_id, 1.0);
+        let mut h = hits();
+        rerank(&mut h, &asked, &RerankWeights { named_id: 1.0, ..RerankWeights::from_coverage_weight(0.4) });
+        assert_eq!(h[0].id, "notices:FSN-2026-07", "a large weight puts the named record first");
+    }
+
+    #[test]
+    fn a_question_for_open_records_prefers_the_open_ones() {
+        let g = Glossary::new(true, &[]);
+        let q = question("上周有哪些工单还没关？", &g);
+        let ticket = |id: &str, status: &str, score: f64| {
+            let mut h = hit(id, "工单", score);
+            h.metadata.insert("status".into(), status.into());
+            h
+        };
+        let hits = || vec![ticket("t:1", "resolved", 1.0), ticket("t:2", "waiting_customer", 0.9)];
+        let weights = RerankWeights { state: 0.5, ..RerankWeights::from_coverage_weight(0.4) };
+        let mut asked = Asked::new("", &q, &[]);
+        asked.state = crate::intent::asks_for_state("上周有哪些工单还没关？");
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["t:2", "t:1"]);
+        asked.state = None;
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["t:1", "t:2"], "no state asked: the fused order");
+    }
+
+    #[test]
+    fn one_answer_questions_get_a_varied_list_and_list_questions_every_row() {
+        let g = Glossary::new(true, &[]);
+        let q = question("东华医院的设备", &g);
+        let row = |n: u32, score: f64| {
+            let mut h = hit(&format!("records:installations:D-{n}"), "东华医院 设备", score);
+            h.source = "records".into();
+            h.metadata.insert("template".into(), "installations".into());
+            h
+        };
+        let hits = || {
+            let mut v: Vec<Hit> = (1..=5).map(|n| row(n, 1.0 - f64::from(n) * 0.01)).collect();
+            let mut t = hit("tickets:T-1", "东华医院 设备", 0.8);
+            t.source = "tickets".into();
+            v.push(t);
+            v
+        };
+        let weights = RerankWeights::from_coverage_weight(0.4);
+        let mut h = hits();
+        rerank(&mut h, &Asked::new("", &q, &[]), &weights);
+        let at = |h: &[Hit], id: &str| h.iter().position(|x| x.id == id).unwrap();
+        assert_eq!(at(&h, "tickets:T-1"), VARIETY_FREE, "the other source comes right after three rows");
+        let mut asked = Asked::new("", &q, &[]);
+        asked.list = true;
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(at(&h, "tickets:T-1"), 5, "a list question keeps every row first");
     }
 
     #[test]

@@ -155,32 +155,6 @@ fn named(entities: &[String], two_script: &[(String, String)]) -> Vec<Vec<String
     ids.chain(two_script.iter().map(|(asked, other)| vec![asked.clone(), other.clone()])).collect()
 }
 
-/// The answer's order: re-scored by the question's words, then the hits the question names by
-/// id first, and still no old version above its current one.
-fn order(
-    hits: &mut Vec<fedsearch_proto::types::Hit>,
-    asked: &crate::rerank::Asked<'_>,
-    weights: &crate::config::RerankWeights,
-    entities: &[String],
-) {
-    crate::rerank::rerank(hits, asked, weights);
-    named_first(hits, entities);
-    // A named old version still gives way to its current one.
-    crate::rerank::current_before_superseded(hits);
-}
-
-/// Hits whose own id the question names (`TCK-5002`, `SO20261001`) go first, in fused order:
-/// a question that names a record wants that record before anything that mentions it.
-fn named_first(hits: &mut [fedsearch_proto::types::Hit], entities: &[String]) {
-    if entities.is_empty() {
-        return;
-    }
-    let named = |h: &fedsearch_proto::types::Hit| {
-        h.id.rsplit(':').next().is_some_and(|local| entities.iter().any(|e| e.eq_ignore_ascii_case(local)))
-    };
-    hits.sort_by_key(|h| !named(h));
-}
-
 /// A question with a time phrase of at most [`EVENT_WINDOW_DAYS`] asks about events: sources that
 /// hold reference material (no `time_phrases`) weigh `selection.undated_weight` of their weight
 /// then. A quarter, half year or year (Q2, 2026年) as often names a document ("the Q2 vendor
@@ -404,6 +378,9 @@ pub async fn run(
     let names = named(&terms.entities, &two_script);
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
     asked.asks_for_rule = crate::intent::asks_for_rule(&req.query);
+    asked.state = crate::intent::asks_for_state(&req.query);
+    asked.list = list_question;
+    asked.ids = &terms.entities;
     asked.reference_sources = routing
         .selected
         .iter()
@@ -411,7 +388,7 @@ pub async fn run(
         .map(|r| r.source.clone())
         .collect();
     let weights = state.config.rerank.weights();
-    order(&mut fused.hits, &asked, &weights, &terms.entities);
+    crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     let round = crate::referenced::Round {
         filters: req.filters.clone(),
         credentials: &req.source_credentials,
@@ -427,7 +404,7 @@ pub async fn run(
     let rows = crate::referenced::complete(&state.registry, user, wanted, &round, &fused.hits, answer_by).await;
     if !rows.is_empty() {
         fused.hits.extend(rows);
-        order(&mut fused.hits, &asked, &weights, &terms.entities);
+        crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     }
     fused.hits.truncate(top_k as usize);
     crate::current::complete(state, user, &req.source_credentials, &mut fused.hits, top_k as usize, answer_by).await;
@@ -490,13 +467,7 @@ async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::E
 
 #[cfg(test)]
 mod tests {
-    use fedsearch_proto::types::Hit;
-
     use super::*;
-
-    fn hit(id: &str) -> Hit {
-        Hit { id: id.into(), ..Default::default() }
-    }
 
     #[test]
     fn fusing_and_answering_come_out_of_the_callers_budget() {
@@ -545,20 +516,5 @@ mod tests {
         assert!(!is_event_window(&window("Q3 contract rates")), "also the quarter that holds today");
         assert!(!is_event_window(&window("2025年的假期")));
         assert!(is_event_window(&window("what failed more than a week ago")), "an open-ended past");
-    }
-
-    #[test]
-    fn a_record_the_question_names_goes_first_and_the_rest_keep_their_order() {
-        let mut hits = vec![
-            hit("tickets:TCK-5002"),
-            hit("kb:KB-101"),
-            hit("incidents:INC-2041"),
-            hit("orders:order_by_number:SO20261004"),
-        ];
-        named_first(&mut hits, &["INC-2041".into(), "SO20261004".into()]);
-        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
-        assert_eq!(ids, ["incidents:INC-2041", "orders:order_by_number:SO20261004", "tickets:TCK-5002", "kb:KB-101"]);
-        named_first(&mut hits, &[]);
-        assert_eq!(hits[0].id, "incidents:INC-2041");
     }
 }
