@@ -163,16 +163,22 @@ pub fn token_set<'a>(parts: impl IntoIterator<Item = &'a str>) -> HashSet<String
 /// the hit shows / the same over the tokens any hit shows. IDF is over `shown` (the hits), so a
 /// token every hit shows counts little and one no hit shows does not count at all.
 pub fn coverage(question: &[(String, f64)], shown: &[HashSet<String>]) -> Vec<f64> {
-    let n = shown.len() as f64;
-    let idf: Vec<Option<f64>> = question
-        .iter()
-        .map(|(t, _)| {
-            let df = shown.iter().filter(|s| s.contains(t)).count();
+    let shows: Vec<Vec<bool>> = shown.iter().map(|s| question.iter().map(|(t, _)| s.contains(t)).collect()).collect();
+    coverage_of(question, &shows)
+}
+
+/// [`coverage`] from what each hit shows of each question token (`shows[hit][token]`), for a
+/// caller that has counted the tokens itself.
+pub fn coverage_of(question: &[(String, f64)], shows: &[Vec<bool>]) -> Vec<f64> {
+    let n = shows.len() as f64;
+    let idf: Vec<Option<f64>> = (0..question.len())
+        .map(|i| {
+            let df = shows.iter().filter(|s| s[i]).count();
             (df > 0).then(|| (1.0 + n / df as f64).ln())
         })
         .collect();
     let total: f64 = question.iter().zip(&idf).filter_map(|((_, w), i)| i.map(|i| i * w)).sum();
-    shown
+    shows
         .iter()
         .map(|s| {
             if total <= 0.0 {
@@ -181,8 +187,9 @@ pub fn coverage(question: &[(String, f64)], shown: &[HashSet<String>]) -> Vec<f6
             let got: f64 = question
                 .iter()
                 .zip(&idf)
-                .filter(|((t, _), _)| s.contains(t))
-                .filter_map(|((_, w), i)| i.map(|i| i * w))
+                .enumerate()
+                .filter(|(t, _)| s[*t])
+                .filter_map(|(_, ((_, w), i))| i.map(|i| i * w))
                 .sum();
             got / total
         })

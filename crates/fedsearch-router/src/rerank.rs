@@ -47,13 +47,6 @@ use fedsearch_proto::types::{Hit, RerankFeatures};
 
 use crate::{config::RerankWeights, intent::AskedState};
 
-/// The question's tokens that `h` shows in its title, snippet or metadata values (coverage
-/// asks only about those, so no other token is kept).
-fn shown_tokens(h: &Hit, asked: &HashSet<&str>) -> HashSet<String> {
-    let parts = [h.title.as_str(), h.snippet.as_str()].into_iter().chain(shown_metadata(h));
-    shown_in(parts, asked)
-}
-
 /// A metadata key whose value repeats the question's own terms (the wiki's `matched_terms`): not
 /// something the hit shows, so no feature reads it.
 const ECHO_KEYS: &[&str] = &["matched_terms"];
@@ -63,31 +56,109 @@ fn shown_metadata(h: &Hit) -> impl Iterator<Item = &str> {
     h.metadata.iter().filter(|(k, _)| !ECHO_KEYS.contains(&k.as_str())).map(|(_, v)| v.as_str())
 }
 
-fn shown_in<'a>(parts: impl Iterator<Item = &'a str>, asked: &HashSet<&str>) -> HashSet<String> {
-    let mut shown = HashSet::new();
-    for part in parts {
-        fedsearch_core::text::each_token(part, |t| {
-            if asked.contains(t) && !shown.contains(t) {
-                shown.insert(t.to_string());
+/// The question indexed for one pass over each candidate's text: its weighted tokens (each
+/// distinct token at the index it first has) and the adjacent pairs of its own tokens.
+struct Index<'a> {
+    tokens: HashMap<&'a str, usize>,
+    /// Each distinct token of the question's own sequence, numbered.
+    words: HashMap<&'a str, usize>,
+    /// The question's adjacent pairs, as numbers of [`Index::words`].
+    pairs: Vec<(usize, usize)>,
+}
+
+impl<'a> Index<'a> {
+    fn new(question: &'a [(String, f64)], sequence: &'a [String]) -> Self {
+        // A token the question repeats is read at its last index (BM25 counts it once).
+        let tokens: HashMap<&str, usize> = question.iter().enumerate().map(|(i, (t, _))| (t.as_str(), i)).collect();
+        let mut words = HashMap::with_capacity(sequence.len());
+        for w in sequence {
+            let n = words.len();
+            words.entry(w.as_str()).or_insert(n);
+        }
+        let pairs = sequence.windows(2).map(|w| (words[w[0].as_str()], words[w[1].as_str()])).collect();
+        Index { tokens, words, pairs }
+    }
+}
+
+/// What one candidate shows of the question, from one tokenizing pass over its title, snippet
+/// and metadata values.
+struct Shown {
+    /// Occurrences of each distinct question token (at its last index) in the title.
+    title: Vec<u32>,
+    /// The same in the snippet and the metadata values.
+    body: Vec<u32>,
+    /// Its number of tokens, the title counted twice (BM25's document length).
+    len: usize,
+    /// The question's adjacent pairs the title or the snippet shows adjacent.
+    pairs: HashSet<(usize, usize)>,
+}
+
+impl Shown {
+    fn of(h: &Hit, index: &Index<'_>, question_len: usize) -> Self {
+        let mut shown =
+            Shown { title: vec![0; question_len], body: vec![0; question_len], len: 0, pairs: HashSet::new() };
+        shown.read(&h.title, index, Part::Title);
+        shown.read(&h.snippet, index, Part::Body { adjacency: true });
+        for value in shown_metadata(h) {
+            shown.read(value, index, Part::Body { adjacency: false });
+        }
+        shown
+    }
+
+    /// Counts `text`'s tokens into the title's or the body's occurrences and, where adjacency
+    /// counts, the question's pairs it shows adjacent (within this text only).
+    fn read(&mut self, text: &str, index: &Index<'_>, part: Part) {
+        let (counts, weight, adjacency) = match part {
+            Part::Title => (&mut self.title, 2, true),
+            Part::Body { adjacency } => (&mut self.body, 1, adjacency),
+        };
+        let mut previous: Option<usize> = None;
+        fedsearch_core::text::each_token(text, |t| {
+            self.len += weight;
+            if let Some(&i) = index.tokens.get(t) {
+                counts[i] += 1;
+            }
+            if adjacency {
+                let word = index.words.get(t).copied();
+                if let (Some(a), Some(b)) = (previous, word) {
+                    self.pairs.insert((a, b));
+                }
+                previous = word;
             }
         });
     }
-    shown
+
+    fn shows(&self, i: usize) -> bool {
+        self.title[i] + self.body[i] > 0
+    }
+}
+
+/// Which part of a hit a text is: the title (counted twice by BM25) or the rest.
+#[derive(Clone, Copy)]
+enum Part {
+    Title,
+    /// The snippet (whose adjacent pairs count as phrases) or a metadata value (whose do not).
+    Body {
+        adjacency: bool,
+    },
+}
+
+/// Per hit, per question token: whether `shows` says the hit shows it (a repeated token read at
+/// its last index, so it counts as often as the question repeats it).
+fn shown_matrix(
+    question: &[(String, f64)],
+    index: &Index<'_>,
+    shown: &[Shown],
+    shows: impl Fn(&Shown, usize) -> bool,
+) -> Vec<Vec<bool>> {
+    shown.iter().map(|s| question.iter().map(|(t, _)| shows(s, index.tokens[t.as_str()])).collect()).collect()
 }
 
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
 pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
-    let asked: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
-    let shown: Vec<HashSet<String>> = hits.iter().map(|h| shown_tokens(h, &asked)).collect();
-    fedsearch_core::text::coverage(question, &shown)
-}
-
-/// Each hit's share of the question its title shows.
-fn title_coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
-    let asked: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
-    let shown: Vec<HashSet<String>> =
-        hits.iter().map(|h| shown_in(std::iter::once(h.title.as_str()), &asked)).collect();
-    fedsearch_core::text::coverage(question, &shown)
+    let index = Index::new(question, &[]);
+    let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len())).collect();
+    fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows))
 }
 
 /// Share of `names` (each a name in its spellings, lowercased) that `h` shows in its id, title,
@@ -118,44 +189,34 @@ const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 
 /// Each hit's BM25 for the question over its title (twice), snippet and metadata values, relative
-/// to the best candidate's (0..=1); IDF and the average length are the candidates'.
-fn bm25(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
-    let asked: HashMap<&str, usize> = question.iter().enumerate().map(|(i, (t, _))| (t.as_str(), i)).collect();
-    // Per hit: how often each asked token occurs, and how many tokens it has.
-    let counted: Vec<(Vec<u32>, usize)> = hits
-        .iter()
-        .map(|h| {
-            let mut tf = vec![0u32; question.len()];
-            let mut len = 0;
-            let parts = [h.title.as_str(), h.title.as_str(), h.snippet.as_str()];
-            for part in parts.into_iter().chain(shown_metadata(h)) {
-                fedsearch_core::text::each_token(part, |t| {
-                    len += 1;
-                    if let Some(&i) = asked.get(t) {
-                        tf[i] += 1;
-                    }
-                });
-            }
-            (tf, len)
-        })
-        .collect();
-    let n = hits.len() as f64;
-    let avg = (counted.iter().map(|(_, l)| *l).sum::<usize>() as f64 / n).max(1.0);
+/// to the best candidate's (0..=1); IDF and the average length are the candidates'. A token the
+/// question repeats counts once.
+fn bm25(question: &[(String, f64)], index: &Index<'_>, shown: &[Shown]) -> Vec<f64> {
+    let n = shown.len() as f64;
+    let avg = (shown.iter().map(|s| s.len).sum::<usize>() as f64 / n).max(1.0);
+    let tf = |s: &Shown, i: usize| 2 * s.title[i] + s.body[i];
+    let mut distinct = vec![false; question.len()];
+    for &i in index.tokens.values() {
+        distinct[i] = true;
+    }
     let idf: Vec<f64> = (0..question.len())
         .map(|i| {
-            let df = counted.iter().filter(|(tf, _)| tf[i] > 0).count() as f64;
+            let df = shown.iter().filter(|s| tf(s, i) > 0).count() as f64;
             if df > 0.0 { (1.0 + (n - df + 0.5) / (df + 0.5)).ln() } else { 0.0 }
         })
         .collect();
-    let scores: Vec<f64> = counted
+    let scores: Vec<f64> = shown
         .iter()
-        .map(|(tf, len)| {
-            let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * *len as f64 / avg);
-            tf.iter()
-                .enumerate()
-                .filter(|(_, f)| **f > 0)
-                .map(|(i, &f)| question[i].1 * idf[i] * f64::from(f) * (BM25_K1 + 1.0) / (f64::from(f) + norm))
-                .sum()
+        .map(|s| {
+            let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * s.len as f64 / avg);
+            let mut sum = 0.0;
+            for i in 0..question.len() {
+                let f = tf(s, i);
+                if f > 0 && distinct[i] {
+                    sum += question[i].1 * idf[i] * f64::from(f) * (BM25_K1 + 1.0) / (f64::from(f) + norm);
+                }
+            }
+            sum
         })
         .collect();
     let best = scores.iter().copied().fold(0.0, f64::max);
@@ -181,18 +242,11 @@ fn sequence(text: &str) -> Vec<String> {
 
 /// Share of the question's adjacent token pairs that the hit's title or snippet shows adjacent
 /// (0 for a question of one token).
-fn phrases(question: &[String], h: &Hit) -> f64 {
-    if question.len() < 2 {
+fn phrases(index: &Index<'_>, shown: &Shown) -> f64 {
+    if index.pairs.is_empty() {
         return 0.0;
     }
-    let mut shown: HashSet<(String, String)> = HashSet::new();
-    for part in [h.title.as_str(), h.snippet.as_str()] {
-        let seq = sequence(part);
-        shown.extend(seq.windows(2).map(|w| (w[0].clone(), w[1].clone())));
-    }
-    let pairs = question.windows(2);
-    let n = pairs.len() as f64;
-    pairs.filter(|w| shown.contains(&(w[0].clone(), w[1].clone()))).count() as f64 / n
+    index.pairs.iter().filter(|p| shown.pairs.contains(p)).count() as f64 / index.pairs.len() as f64
 }
 
 /// What the question asks, for re-scoring: its weighted tokens and the names it names.
@@ -231,19 +285,24 @@ impl<'a> Asked<'a> {
     }
 }
 
-/// Every candidate's features, in the hits' order.
+/// Every candidate's features, in the hits' order: each hit's text is tokenized once.
 fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
-    let cov = coverage(asked.tokens, hits);
-    let title = title_coverage(asked.tokens, hits);
-    let bm25 = bm25(asked.tokens, hits);
-    let tokens: HashSet<&str> = asked.tokens.iter().map(|(t, _)| t.as_str()).collect();
+    let question = asked.tokens;
+    let index = Index::new(question, &asked.sequence);
+    let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len())).collect();
+    let cov = fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows));
+    let title =
+        fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, |s, i| s.title[i] > 0));
+    let bm25 = bm25(question, &index, &shown);
+    let tokens: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
     let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
     hits.iter()
+        .zip(&shown)
         .enumerate()
-        .map(|(i, h)| RerankFeatures {
+        .map(|(i, (h, s))| RerankFeatures {
             bm25: bm25[i],
             kind_named: kind_named(h, &tokens),
-            phrases: phrases(&asked.sequence, h),
+            phrases: phrases(&index, s),
             rule_reference: if asked.asks_for_rule && asked.reference_sources.contains(&h.source) { 1.0 } else { 0.0 },
             corroborated: if h.duplicates.iter().any(|d| d.source != h.source) { 1.0 } else { 0.0 },
             state: in_asked_state(h, asked.state),
