@@ -1,5 +1,6 @@
 //! The `SourceAdapter` gRPC service around an [`Adapter`]: sub-query fan-in, deadlines,
-//! cancellation and per-sub-query status.
+//! cancellation, per-sub-query status and trace context, and streams that end once their
+//! sub-queries are done when the adapter drains.
 
 use std::{collections::HashMap, pin::Pin, sync::Arc, time::Duration};
 
@@ -58,6 +59,9 @@ pub struct AdapterService<A> {
     sources: Arc<std::collections::HashSet<String>>,
     /// Verifies the router's identity assertions; `None` believes the plain `UserContext`.
     verifier: Option<Arc<AssertionVerifier>>,
+    /// Turns true when the adapter starts draining (SIGTERM): every stream then takes no more
+    /// sub-queries and ends once the ones it runs are done.
+    drain: tokio::sync::watch::Receiver<bool>,
 }
 
 impl<A: Adapter> AdapterService<A> {
@@ -69,7 +73,14 @@ impl<A: Adapter> AdapterService<A> {
             default_timeout,
             sources,
             verifier: None,
+            drain: tokio::sync::watch::channel(false).1,
         }
+    }
+
+    /// Ends every stream once its in-flight sub-queries are done when `drain` turns true, so a
+    /// draining adapter's long-lived streams end cleanly instead of at the grace period.
+    pub fn with_drain(self, drain: tokio::sync::watch::Receiver<bool>) -> Self {
+        Self { drain, ..self }
     }
 
     /// Requires a valid router-signed assertion on every sub-query and fetch (when `Some`),
@@ -244,6 +255,13 @@ fn subquery_span(query: &SubQuery) -> tracing::Span {
     span
 }
 
+/// Resolves once the adapter starts draining; never when nothing can tell it to.
+async fn draining(mut drain: tokio::sync::watch::Receiver<bool>) {
+    if drain.wait_for(|d| *d).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 #[tonic::async_trait]
 impl<A: Adapter> SourceAdapter for AdapterService<A> {
     async fn describe(&self, _request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
@@ -262,12 +280,21 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
         let default_timeout = self.default_timeout;
         let known = self.sources.clone();
         let verifier = self.verifier.clone();
+        let drain = draining(self.drain.clone());
         let driver = async move {
+            tokio::pin!(drain);
             let mut tasks: JoinSet<ResultFrame> = JoinSet::new();
             let mut running: HashMap<String, tokio::task::AbortHandle> = HashMap::new();
             let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
             let mut inbound_open = true;
+            // Draining, a stream takes no more sub-queries once it has carried one: its first
+            // still runs (a stream per sub-query opened just before the drain is answered).
+            let (mut drain_seen, mut carried) = (false, false);
             loop {
+                if drain_seen && carried && inbound_open {
+                    tracing::debug!(running = running.len(), "draining: ending the stream after its sub-queries");
+                    inbound_open = false;
+                }
                 if !inbound_open && tasks.is_empty() {
                     break;
                 }
@@ -300,6 +327,7 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                             );
                             ids.insert(handle.id(), id.clone());
                             running.insert(id, handle);
+                            carried = true;
                         }
                         Ok(Some(SearchFrame { frame: Some(search_frame::Frame::Cancel(c)) })) => {
                             if let Some(handle) = running.get(&c.id) {
@@ -338,6 +366,7 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                             break;
                         }
                     }
+                    _ = &mut drain, if !drain_seen => drain_seen = true,
                     _ = out_tx.closed() => break,
                 }
             }
