@@ -128,22 +128,31 @@ async fn prometheus_scrapes_every_service_and_a_failing_sources_warn_line_has_th
         )
         .await;
     assert!(router_side.iter().all(|x| label(x, "fedsearch_source_state") == "ok"), "{router_side:?}");
+    // Each adapter counts the sub-query it answered when it ends, whether its stream is the
+    // sub-query's own (`streams: 0`) or shared and still open (the default).
     let adapter_side = prometheus
-        .wait_for("sum by (job, fedsearch_source) (fedsearch_adapter_subquery_duration_seconds_count)", |r| {
-            ["sql-adapter", "es-adapter", "wiki-adapter"].iter().all(|j| r.iter().any(|x| label(x, "job") == *j))
-        })
+        .wait_for(
+            "sum by (job, fedsearch_source, fedsearch_source_state) (fedsearch_adapter_subquery_duration_seconds_count)",
+            |r| ["sql-adapter", "es-adapter", "wiki-adapter"].iter().all(|j| r.iter().any(|x| label(x, "job") == *j)),
+        )
         .await;
+    assert!(adapter_side.iter().all(|x| label(x, "fedsearch_source_state") == "ok"), "{adapter_side:?}");
     // The adapter side names its own logical sources (the sql-adapter's `orders` is `shop`).
     assert!(adapter_side.iter().any(|x| label(x, "fedsearch_source") == "tickets"), "{adapter_side:?}");
     prometheus
         .wait_for("fedsearch_router_source_hits_total", |r| r.iter().any(|x| label(x, "fedsearch_source") == "tickets"))
         .await;
+    // Calls are counted when they end: the router's Search, and the adapters' Describe (the
+    // router reads their vocabularies). An adapter's Search stream may outlive the test.
     let rpc = prometheus
-        .wait_for("rpc_server_call_duration_seconds_count{rpc_method=\"Search\"}", |r| {
-            r.iter().any(|x| label(x, "job") == "router") && r.iter().any(|x| label(x, "job") == "sql-adapter")
+        .wait_for("rpc_server_call_duration_seconds_count{rpc_method=~\"Search|Describe\"}", |r| {
+            let ended =
+                |job: &str, method: &str| r.iter().any(|x| label(x, "job") == job && label(x, "rpc_method") == method);
+            ended("router", "Search")
+                && ["sql-adapter", "es-adapter", "wiki-adapter"].iter().all(|j| ended(j, "Describe"))
         })
         .await;
-    assert!(rpc.iter().any(|x| label(x, "rpc_grpc_status_code") == "0"), "{rpc:?}");
+    assert!(rpc.iter().any(|x| label(x, "job") == "router" && label(x, "rpc_grpc_status_code") == "0"), "{rpc:?}");
     prometheus.wait_for("fedsearch_router_breaker_state", |r| r.len() >= 3).await;
     prometheus.wait_for("fedsearch_router_in_flight", |r| !r.is_empty()).await;
     let metrics = get(&format!("http://127.0.0.1:{}/metrics", stack.proc("router").admin_port)).await.1;
@@ -166,6 +175,14 @@ async fn prometheus_scrapes_every_service_and_a_failing_sources_warn_line_has_th
     assert_eq!(warn["trace_id"], failing.trace_id.as_str(), "{warn}");
     prometheus
         .wait_for("fedsearch_router_source_duration_seconds_count{fedsearch_source=\"wiki\",fedsearch_source_state=\"unavailable\"}", |r| {
+            !r.is_empty()
+        })
+        .await;
+
+    // The router stops: whatever adapter stream was still open ends, and is then one call.
+    stack.proc("router").signal("TERM");
+    prometheus
+        .wait_for("rpc_server_call_duration_seconds_count{job=\"sql-adapter\",rpc_method=\"Search\"}", |r| {
             !r.is_empty()
         })
         .await;

@@ -212,8 +212,14 @@ pub async fn serve_adapter<A: Adapter>(
             .map_err(anyhow::Error::msg)?,
         None => None,
     };
-    let service =
-        AdapterService::new(adapter, config.max_concurrent_subqueries, config.default_timeout).with_verifier(verifier);
+    let (drain, drained) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = drain.send(true);
+    };
+    let service = AdapterService::new(adapter, config.max_concurrent_subqueries, config.default_timeout)
+        .with_verifier(verifier)
+        .with_drain(drained);
     let served = fedsearch_core::grpc::Served {
         routes: tonic::service::Routes::new(service.into_server()).add_service(diagnostics.into_server()),
         service_names: vec!["fedsearch.adapter.v1.SourceAdapter", diagnostics::SERVICE_NAME],

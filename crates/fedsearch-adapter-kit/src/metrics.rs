@@ -41,6 +41,41 @@ static METRICS: LazyLock<AdapterMetrics> = LazyLock::new(|| {
     }
 });
 
+/// Records one sub-query in `fedsearch.adapter.subquery.duration` exactly once, when it ends:
+/// with its state by [`SubQueryTimer::done`], or dropped unfinished as `skipped` (cancelled by
+/// the router, or its stream gone) or `error` (the adapter panicked). So every sub-query a
+/// stream carries is counted when it ends, however long its stream lives.
+pub(crate) struct SubQueryTimer {
+    source: String,
+    started: Instant,
+    recorded: bool,
+}
+
+impl SubQueryTimer {
+    pub(crate) fn start(source: String) -> Self {
+        Self { source, started: Instant::now(), recorded: false }
+    }
+
+    /// The source label it records under.
+    pub(crate) fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub(crate) fn done(mut self, state: SourceState, hits: u32) {
+        self.recorded = true;
+        subquery_done(&self.source, state, self.started, hits);
+    }
+}
+
+impl Drop for SubQueryTimer {
+    fn drop(&mut self) {
+        if !self.recorded {
+            let state = if std::thread::panicking() { SourceState::Error } else { SourceState::Skipped };
+            subquery_done(&self.source, state, self.started, 0);
+        }
+    }
+}
+
 pub(crate) fn subquery_done(source: &str, state: SourceState, started: Instant, hits: u32) {
     let m = &*METRICS;
     m.subquery.record(started.elapsed().as_secs_f64(), &source_attrs(source, state.label()));

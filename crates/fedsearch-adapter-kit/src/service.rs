@@ -1,5 +1,6 @@
 //! The `SourceAdapter` gRPC service around an [`Adapter`]: sub-query fan-in, deadlines,
-//! cancellation and per-sub-query status.
+//! cancellation, per-sub-query status and trace context, and streams that end once their
+//! sub-queries are done when the adapter drains.
 
 use std::{collections::HashMap, pin::Pin, sync::Arc, time::Duration};
 
@@ -58,6 +59,9 @@ pub struct AdapterService<A> {
     sources: Arc<std::collections::HashSet<String>>,
     /// Verifies the router's identity assertions; `None` believes the plain `UserContext`.
     verifier: Option<Arc<AssertionVerifier>>,
+    /// Turns true when the adapter starts draining (SIGTERM): every stream then takes no more
+    /// sub-queries and ends once the ones it runs are done.
+    drain: tokio::sync::watch::Receiver<bool>,
 }
 
 impl<A: Adapter> AdapterService<A> {
@@ -69,7 +73,14 @@ impl<A: Adapter> AdapterService<A> {
             default_timeout,
             sources,
             verifier: None,
+            drain: tokio::sync::watch::channel(false).1,
         }
+    }
+
+    /// Ends every stream once its in-flight sub-queries are done when `drain` turns true, so a
+    /// draining adapter's long-lived streams end cleanly instead of at the grace period.
+    pub fn with_drain(self, drain: tokio::sync::watch::Receiver<bool>) -> Self {
+        Self { drain, ..self }
     }
 
     /// Requires a valid router-signed assertion on every sub-query and fetch (when `Some`),
@@ -136,7 +147,7 @@ async fn run_one<A: Adapter>(
     out: mpsc::Sender<Result<ResultFrame, Status>>,
     default_timeout: Duration,
     stream_deadline: Option<tokio::time::Instant>,
-    source: String,
+    timer: crate::metrics::SubQueryTimer,
     verifier: Option<Arc<AssertionVerifier>>,
 ) -> ResultFrame {
     let started = Instant::now();
@@ -145,7 +156,7 @@ async fn run_one<A: Adapter>(
     let scope = fedsearch_core::assertion::search_scope(&id);
     if let Err(e) = verified_user(verifier.as_deref(), &mut query.user, &query.source, &scope) {
         tracing::info!(sub_query_id = %id, reason = e.reason().as_str(), "sub-query refused: {e}");
-        crate::metrics::subquery_done(&source, SourceState::Denied, started, 0);
+        timer.done(SourceState::Denied, 0);
         return done(&id, SourceState::Denied, "UNAUTHENTICATED", e.to_string(), 0, started);
     }
     // The stream's relative budget (grpc-timeout), measured on this host's clock, wins over an
@@ -155,7 +166,7 @@ async fn run_one<A: Adapter>(
         query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + left));
     }
     if let Err(e) = check(&mut query) {
-        crate::metrics::subquery_done(&source, e.state(), started, 0);
+        timer.done(e.state(), 0);
         return done(&id, e.state(), code_name(e.code()), e.to_string(), 0, started);
     }
     let budget = crate::remaining(&query, default_timeout);
@@ -186,8 +197,8 @@ async fn run_one<A: Adapter>(
         Ok(Err(e)) => e.state(),
         Err(_) => SourceState::Timeout,
     };
-    crate::metrics::backend_done(&source, state, backend_started);
-    crate::metrics::subquery_done(&source, state, started, hits);
+    crate::metrics::backend_done(timer.source(), state, backend_started);
+    timer.done(state, hits);
     match result {
         Ok(Ok(())) => done(&id, SourceState::Ok, "OK", notes.notes(), hits, started),
         Ok(Err(e)) => {
@@ -211,6 +222,46 @@ async fn run_one<A: Adapter>(
     }
 }
 
+/// The sub-query's own trace context when it names another trace than the stream's: a
+/// sub-query on a long-lived stream shared by many searches. `None` keeps the stream's span as
+/// the parent: an older router sent none, or the stream is the sub-query's own (its server span
+/// is already in that trace, between the router's call and the sub-query).
+fn own_parent(query: &SubQuery) -> Option<opentelemetry::Context> {
+    use opentelemetry::trace::TraceContextExt as _;
+    if query.trace_context.is_empty() {
+        return None;
+    }
+    let cx = fedsearch_core::propagation::extract_map(&query.trace_context);
+    let remote = cx.span().span_context().clone();
+    let stream = fedsearch_core::telemetry::span_context(&tracing::Span::current());
+    (remote.is_valid() && remote.trace_id() != stream.trace_id()).then_some(cx)
+}
+
+/// The `adapter.subquery` span, opened under the stream's span. Parented on the sub-query's own
+/// context ([`own_parent`]) it is the server side of the router's call (kind server), as the
+/// stream's server span is for a stream of its own.
+fn subquery_span(query: &SubQuery) -> tracing::Span {
+    let parent = own_parent(query);
+    let span = tracing::info_span!(
+        "adapter.subquery",
+        otel.name = %format!("adapter.subquery {}", query.source),
+        otel.kind = if parent.is_some() { "server" } else { "internal" },
+        source = %query.source,
+        sub_query_id = %query.id,
+    );
+    if let Some(parent) = parent {
+        fedsearch_core::telemetry::set_parent(&span, parent);
+    }
+    span
+}
+
+/// Resolves once the adapter starts draining; never when nothing can tell it to.
+async fn draining(mut drain: tokio::sync::watch::Receiver<bool>) {
+    if drain.wait_for(|d| *d).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 #[tonic::async_trait]
 impl<A: Adapter> SourceAdapter for AdapterService<A> {
     async fn describe(&self, _request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
@@ -229,12 +280,21 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
         let default_timeout = self.default_timeout;
         let known = self.sources.clone();
         let verifier = self.verifier.clone();
+        let drain = draining(self.drain.clone());
         let driver = async move {
+            tokio::pin!(drain);
             let mut tasks: JoinSet<ResultFrame> = JoinSet::new();
             let mut running: HashMap<String, tokio::task::AbortHandle> = HashMap::new();
             let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
             let mut inbound_open = true;
+            // Draining, a stream takes no more sub-queries once it has carried one: its first
+            // still runs (a stream per sub-query opened just before the drain is answered).
+            let (mut drain_seen, mut carried) = (false, false);
             loop {
+                if drain_seen && carried && inbound_open {
+                    tracing::debug!(running = running.len(), "draining: ending the stream after its sub-queries");
+                    inbound_open = false;
+                }
                 if !inbound_open && tasks.is_empty() {
                     break;
                 }
@@ -247,7 +307,10 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                                 ))).await;
                                 break;
                             }
+                            let label = if known.contains(&q.source) { q.source.clone() } else { "_OTHER".to_string() };
+                            let timer = crate::metrics::SubQueryTimer::start(label);
                             if running.len() >= MAX_SUBQUERIES_PER_STREAM {
+                                timer.done(SourceState::Error, 0);
                                 let refused = done(&q.id, SourceState::Error, "RESOURCE_EXHAUSTED", format!(
                                     "at most {MAX_SUBQUERIES_PER_STREAM} sub-queries run at once on one stream"
                                 ), 0, Instant::now());
@@ -256,20 +319,15 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                                 }
                                 continue;
                             }
-                            let span = tracing::info_span!(
-                                "adapter.subquery",
-                                otel.name = %format!("adapter.subquery {}", q.source),
-                                source = %q.source,
-                                sub_query_id = %q.id,
-                            );
+                            let span = subquery_span(&q);
                             let id = q.id.clone();
-                            let label = if known.contains(&q.source) { q.source.clone() } else { "_OTHER".to_string() };
                             let handle = tasks.spawn(
-                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline, label, verifier.clone())
+                                run_one(adapter.clone(), permits.clone(), q, out_tx.clone(), default_timeout, stream_deadline, timer, verifier.clone())
                                     .instrument(span),
                             );
                             ids.insert(handle.id(), id.clone());
                             running.insert(id, handle);
+                            carried = true;
                         }
                         Ok(Some(SearchFrame { frame: Some(search_frame::Frame::Cancel(c)) })) => {
                             if let Some(handle) = running.get(&c.id) {
@@ -308,6 +366,7 @@ impl<A: Adapter> SourceAdapter for AdapterService<A> {
                             break;
                         }
                     }
+                    _ = &mut drain, if !drain_seen => drain_seen = true,
                     _ = out_tx.closed() => break,
                 }
             }

@@ -276,3 +276,58 @@ async fn one_long_lived_stream_runs_its_sub_queries_together_and_ends_cleanly_af
     assert_eq!(done.len(), N, "one done per sub-query");
     assert!(hits.values().all(|&n| n == 1) && hits.len() == N);
 }
+
+#[tokio::test]
+async fn shutdown_ends_an_open_long_lived_stream_once_its_sub_queries_are_done() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // A grace far beyond the test's patience: only ending the stream lets the server exit.
+    let config = ServerConfig { shutdown_grace: Duration::from_secs(3600), ..ServerConfig::loopback(addr) };
+    // The sub-query answers once the test, too, has arrived at the gate: after the drain began.
+    let gate = fedsearch_adapter_kit::testing::Gate::new(2);
+    let hits = fedsearch_adapter_kit::testing::make_hits("kb", 1);
+    let scripts = [("kb".to_string(), fedsearch_adapter_kit::testing::Script::answer(hits, Duration::ZERO))].into();
+    let adapter = fedsearch_adapter_kit::testing::ScriptedAdapter::new("kb", scripts).with_gate(gate.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        serve_adapter(adapter, listener, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    let mut client = SourceAdapterClient::connect(format!("http://{addr}")).await.unwrap();
+    // The router's kind of stream: it never half-closes.
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut stream =
+        client.search(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await.unwrap().into_inner();
+    let mut in_flight = sub("in-flight", "ok", 60_000);
+    if let Some(search_frame::Frame::SubQuery(q)) = in_flight.frame.as_mut() {
+        q.source = "kb".into();
+    }
+    tx.send(in_flight).unwrap();
+    stop.send(()).unwrap();
+    gate.arrive_and_wait().await;
+    let read = async {
+        let mut frames = Vec::new();
+        while let Some(ResultFrame { frame }) = stream.message().await.expect("the stream ends cleanly") {
+            frames.push(frame.unwrap());
+        }
+        frames
+    };
+    let frames =
+        tokio::time::timeout(Duration::from_secs(60), read).await.expect("the draining adapter ended the stream");
+    let done: Vec<_> = frames
+        .iter()
+        .filter_map(|f| match f {
+            result_frame::Frame::Done(d) => Some((d.sub_query_id.as_str(), d.state())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(done, vec![("in-flight", SourceState::Ok)], "the in-flight sub-query was answered first");
+    tokio::time::timeout(Duration::from_secs(60), server)
+        .await
+        .expect("the server exits once its streams ended, not at the grace period")
+        .unwrap()
+        .unwrap();
+    drop(tx);
+}

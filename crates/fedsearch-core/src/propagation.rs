@@ -3,7 +3,10 @@
 //! Clients wrap their channel with [`TraceInjector`] so every outgoing request carries
 //! `traceparent` for the span that is current when the request is made. Servers use
 //! [`server_span`] (installed by [`crate::grpc::trace_layer`]) to start their server span as a
-//! child of the incoming context.
+//! child of the incoming context. A sub-query sent on a long-lived shared stream carries its own
+//! context in a map ([`current_map`], read back with [`extract_map`]).
+
+use std::collections::HashMap;
 
 use opentelemetry::{
     Context,
@@ -43,6 +46,21 @@ pub fn inject_current(headers: &mut http::HeaderMap) {
 /// Reads a remote parent context from `headers`.
 pub fn extract(headers: &http::HeaderMap) -> Context {
     TraceContextPropagator::new().extract(&HeaderExtractor(headers))
+}
+
+/// The current span's context as W3C `traceparent`/`tracestate` entries (empty when tracing is
+/// off): what a sub-query carries in `SubQuery.trace_context`.
+pub fn current_map() -> HashMap<String, String> {
+    let cx = crate::telemetry::context(&Span::current());
+    let mut map = HashMap::new();
+    TraceContextPropagator::new().inject_context(&cx, &mut map);
+    map
+}
+
+/// Reads a remote parent context from W3C `traceparent`/`tracestate` entries (an invalid
+/// context when there is none or it does not parse).
+pub fn extract_map(map: &HashMap<String, String>) -> Context {
+    TraceContextPropagator::new().extract(map)
 }
 
 /// The hex trace id of the current span, or "" when tracing is off.

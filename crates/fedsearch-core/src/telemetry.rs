@@ -283,6 +283,13 @@ mod tests {
                 "the child's own span id goes out as the parent of the next hop"
             );
             assert_eq!(child.in_scope(crate::propagation::current_trace_id), trace.to_string());
+            let map = child.in_scope(crate::propagation::current_map);
+            assert_eq!(map.get("traceparent").map(String::as_str), Some(traceparent), "{map:?}");
+            let back = crate::propagation::extract_map(&map);
+            assert_eq!(back.span().span_context().span_id(), span_context(&child).span_id());
+            let none = tracing::debug_span!("filtered out").in_scope(crate::propagation::current_map);
+            assert!(none.is_empty(), "no context, no entries: {none:?}");
+            assert!(!crate::propagation::extract_map(&none).span().span_context().is_valid());
 
             let root = tracing::info_span!("no traceparent");
             let before = span_context(&root);

@@ -216,14 +216,15 @@ fn decode_entry(bytes: &[u8], key: &[u8]) -> Option<(Vec<SourceHit>, Duration)> 
 }
 
 /// The cache key of a sub-query: a canonical, typed encoding of everything that can change its
-/// answer. Each part is framed by a tag and its length, maps are sorted, and the deadline and id
-/// are left out — so equal queries give equal keys and different ones never collide. `as_of` is
+/// answer. Each part is framed by a tag and its length, maps are sorted, and the deadline, id
+/// and trace context are left out — so equal queries give equal keys and different ones never collide. `as_of` is
 /// part of it only when the caller gave one: "now" may drift within the cache's TTL, which is
 /// what a TTL means.
 pub fn key(sub_query: &SubQuery, explicit_as_of: bool) -> Vec<u8> {
     let mut q = sub_query.clone();
     q.deadline = None;
     q.id.clear();
+    q.trace_context.clear();
     if !explicit_as_of {
         q.as_of = None;
     }
@@ -319,10 +320,11 @@ mod tests {
     }
 
     #[test]
-    fn keys_differ_per_user_and_query_and_ignore_deadline_and_group_order() {
+    fn keys_differ_per_user_and_query_and_ignore_deadline_trace_and_group_order() {
         let a = q("alice", &["support", "employee"], "支付超时");
         let mut a2 = q("alice", &["employee", "support"], "支付超时");
         a2.deadline = Some(prost_types::Timestamp { seconds: 99, nanos: 0 });
+        a2.trace_context.insert("traceparent".into(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into());
         assert_eq!(key(&a, false), key(&a2, false));
         assert_ne!(key(&a, false), key(&q("carol", &["support", "employee"], "支付超时"), false));
         assert_ne!(key(&a, false), key(&q("alice", &["employee"], "支付超时"), false));

@@ -743,9 +743,12 @@ pub struct SourceConfig {
     pub cache_ttl: Option<Duration>,
     /// Long-lived sub-query streams to the adapter, each on its own HTTP/2 connection, every
     /// one carrying many sub-queries ([`crate::mux`]); sources on one address share the first
-    /// one's pool. 0 (the default): one stream per sub-query, which keeps each adapter call in
-    /// its search's trace and in the adapters' per-call RPC metrics; on shared streams the
-    /// adapters' sub-query spans hang under the stream's span and a stream is one long call.
+    /// one's pool. On shared streams each sub-query carries its own trace context (the adapter
+    /// traces it in its search's trace) and adapters count sub-queries as they end
+    /// (`fedsearch.adapter.subquery.duration`); a stream is one long adapter call, recorded in
+    /// `rpc.server.call.duration` when it ends. But a stream stays on the replica it opened on:
+    /// over adapter replicas the balancing is per stream, not per sub-query, so N streams reach
+    /// at most N replicas. 0 (the default): one stream per sub-query, balanced per sub-query.
     /// `streams: 2` doubled peak throughput in the side-by-side bench (BENCHMARKS.md).
     #[serde(default)]
     pub streams: usize,
@@ -943,6 +946,7 @@ sources:
         assert_eq!(c.sources[0].weight, 1.0);
         assert_eq!(c.sources[0].timeout, Duration::from_millis(500));
         assert_eq!(c.limits.max_top_k, 50);
+        assert_eq!(c.sources[0].streams, 0, "a stream per sub-query by default");
     }
 
     #[test]

@@ -254,6 +254,7 @@ fn sub_query(source: &Source, user: &Identity, d: Dispatch) -> SubQuery {
         entities: d.entities,
         as_of: d.as_of,
         time_zone: d.time_zone,
+        trace_context: Default::default(),
     }
 }
 
@@ -317,6 +318,9 @@ async fn stream_source(
     kept: Option<&mut Vec<SourceHit>>,
 ) -> SourceStatus {
     sub_query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget));
+    // The context of this call (the client span under the dispatch span), so that on a shared
+    // stream the adapter's sub-query span joins this search's trace, not the stream's.
+    sub_query.trace_context = fedsearch_core::propagation::current_map();
     let out = Collected { name: source.name().to_string(), events, hits, kept };
     match &source.streams {
         Some(pool) => stream_shared(source, pool, sub_query, budget, out).await,

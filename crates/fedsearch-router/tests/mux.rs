@@ -1,13 +1,14 @@
 //! Long-lived multiplexed adapter streams (issue 15): many searches share one `Search` stream
 //! per connection, each gets its own answer, a cancelled one does not disturb the others, a
-//! broken stream is reopened and deadlines still end a sub-query.
+//! broken stream is reopened and deadlines still end a sub-query, and each sub-query's work at
+//! the adapter is traced in its own search's trace.
 //!
 //! No wall-clock assertions: every check is on statuses, hits and what the adapter saw.
 
 mod common;
 
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
@@ -29,6 +30,8 @@ use tokio::sync::Notify;
 struct Echo {
     gate: Option<Arc<Gate>>,
     ids: Arc<Mutex<Vec<String>>>,
+    /// The trace id the adapter's work for each sub-query ran in, by the sub-query's text.
+    traces: Arc<Mutex<HashMap<String, String>>>,
     started: Arc<AtomicUsize>,
     cancelled: Arc<AtomicUsize>,
     release: Arc<Notify>,
@@ -54,6 +57,8 @@ impl Adapter for Echo {
 
     async fn search(&self, query: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
         self.ids.lock().unwrap().push(query.id.clone());
+        let trace = fedsearch_core::propagation::current_trace_id();
+        self.traces.lock().unwrap().insert(query.text.clone(), trace);
         let mut guard = Cancelled(self.cancelled.clone(), false);
         let released = self.release.notified();
         self.started.fetch_add(1, Ordering::SeqCst);
@@ -165,6 +170,24 @@ async fn many_concurrent_searches_on_one_stream_each_get_their_own_answer() {
     let ids = ids.lock().unwrap().clone();
     assert_eq!(ids.len(), N);
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), N, "{ids:?}");
+}
+
+#[tokio::test]
+async fn concurrent_searches_on_one_stream_are_traced_at_the_adapter_in_their_own_traces() {
+    let echo = Echo { gate: Some(Gate::new(2)), ..Default::default() };
+    let (ids, traces) = (echo.ids.clone(), echo.traces.clone());
+    let adapter = start_adapter(echo).await;
+    let router = start_router(&one_stream(&adapter.url(), "30s")).await;
+    // The gate holds each sub-query until both are in flight on the one stream.
+    let (first, second) = tokio::join!(search_as(&router, "first", "user1"), search_as(&router, "second", "user2"));
+    assert_eq!(ids.lock().unwrap().iter().collect::<HashSet<_>>().len(), 2, "two sub-queries on one stream");
+    assert_ne!(first.trace_id, second.trace_id);
+    let traces = traces.lock().unwrap().clone();
+    for (text, resp) in [("first", &first), ("second", &second)] {
+        assert_eq!(resp.sources[0].state(), SourceState::Ok, "{:?}", resp.sources);
+        assert_eq!(resp.trace_id.len(), 32);
+        assert_eq!(traces.get(text), Some(&resp.trace_id), "the {text} search's sub-query left its trace: {traces:?}");
+    }
 }
 
 #[tokio::test]
