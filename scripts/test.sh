@@ -38,8 +38,9 @@ status=0
 log "running the tests"
 cargo test --workspace --locked --no-fail-fast || status=1
 
-# Answer quality on the five labeled companies (eval/*/README.md): Spruce Mall and Orca Freight
-# are tuned on, Nimbus Cloud, Kestrel Medical and Heron Property are held out of tuning. The floors guard against regressions; the
+# Answer quality on the five labeled companies (eval/*/README.md): Spruce Mall, Orca Freight and
+# (since session 8) Kestrel Medical are tuned on; Nimbus Cloud and Heron Property are held out of
+# tuning. The floors (about 0.02-0.03 under the session 8 figures) guard against regressions; the
 # measured values and the targets are in BENCHMARKS.md. Any forbidden id shown fails.
 # eval_company COMPANY FLOOR — one company's eval with its floor; any forbidden id or superseded-first fails.
 eval_company() {
@@ -52,16 +53,16 @@ log "answer-quality eval: spruce (tuning company)"
 # eval.sh asks them as of the seeding instant (all.sh's FEDSEARCH_SEED_NOW), so the figure is the
 # same at any hour (it read 0.851 instead of 0.873 when seeding and eval straddled midnight in
 # Asia/Shanghai before).
-eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.89}"
+eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.90}"
 log "answer-quality eval: orca (second tuning company)"
-eval_company orca "${EVAL_MIN_NDCG_ORCA:-0.83}"
+eval_company orca "${EVAL_MIN_NDCG_ORCA:-0.84}"
 log "answer-quality eval: nimbus (held out of tuning)"
-eval_company nimbus "${EVAL_MIN_NDCG_NIMBUS:-0.72}"
-log "answer-quality eval: kestrel (held out of tuning, configured from the docs alone)"
-eval_company kestrel "${EVAL_MIN_NDCG_KESTREL:-0.74}"
+eval_company nimbus "${EVAL_MIN_NDCG_NIMBUS:-0.73}"
+log "answer-quality eval: kestrel (third tuning company since session 8; configured from the docs alone)"
+eval_company kestrel "${EVAL_MIN_NDCG_KESTREL:-0.75}"
 log "answer-quality eval: heron (held out of tuning, configured from the docs alone)"
-# floor: the first, unseen run (eval/heron/README.md) 0.808 minus 0.03, rounded down
-eval_company heron "${EVAL_MIN_NDCG_HERON:-0.77}"
+# first, unseen run 0.808 (eval/heron/README.md); 0.822 after session 8's re-scoring features
+eval_company heron "${EVAL_MIN_NDCG_HERON:-0.79}"
 
 log "the contract: buf lint, buf breaking against the tagged contracts, Go stubs without M flags (scripts/proto-check.sh)"
 scripts/proto-check.sh || status=1
