@@ -64,10 +64,15 @@ struct Index<'a> {
     words: HashMap<&'a str, usize>,
     /// The question's adjacent pairs, as numbers of [`Index::words`].
     pairs: Vec<(usize, usize)>,
+    /// The expansion phrases of several tokens, lowercased.
+    phrases: Vec<String>,
+    /// Per question token: the [`Index::phrases`] it came from when only such phrases gave it
+    /// (it then counts only where the hit shows one of them); empty for every other token.
+    bound: Vec<Vec<usize>>,
 }
 
 impl<'a> Index<'a> {
-    fn new(question: &'a [(String, f64)], sequence: &'a [String]) -> Self {
+    fn new(question: &'a [(String, f64)], sequence: &'a [String], expansions: &[String]) -> Self {
         // A token the question repeats is read at its last index (BM25 counts it once).
         let tokens: HashMap<&str, usize> = question.iter().enumerate().map(|(i, (t, _))| (t.as_str(), i)).collect();
         let mut words = HashMap::with_capacity(sequence.len());
@@ -76,8 +81,38 @@ impl<'a> Index<'a> {
             words.entry(w.as_str()).or_insert(n);
         }
         let pairs = sequence.windows(2).map(|w| (words[w[0].as_str()], words[w[1].as_str()])).collect();
-        Index { tokens, words, pairs }
+        let (phrases, bound) = phrase_bound(question, expansions);
+        Index { tokens, words, pairs, phrases, bound }
     }
+}
+
+/// The expansion phrases of several tokens, and per question token the phrases it came from
+/// when no single-token expansion gave it too. Tokens of the question's own words
+/// (weight 1) are never bound: the asker wrote them.
+fn phrase_bound(question: &[(String, f64)], expansions: &[String]) -> (Vec<String>, Vec<Vec<usize>>) {
+    let mut phrases = Vec::new();
+    let mut bound = vec![Vec::new(); question.len()];
+    let mut free: HashSet<String> = HashSet::new();
+    for e in expansions {
+        let toks = fedsearch_core::text::tokens(e);
+        if toks.len() < 2 {
+            free.extend(toks);
+            continue;
+        }
+        let p = phrases.len();
+        phrases.push(e.trim_matches('"').to_lowercase());
+        for (i, (t, w)) in question.iter().enumerate() {
+            if *w < 1.0 && toks.contains(t) {
+                bound[i].push(p);
+            }
+        }
+    }
+    for (i, (t, _)) in question.iter().enumerate() {
+        if free.contains(t) {
+            bound[i].clear();
+        }
+    }
+    (phrases, bound)
 }
 
 /// What one candidate shows of the question, from one tokenizing pass over its title, snippet
@@ -102,7 +137,29 @@ impl Shown {
         for value in shown_metadata(h) {
             shown.read(value, index, Part::Body { adjacency: false });
         }
+        shown.unbind(h, index);
         shown
+    }
+
+    /// Clears the counts of tokens only an expansion phrase gave when the hit shows none of
+    /// their phrases (服务 of `服务单` in 服务工程师).
+    fn unbind(&mut self, h: &Hit, index: &Index<'_>) {
+        if index.phrases.is_empty() {
+            return;
+        }
+        let text = [h.title.as_str(), h.snippet.as_str()]
+            .into_iter()
+            .chain(shown_metadata(h))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .to_lowercase();
+        let shown: Vec<bool> = index.phrases.iter().map(|p| text.contains(p.as_str())).collect();
+        for (i, phrases) in index.bound.iter().enumerate() {
+            if !phrases.is_empty() && !phrases.iter().any(|&p| shown[p]) {
+                self.title[i] = 0;
+                self.body[i] = 0;
+            }
+        }
     }
 
     /// Counts `text`'s tokens into the title's or the body's occurrences and, where adjacency
@@ -156,7 +213,7 @@ fn shown_matrix(
 
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
 pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
-    let index = Index::new(question, &[]);
+    let index = Index::new(question, &[], &[]);
     let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len())).collect();
     fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows))
 }
@@ -264,6 +321,9 @@ pub struct Asked<'a> {
     pub state: Option<AskedState>,
     /// The ids the question names (routing's entity patterns: `TCK-5002`, `SO20261001`).
     pub ids: &'a [String],
+    /// The glossary expansions the weighted tokens came from: a token only a phrase of several
+    /// tokens gave (`服务单` → 服务, 务单; "support ticket") counts only where the hit shows the phrase.
+    pub expansions: &'a [String],
     /// The question asks for every item that matches ([`crate::analysis::asks_for_list`]): no
     /// variety is imposed.
     pub list: bool,
@@ -280,6 +340,7 @@ impl<'a> Asked<'a> {
             reference_sources: HashSet::new(),
             state: None,
             ids: &[],
+            expansions: &[],
             list: false,
         }
     }
@@ -288,7 +349,7 @@ impl<'a> Asked<'a> {
 /// Every candidate's features, in the hits' order: each hit's text is tokenized once.
 fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
     let question = asked.tokens;
-    let index = Index::new(question, &asked.sequence);
+    let index = Index::new(question, &asked.sequence, asked.expansions);
     let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len())).collect();
     let cov = fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows));
     let title =
@@ -640,6 +701,21 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(at(&h, "tickets:T-1"), 5, "a list question keeps every row first");
+    }
+
+    #[test]
+    fn a_token_only_an_expansion_phrase_gave_counts_only_with_its_phrase() {
+        let expansions = vec!["服务单".to_string(), "ticket".to_string()];
+        let q = question_tokens("工单", &expansions);
+        let hits = vec![hit("wiki:guide", "服务工程师现场指南", 1.0), hit("t:1", "客户服务单 ticket", 1.0)];
+        let mut asked = Asked::new("工单", &q, &[]);
+        asked.expansions = &expansions;
+        let feats = features(&asked, &hits);
+        assert_eq!(feats[0].coverage, 0.0, "服务 alone is not 服务单: {feats:?}");
+        assert!(feats[1].coverage > 0.0);
+        let mut loose = Asked::new("工单", &q, &[]);
+        loose.expansions = &[];
+        assert!(features(&loose, &hits)[0].coverage > 0.0, "without the phrases the bigram counts");
     }
 
     #[test]

@@ -381,6 +381,7 @@ pub async fn run(
     asked.state = crate::intent::asks_for_state(&req.query);
     asked.list = list_question;
     asked.ids = &terms.entities;
+    asked.expansions = &terms.expansions;
     asked.reference_sources = routing
         .selected
         .iter()
