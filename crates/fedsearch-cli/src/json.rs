@@ -191,11 +191,11 @@ mod tests {
         };
         let v = hit(&h);
         // Hit has 14 proto fields, DuplicateRef 5, Explanation 4, ScoreContribution 6,
-        // RerankFeatures 11.
+        // RerankFeatures 13.
         assert_eq!(keys(&v).len(), 14, "{v}");
         assert_eq!(keys(&v["duplicates"][0]).len(), 5);
         assert_eq!(keys(&v["explanation"]).len(), 4);
-        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 11);
+        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 13);
         assert_eq!(v["explanation"]["rerank"]["coverage"], 0.5);
         assert_eq!(keys(&v["explanation"]["contributions"][0]).len(), 6);
         assert_eq!(v["updated_at"], "2026-11-29T08:00:00+00:00");
