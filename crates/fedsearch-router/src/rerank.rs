@@ -57,7 +57,8 @@ fn shown_metadata(h: &Hit) -> impl Iterator<Item = &str> {
 }
 
 /// The question indexed for one pass over each candidate's text: its weighted tokens (each
-/// distinct token at the index it first has) and the adjacent pairs of its own tokens.
+/// distinct token at the last index it has), the adjacent pairs of its own tokens and the
+/// expansion phrases its tokens are bound to.
 struct Index<'a> {
     tokens: HashMap<&'a str, usize>,
     /// Each distinct token of the question's own sequence, numbered.
@@ -129,7 +130,8 @@ struct Shown {
 }
 
 impl Shown {
-    fn of(h: &Hit, index: &Index<'_>, question_len: usize) -> Self {
+    /// `lowered`: [`lowered_text`] of `h` when the question has expansion phrases.
+    fn of(h: &Hit, index: &Index<'_>, question_len: usize, lowered: &str) -> Self {
         let mut shown =
             Shown { title: vec![0; question_len], body: vec![0; question_len], len: 0, pairs: HashSet::new() };
         shown.read(&h.title, index, Part::Title);
@@ -137,23 +139,17 @@ impl Shown {
         for value in shown_metadata(h) {
             shown.read(value, index, Part::Body { adjacency: false });
         }
-        shown.unbind(h, index);
+        shown.unbind(lowered, index);
         shown
     }
 
     /// Clears the counts of tokens only an expansion phrase gave when the hit shows none of
     /// their phrases (服务 of `服务单` in 服务工程师).
-    fn unbind(&mut self, h: &Hit, index: &Index<'_>) {
+    fn unbind(&mut self, lowered: &str, index: &Index<'_>) {
         if index.phrases.is_empty() {
             return;
         }
-        let text = [h.title.as_str(), h.snippet.as_str()]
-            .into_iter()
-            .chain(shown_metadata(h))
-            .collect::<Vec<_>>()
-            .join("\n")
-            .to_lowercase();
-        let shown: Vec<bool> = index.phrases.iter().map(|p| text.contains(p.as_str())).collect();
+        let shown: Vec<bool> = index.phrases.iter().map(|p| lowered.contains(p.as_str())).collect();
         for (i, phrases) in index.bound.iter().enumerate() {
             if !phrases.is_empty() && !phrases.iter().any(|&p| shown[p]) {
                 self.title[i] = 0;
@@ -190,6 +186,17 @@ impl Shown {
     }
 }
 
+/// `h`'s title, snippet and shown metadata values, lowercased: where the names the question
+/// names and its expansion phrases are looked for (built once per hit).
+fn lowered_text(h: &Hit) -> String {
+    [h.title.as_str(), h.snippet.as_str()]
+        .into_iter()
+        .chain(shown_metadata(h))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_lowercase()
+}
+
 /// Which part of a hit a text is: the title (counted twice by BM25) or the rest.
 #[derive(Clone, Copy)]
 enum Part {
@@ -214,23 +221,19 @@ fn shown_matrix(
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
 pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
     let index = Index::new(question, &[], &[]);
-    let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len())).collect();
+    let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len(), "")).collect();
     fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows))
 }
 
 /// Share of `names` (each a name in its spellings, lowercased) that `h` shows in its id, title,
-/// snippet or metadata; 0 when the question names nothing.
-fn names_shown(h: &Hit, names: &[Vec<String>]) -> f64 {
+/// snippet or metadata (`lowered`: [`lowered_text`] of `h`); 0 when the question names nothing.
+fn names_shown(h: &Hit, lowered: &str, names: &[Vec<String>]) -> f64 {
     if names.is_empty() {
         return 0.0;
     }
-    let text: String = [h.id.as_str(), h.title.as_str(), h.snippet.as_str()]
-        .into_iter()
-        .chain(shown_metadata(h))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .to_lowercase();
-    let shown = names.iter().filter(|spellings| spellings.iter().any(|n| text.contains(n.as_str()))).count();
+    let id = h.id.to_lowercase();
+    let shows = |n: &str| id.contains(n) || lowered.contains(n);
+    let shown = names.iter().filter(|spellings| spellings.iter().any(|n| shows(n))).count();
     shown as f64 / names.len() as f64
 }
 
@@ -350,7 +353,10 @@ impl<'a> Asked<'a> {
 fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
     let question = asked.tokens;
     let index = Index::new(question, &asked.sequence, asked.expansions);
-    let shown: Vec<Shown> = hits.iter().map(|h| Shown::of(h, &index, question.len())).collect();
+    let needed = !asked.names.is_empty() || !index.phrases.is_empty();
+    let lowered: Vec<String> = hits.iter().map(|h| if needed { lowered_text(h) } else { String::new() }).collect();
+    let shown: Vec<Shown> =
+        hits.iter().zip(&lowered).map(|(h, text)| Shown::of(h, &index, question.len(), text)).collect();
     let cov = fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows));
     let title =
         fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, |s, i| s.title[i] > 0));
@@ -371,7 +377,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
             title_coverage: title[i],
-            names: names_shown(h, asked.names),
+            names: names_shown(h, &lowered[i], asked.names),
             reciprocal_rank: reciprocal_rank(h),
             score: 0.0,
         })
@@ -453,25 +459,33 @@ fn group(h: &Hit) -> (&str, &str) {
 /// Re-orders `scored` (sorted best first) greedily: each place goes to the best score after the
 /// discount of its group's hits already placed beyond [`VARIETY_FREE`]; ties keep the order.
 fn varied(scored: Vec<(f64, usize, Hit)>) -> Vec<Hit> {
-    let mut rest = scored;
-    let mut placed: HashMap<(String, String), usize> = HashMap::new();
+    // Each hit's group as a number, found once (the loop below compares every pair).
+    let (groups, count) = {
+        let mut numbers: HashMap<(&str, &str), usize> = HashMap::new();
+        let groups: Vec<usize> = scored
+            .iter()
+            .map(|(_, _, h)| {
+                let next = numbers.len();
+                *numbers.entry(group(h)).or_insert(next)
+            })
+            .collect();
+        (groups, numbers.len())
+    };
+    let mut rest: Vec<(f64, usize, Hit)> = scored.into_iter().zip(groups).map(|((s, _, h), g)| (s, g, h)).collect();
+    let mut placed = vec![0usize; count];
+    let discounted = |score: f64, group: usize, placed: &[usize]| {
+        score * VARIETY_DECAY.powi((placed[group] + 1).saturating_sub(VARIETY_FREE) as i32)
+    };
     let mut out = Vec::with_capacity(rest.len());
     while !rest.is_empty() {
-        let discounted = |(score, _, h): &(f64, usize, Hit)| {
-            let (source, template) = group(h);
-            let n = placed.get(&(source.to_string(), template.to_string())).copied().unwrap_or(0);
-            let beyond = (n + 1).saturating_sub(VARIETY_FREE) as i32;
-            score * VARIETY_DECAY.powi(beyond)
-        };
         let mut best = 0;
         for i in 1..rest.len() {
-            if discounted(&rest[i]) > discounted(&rest[best]) {
+            if discounted(rest[i].0, rest[i].1, &placed) > discounted(rest[best].0, rest[best].1, &placed) {
                 best = i;
             }
         }
-        let (_, _, h) = rest.remove(best);
-        let (source, template) = group(&h);
-        *placed.entry((source.to_string(), template.to_string())).or_default() += 1;
+        let (_, group, h) = rest.remove(best);
+        placed[group] += 1;
         out.push(h);
     }
     out
