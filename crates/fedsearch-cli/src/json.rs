@@ -8,7 +8,9 @@ use fedsearch_proto::{
         AgentContext, ContextItem, Document, FusedSnapshot, FusionReport, RoutedSource, RoutingDecision, SearchEvent,
         SearchResponse, SourceInfo, search_event::Event,
     },
-    types::{DuplicateRef, Explanation, Hit, RerankFeatures, ScoreContribution, SourceState, SourceStatus},
+    types::{
+        DuplicateRef, Explanation, Hit, RerankFeatures, ScoreContribution, SourceState, SourceStatus, VersionInfo,
+    },
 };
 use prost_types::Timestamp;
 use serde_json::{Map, Value, json};
@@ -63,6 +65,14 @@ pub fn hit(h: &Hit) -> Value {
         "duplicates": h.duplicates.iter().map(duplicate).collect::<Vec<_>>(),
         "doc_type": h.doc_type,
         "explanation": h.explanation.as_ref().map(explanation),
+        "version": h.version.as_ref().map(version),
+    })
+}
+
+pub fn version(v: &VersionInfo) -> Value {
+    json!({
+        "family": v.family, "label": v.label, "effective_at": time(v.effective_at.as_ref()),
+        "status": v.status, "supersedes": v.supersedes, "superseded_by": v.superseded_by,
     })
 }
 
@@ -187,12 +197,19 @@ mod tests {
                 summary: "rrf".into(),
                 rerank: Some(RerankFeatures { coverage: 0.5, ..Default::default() }),
             }),
+            version: Some(VersionInfo {
+                status: "superseded".into(),
+                superseded_by: "wiki:new".into(),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let v = hit(&h);
-        // Hit has 14 proto fields, DuplicateRef 5, Explanation 4, ScoreContribution 6,
-        // RerankFeatures 13.
-        assert_eq!(keys(&v).len(), 14, "{v}");
+        // Hit has 15 proto fields, DuplicateRef 5, Explanation 4, ScoreContribution 6,
+        // RerankFeatures 13, VersionInfo 6.
+        assert_eq!(keys(&v).len(), 15, "{v}");
+        assert_eq!(keys(&v["version"]).len(), 6);
+        assert_eq!(v["version"]["superseded_by"], "wiki:new");
         assert_eq!(keys(&v["duplicates"][0]).len(), 5);
         assert_eq!(keys(&v["explanation"]).len(), 4);
         assert_eq!(keys(&v["explanation"]["rerank"]).len(), 13);
