@@ -266,8 +266,13 @@ pub struct VersionFields {
     pub family: Option<String>,
     /// The version's label, e.g. `2026` or `v3`.
     pub label: Option<String>,
-    /// `current`, `superseded`, `draft` (the value is passed on as written).
+    /// `current`, `superseded`, `draft`, or a word fusion reads as one of them (`active`,
+    /// `obsolete`, `已废止`, …); other values through `status_values`.
     pub status: Option<String>,
+    /// The source's own status words, each with what it means: `{ erledigt: superseded,
+    /// freigegeben: current }` (keys matched trimmed and lower-cased; values `current`,
+    /// `superseded` or `draft`). Words neither here nor known to fusion count as no status.
+    pub status_values: std::collections::BTreeMap<String, String>,
     /// When the version takes effect (RFC 3339, a plain date or epoch milliseconds).
     pub effective_at: Option<String>,
     /// Local id of the version this one replaces.
@@ -479,6 +484,17 @@ impl Validate for EsAdapterConfig {
                         return Err(format!("`{}`: `{f}` is not a field name", at(&format!("version_fields.{key}"))));
                     }
                 }
+                if !v.status_values.is_empty() && v.status.is_none() {
+                    return Err(format!("`{}` needs `version_fields.status`", at("version_fields.status_values")));
+                }
+                for (word, meaning) in &v.status_values {
+                    if !["current", "superseded", "draft"].contains(&meaning.as_str()) {
+                        return Err(format!(
+                            "`{}`: `{meaning}` is not current, superseded or draft",
+                            at(&format!("version_fields.status_values.{word}"))
+                        ));
+                    }
+                }
             }
             for (key, list) in [("metadata_fields", &s.metadata_fields), ("filterable_fields", &s.filterable_fields)] {
                 for (j, f) in list.iter().enumerate() {
@@ -552,6 +568,24 @@ sources:
         assert_eq!(v.family.as_deref(), Some("policy_id"));
         assert_eq!(v.effective_at.as_deref(), Some("meta.effective"));
         assert!(v.status.is_none() && v.supersedes.is_none());
+        let with_words = |words: &str| {
+            GOOD.replace(
+                "filterable_fields: [status]",
+                &format!(
+                    "filterable_fields: [status]\n    version_fields: {{ status: state, status_values: {words} }}"
+                ),
+            )
+        };
+        let s = load(&with_words("{ erledigt: superseded, freigegeben: current }")).unwrap().sources.remove(0);
+        assert_eq!(s.version_fields.unwrap().status_values["erledigt"], "superseded");
+        let err = load(&with_words("{ erledigt: gone }")).unwrap_err();
+        assert!(err.contains("status_values.erledigt") && err.contains("current, superseded or draft"), "{err}");
+        let err = load(&GOOD.replace(
+            "filterable_fields: [status]",
+            "filterable_fields: [status]\n    version_fields: { family: f, status_values: { a: draft } }",
+        ))
+        .unwrap_err();
+        assert!(err.contains("needs `version_fields.status`"), "{err}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use fedsearch_proto::types::VersionInfo;
 use prost_types::Timestamp;
 use serde_json::Value;
 
-use crate::config::SourceConfig;
+use crate::config::{SourceConfig, VersionFields};
 
 /// One document of a `_search` response, as the adapter reads it.
 #[derive(Debug)]
@@ -155,11 +155,18 @@ fn version(source: &SourceConfig, doc: &Value) -> Option<VersionInfo> {
         family: text(&v.family),
         label: text(&v.label),
         effective_at: v.effective_at.as_deref().and_then(|f| lookup(doc, f)).and_then(parse_time),
-        status: text(&v.status).trim().to_lowercase(),
+        status: status(v, &text(&v.status)),
         supersedes: text(&v.supersedes),
         superseded_by: text(&v.superseded_by),
     };
     (info != VersionInfo::default()).then_some(info)
+}
+
+/// The status value as fusion reads it: trimmed and lower-cased, the source's own word replaced
+/// by its meaning from `status_values`.
+fn status(v: &VersionFields, raw: &str) -> String {
+    let word = raw.trim().to_lowercase();
+    v.status_values.iter().find(|(k, _)| k.trim().to_lowercase() == word).map_or(word, |(_, meaning)| meaning.clone())
 }
 
 /// One search hit at 1-based `rank`.
@@ -279,6 +286,7 @@ mod tests {
             effective_at: Some("effective".into()),
             supersedes: Some("replaces".into()),
             superseded_by: None,
+            status_values: [("Freigegeben".to_string(), "current".to_string())].into(),
         });
         let resp = json!({ "hits": { "hits": [
             { "_index": "kb", "_id": "KB-2026", "_source": { "title": "Refund policy 2026",
@@ -296,6 +304,14 @@ mod tests {
         assert_eq!(v.superseded_by, "");
         assert_eq!(to_source_hit(&s, &raw[1], 2).version, None, "no version field present");
         assert_eq!(to_source_hit(&source("kb"), &raw[0], 1).version, None, "no version_fields configured");
+        // The source's own word, through `status_values` (other words pass on lower-cased).
+        let resp = json!({ "hits": { "hits": [
+            { "_index": "kb", "_id": "KB-1", "_source": { "lifecycle": { "state": " freigegeben " } } },
+            { "_index": "kb", "_id": "KB-2", "_source": { "lifecycle": { "state": "Obsolete" } } }
+        ] } });
+        let raw = raw_hits(&resp, "body");
+        assert_eq!(to_source_hit(&s, &raw[0], 1).version.unwrap().status, "current");
+        assert_eq!(to_source_hit(&s, &raw[1], 2).version.unwrap().status, "obsolete");
     }
 
     #[test]

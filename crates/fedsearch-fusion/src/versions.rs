@@ -249,19 +249,16 @@ pub enum Status {
     Current,
     Superseded,
     Draft,
-    /// Any other explicit status, lower-cased, kept as the source said it.
-    Other(String),
 }
 
 impl Status {
     /// The `VersionInfo.status` string.
-    pub fn label(&self) -> &str {
+    pub fn label(&self) -> &'static str {
         match self {
             Status::Unknown => "",
             Status::Current => "current",
             Status::Superseded => "superseded",
             Status::Draft => "draft",
-            Status::Other(s) => s,
         }
     }
 }
@@ -392,8 +389,84 @@ pub fn resolve_hits(hits: &[SourceHit]) -> Vec<Resolved> {
     resolve(&pairs)
 }
 
-fn explicit_status(hit: &SourceHit) -> Option<String> {
-    hit.version.as_ref().map(|v| v.status.trim().to_lowercase()).filter(|s| !s.is_empty())
+/// The hit's explicit status as one of `current`, `superseded` or `draft` ([`canonical_status`]);
+/// a value none of them names (`"under review by legal"`) counts as no status, so that the
+/// links, dates and title decide.
+fn explicit_status(hit: &SourceHit) -> Option<&'static str> {
+    hit.version.as_ref().and_then(|v| canonical_status(&v.status))
+}
+
+/// Status words sources use, each with what it means here. Lower-case; matched after trimming
+/// and folding `_`/`-` to spaces.
+const STATUS_WORDS: &[(&str, &str)] = &[
+    ("current", "current"),
+    ("active", "current"),
+    ("valid", "current"),
+    ("effective", "current"),
+    ("in effect", "current"),
+    ("in force", "current"),
+    ("live", "current"),
+    ("latest", "current"),
+    ("published", "current"),
+    ("released", "current"),
+    ("现行", "current"),
+    ("现行有效", "current"),
+    ("有效", "current"),
+    ("生效", "current"),
+    ("已生效", "current"),
+    ("当前", "current"),
+    ("最新", "current"),
+    ("已发布", "current"),
+    ("superseded", "superseded"),
+    ("obsolete", "superseded"),
+    ("deprecated", "superseded"),
+    ("outdated", "superseded"),
+    ("archived", "superseded"),
+    ("retired", "superseded"),
+    ("withdrawn", "superseded"),
+    ("replaced", "superseded"),
+    ("expired", "superseded"),
+    ("inactive", "superseded"),
+    ("historic", "superseded"),
+    ("historical", "superseded"),
+    ("legacy", "superseded"),
+    ("old", "superseded"),
+    ("旧版", "superseded"),
+    ("废止", "superseded"),
+    ("已废止", "superseded"),
+    ("作废", "superseded"),
+    ("已作废", "superseded"),
+    ("失效", "superseded"),
+    ("已失效", "superseded"),
+    ("过期", "superseded"),
+    ("已过期", "superseded"),
+    ("停用", "superseded"),
+    ("已停用", "superseded"),
+    ("已替代", "superseded"),
+    ("已被取代", "superseded"),
+    ("历史版本", "superseded"),
+    ("draft", "draft"),
+    ("preview", "draft"),
+    ("proposed", "draft"),
+    ("pending", "draft"),
+    ("in review", "draft"),
+    ("under review", "draft"),
+    ("wip", "draft"),
+    ("草案", "draft"),
+    ("草稿", "draft"),
+    ("征求意见稿", "draft"),
+    ("预览", "draft"),
+    ("预览版", "draft"),
+    ("待审批", "draft"),
+];
+
+/// What a source's `version.status` value means: `current`, `superseded` or `draft`, from the
+/// words sources commonly use ("active", "obsolete", "已废止", "draft"); `None` for an empty or
+/// unknown value. A source with other words maps them itself (es-adapter
+/// `version_fields.status_values`).
+pub fn canonical_status(raw: &str) -> Option<&'static str> {
+    let folded = raw.trim().to_lowercase().replace(['_', '-'], " ");
+    STATUS_WORDS.iter().find(|(word, _)| *word == folded).map(|(_, status)| *status)
 }
 
 fn timestamp(t: Option<&Timestamp>) -> (i64, i32) {
@@ -470,7 +543,11 @@ fn resolve_family(
         } else if says_superseded(i) || current.is_some() {
             Status::Superseded
         } else {
-            explicit_status(hits(i)).map_or(Status::Unknown, Status::Other)
+            // Not the family's current one, and nothing says it is old: what it says of itself.
+            match explicit_status(hits(i)) {
+                Some("current") => Status::Current,
+                _ => Status::Unknown,
+            }
         };
         let newer = if status != Status::Superseded {
             Newer::None

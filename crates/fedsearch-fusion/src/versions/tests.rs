@@ -143,6 +143,42 @@ fn explicit_status_beats_links_dates_and_labels() {
 }
 
 #[test]
+fn status_words_sources_use_are_read_and_unknown_ones_leave_it_to_the_links() {
+    for (raw, want) in [
+        ("Obsolete", Some("superseded")),
+        ("  ARCHIVED ", Some("superseded")),
+        ("已废止", Some("superseded")),
+        ("active", Some("current")),
+        ("in_force", Some("current")),
+        ("现行", Some("current")),
+        ("Work-In-Progress", None),
+        ("wip", Some("draft")),
+        ("征求意见稿", Some("draft")),
+        ("", None),
+        ("pending legal review", None),
+    ] {
+        assert_eq!(canonical_status(raw), want, "{raw:?}");
+    }
+    // `obsolete` with a link: old (it counted as current before the words were read).
+    let link = |status: &str| VersionInfo { status: status.into(), superseded_by: "b".into(), ..Default::default() };
+    let hits = [with_version(hit("a", "p"), link("obsolete")), hit("b", "q")];
+    let r = resolve_hits(&hits);
+    assert_eq!((r[0].status.clone(), r[0].newer.clone()), (Status::Superseded, Newer::Present(1)));
+    // An unknown word is no status: the link decides, and nothing unknown is passed on.
+    let hits = [with_version(hit("a", "p"), link("under legal review")), hit("b", "q")];
+    let r = resolve_hits(&hits);
+    assert_eq!((r[0].status.clone(), r[0].newer.clone()), (Status::Superseded, Newer::Present(1)));
+    let lone = resolve_hits(&[with_version(
+        hit("c", "r"),
+        VersionInfo { status: "under legal review".into(), ..Default::default() },
+    )]);
+    assert_eq!(lone[0].status, Status::Unknown);
+    let active =
+        resolve_hits(&[with_version(hit("c", "r"), VersionInfo { status: "Active".into(), ..Default::default() })]);
+    assert_eq!(active[0].status, Status::Current);
+}
+
+#[test]
 fn links_beat_dates() {
     let hits = [
         with_version(hit("a", "p"), VersionInfo { supersedes: "b".into(), effective_at: ts(1), ..Default::default() }),
