@@ -142,11 +142,42 @@ pub struct RerankSection {
     /// name records the question did not.
     #[serde(default = "default_true")]
     pub follow_references: bool,
+    /// The deployment's own status values for records still open or done, beside the built-in
+    /// ones (the `state` feature; docs/answer-quality.md, "State cues").
+    #[serde(default)]
+    pub state_values: StateValues,
 }
 
 impl Default for RerankSection {
     fn default() -> Self {
-        Self { coverage_weight: None, weights: None, candidates: default_candidates(), follow_references: true }
+        Self {
+            coverage_weight: None,
+            weights: None,
+            candidates: default_candidates(),
+            follow_references: true,
+            state_values: StateValues::default(),
+        }
+    }
+}
+
+/// Status values that say a record is still open or done: `{ open: [wip, "in Bearbeitung"],
+/// closed: [erledigt] }`. Matched as the built-in ones are: case, spaces and hyphens aside.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StateValues {
+    pub open: Vec<String>,
+    pub closed: Vec<String>,
+}
+
+impl StateValues {
+    /// The form values are compared in: lower-case, `_` for spaces and hyphens.
+    pub fn folded(value: &str) -> String {
+        value.trim().to_lowercase().replace([' ', '-'], "_")
+    }
+
+    /// Whether `folded` (see [`StateValues::folded`]) is one of `values`.
+    pub fn holds(values: &[String], folded: &str) -> bool {
+        values.iter().any(|v| Self::folded(v) == folded)
     }
 }
 
@@ -980,6 +1011,19 @@ sources:
             assert!(err.contains(needle), "expected `{needle}` in: {err}");
             assert!(!err.contains('\n'), "{err}");
         }
+    }
+
+    #[test]
+    fn rerank_state_values_load_and_reject_unknown_keys() {
+        let with = |rerank: &str| OK.replace("sources:", &format!("rerank: {rerank}\nsources:"));
+        let c: RouterConfig =
+            fedsearch_core::config::from_yaml_str(&with("{ state_values: { open: [wip, \"in Bearbeitung\"] } }"))
+                .unwrap();
+        assert_eq!(c.rerank.state_values.open, ["wip", "in Bearbeitung"]);
+        assert!(c.rerank.state_values.closed.is_empty());
+        assert!(StateValues::holds(&c.rerank.state_values.open, &StateValues::folded("In-Bearbeitung")));
+        let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&with("{ state_values: { opened: [x] } }"));
+        assert!(err.unwrap_err().contains("opened"));
     }
 
     #[test]

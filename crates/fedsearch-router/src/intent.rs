@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::config::StateValues;
+
 /// English question forms that ask for a rule, a limit or a procedure.
 static ENGLISH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -189,13 +191,16 @@ const CLOSED_VALUES: &[&str] = &[
 ];
 
 /// The state a record's status says (metadata `status`, `state`, `*_status`, `*_state`), if one
-/// of its status values is a known open or done value.
-pub fn record_state<'a>(metadata: impl IntoIterator<Item = (&'a String, &'a String)>) -> Option<AskedState> {
+/// of its status values is a known open or done value: built in, or the deployment's `own`.
+pub fn record_state<'a>(
+    metadata: impl IntoIterator<Item = (&'a String, &'a String)>,
+    own: &StateValues,
+) -> Option<AskedState> {
     metadata.into_iter().filter(|(k, _)| is_status_key(k)).find_map(|(_, v)| {
-        let v = v.trim().to_lowercase().replace([' ', '-'], "_");
-        if OPEN_VALUES.contains(&v.as_str()) {
+        let v = StateValues::folded(v);
+        if OPEN_VALUES.contains(&v.as_str()) || StateValues::holds(&own.open, &v) {
             Some(AskedState::Open)
-        } else if CLOSED_VALUES.contains(&v.as_str()) {
+        } else if CLOSED_VALUES.contains(&v.as_str()) || StateValues::holds(&own.closed, &v) {
             Some(AskedState::Closed)
         } else {
             None
@@ -263,10 +268,16 @@ mod tests {
     #[test]
     fn a_records_state_is_read_from_its_status_fields() {
         let meta = |k: &str, v: &str| std::collections::HashMap::from([(k.to_string(), v.to_string())]);
-        assert_eq!(record_state(&meta("status", "Waiting customer")), Some(AskedState::Open));
-        assert_eq!(record_state(&meta("fsn_status", "pending")), Some(AskedState::Open));
-        assert_eq!(record_state(&meta("status", "resolved")), Some(AskedState::Closed));
-        assert_eq!(record_state(&meta("status", "in_service")), None, "not a known state");
-        assert_eq!(record_state(&meta("category", "open")), None, "not a status field");
+        let none = StateValues::default();
+        assert_eq!(record_state(&meta("status", "Waiting customer"), &none), Some(AskedState::Open));
+        assert_eq!(record_state(&meta("fsn_status", "pending"), &none), Some(AskedState::Open));
+        assert_eq!(record_state(&meta("status", "resolved"), &none), Some(AskedState::Closed));
+        assert_eq!(record_state(&meta("status", "in_service"), &none), None, "not a known state");
+        assert_eq!(record_state(&meta("category", "open"), &none), None, "not a status field");
+        let own = StateValues { open: vec!["In Bearbeitung".into()], closed: vec!["erledigt".into()] };
+        assert_eq!(record_state(&meta("status", "in-bearbeitung"), &own), Some(AskedState::Open));
+        assert_eq!(record_state(&meta("status", "Erledigt"), &own), Some(AskedState::Closed));
+        assert_eq!(record_state(&meta("status", "erledigt"), &none), None, "not built in");
+        assert_eq!(record_state(&meta("status", "resolved"), &own), Some(AskedState::Closed), "built-ins stay");
     }
 }

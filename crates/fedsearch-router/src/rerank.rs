@@ -45,7 +45,13 @@ use std::collections::{HashMap, HashSet};
 
 use fedsearch_proto::types::{Hit, RerankFeatures};
 
-use crate::{config::RerankWeights, intent::AskedState};
+use crate::{
+    config::{RerankWeights, StateValues},
+    intent::AskedState,
+};
+
+/// No deployment status values: the built-in ones only.
+static NO_STATE_VALUES: StateValues = StateValues { open: Vec::new(), closed: Vec::new() };
 
 /// A metadata key whose value repeats the question's own terms (the wiki's `matched_terms`): not
 /// something the hit shows, so no feature reads it.
@@ -322,6 +328,8 @@ pub struct Asked<'a> {
     pub reference_sources: HashSet<String>,
     /// The state of the records the question asks for ([`crate::intent::asks_for_state`]).
     pub state: Option<AskedState>,
+    /// The deployment's own open and done status values (`rerank.state_values`).
+    pub state_values: &'a StateValues,
     /// The ids the question names (routing's entity patterns: `TCK-5002`, `SO20261001`).
     pub ids: &'a [String],
     /// The glossary expansions the weighted tokens came from: a token only a phrase of several
@@ -342,6 +350,7 @@ impl<'a> Asked<'a> {
             asks_for_rule: false,
             reference_sources: HashSet::new(),
             state: None,
+            state_values: &NO_STATE_VALUES,
             ids: &[],
             expansions: &[],
             list: false,
@@ -372,7 +381,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             phrases: phrases(&index, s),
             rule_reference: if asked.asks_for_rule && asked.reference_sources.contains(&h.source) { 1.0 } else { 0.0 },
             corroborated: if h.duplicates.iter().any(|d| d.source != h.source) { 1.0 } else { 0.0 },
-            state: in_asked_state(h, asked.state),
+            state: in_asked_state(h, asked.state, asked.state_values),
             named_id: if own_id_named(h, asked.ids) { 1.0 } else { 0.0 },
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
@@ -405,9 +414,9 @@ fn own_id_named(h: &Hit, ids: &[String]) -> bool {
 }
 
 /// 1 when the question asks for records in one state and `h`'s status says it is in it.
-fn in_asked_state(h: &Hit, asked: Option<AskedState>) -> f64 {
+fn in_asked_state(h: &Hit, asked: Option<AskedState>, own: &StateValues) -> f64 {
     match asked {
-        Some(state) if crate::intent::record_state(&h.metadata) == Some(state) => 1.0,
+        Some(state) if crate::intent::record_state(&h.metadata, own) == Some(state) => 1.0,
         _ => 0.0,
     }
 }
@@ -686,6 +695,17 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h), ["t:1", "t:2"], "no state asked: the fused order");
+        // A deployment's own words: `in Bearbeitung` is open once `rerank.state_values` says so.
+        let hits = || vec![ticket("t:1", "resolved", 1.0), ticket("t:3", "In Bearbeitung", 0.9)];
+        asked.state = Some(AskedState::Open);
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["t:1", "t:3"], "an unknown word is no state");
+        let own = StateValues { open: vec!["in bearbeitung".into()], closed: Vec::new() };
+        asked.state_values = &own;
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["t:3", "t:1"]);
     }
 
     #[test]

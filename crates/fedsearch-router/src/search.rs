@@ -379,6 +379,7 @@ pub async fn run(
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
     asked.asks_for_rule = crate::intent::asks_for_rule(&req.query);
     asked.state = crate::intent::asks_for_state(&req.query);
+    asked.state_values = &state.config.rerank.state_values;
     asked.list = list_question;
     asked.ids = &terms.entities;
     asked.expansions = &terms.expansions;
