@@ -1,11 +1,15 @@
 //! Scale-out on loopback: two router processes behind a round-robin client, and two replicas
 //! of an adapter behind one address list (`http://127.0.0.1:P,http://127.0.0.2:P`, what a
-//! headless Service's name resolves to). Both replicas get traffic; kill -9 one of them mid-load
-//! and no call fails.
+//! headless Service's name resolves to). With the default shared streams (`streams: 2` to every
+//! serving replica) both replicas get traffic from each router; kill -9 one of them mid-load and
+//! no call fails, nor does any sub-query (its retry lands on the live replica).
 
 use std::{collections::BTreeMap, time::Duration};
 
-use fedsearch_proto::api::{SearchRequest, federated_search_client::FederatedSearchClient};
+use fedsearch_proto::{
+    api::{SearchRequest, federated_search_client::FederatedSearchClient},
+    types::SourceState,
+};
 
 use crate::harness::{Proc, SECRET, free_port, token_for};
 
@@ -57,7 +61,8 @@ async fn adapter_replicas_share_the_load_and_one_dying_costs_no_failed_call() {
         clients.push(FederatedSearchClient::connect(r.url()).await.unwrap());
     }
     let token = token_for("alice");
-    let mut answered_by: BTreeMap<usize, usize> = BTreeMap::new();
+    // Per router: how many searches each replica answered, by hit count.
+    let mut answered_by: [BTreeMap<usize, usize>; 2] = Default::default();
     let mut failed = Vec::new();
     let search = |i: usize| {
         let mut req = tonic::Request::new(SearchRequest { query: format!("refund {i}"), ..Default::default() });
@@ -67,20 +72,30 @@ async fn adapter_replicas_share_the_load_and_one_dying_costs_no_failed_call() {
     };
     for i in 0..120 {
         match clients[i % 2].search(search(i)).await {
-            Ok(r) => *answered_by.entry(r.into_inner().hits.len()).or_default() += 1,
+            Ok(r) => *answered_by[i % 2].entry(r.into_inner().hits.len()).or_default() += 1,
             Err(e) => failed.push(format!("{:?}: {}", e.code(), e.message())),
         }
     }
-    assert!(answered_by.get(&3).copied().unwrap_or(0) > 0, "the first replica got traffic: {answered_by:?}");
-    assert!(answered_by.get(&4).copied().unwrap_or(0) > 0, "the second replica got traffic: {answered_by:?}");
+    for (r, by) in answered_by.iter().enumerate() {
+        assert!(by.get(&3).copied().unwrap_or(0) > 0, "router {r}: the first replica got traffic: {by:?}");
+        assert!(by.get(&4).copied().unwrap_or(0) > 0, "router {r}: the second replica got traffic: {by:?}");
+    }
     first.kill9();
-    // Until its next health check the dead replica may still be picked (that sub-query fails and
-    // is retried once); then it has left the balancer and the second replica answers everything.
+    // Until the health checks drop it, the dead replica's broken streams fail the sub-queries in
+    // flight on them; each is retried once, on the live replica. Then the second replica answers
+    // everything.
     let mut in_a_row = 0;
+    let mut failed_sources = Vec::new();
     for i in 120..2_000 {
         match clients[i % 2].search(search(i)).await {
-            Ok(r) if r.get_ref().hits.len() == 4 => in_a_row += 1,
-            Ok(_) => in_a_row = 0,
+            Ok(r) => {
+                let r = r.into_inner();
+                let not_ok: Vec<_> = r.sources.iter().filter(|s| s.state() != SourceState::Ok).collect();
+                if !not_ok.is_empty() {
+                    failed_sources.push(format!("search {i}: {not_ok:?}"));
+                }
+                in_a_row = if r.hits.len() == 4 { in_a_row + 1 } else { 0 };
+            }
             Err(e) => failed.push(format!("{:?}: {}", e.code(), e.message())),
         }
         if in_a_row >= 40 {
@@ -89,6 +104,7 @@ async fn adapter_replicas_share_the_load_and_one_dying_costs_no_failed_call() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(failed.is_empty(), "no call failed: {failed:?}");
+    assert!(failed_sources.is_empty(), "no sub-query failed: {failed_sources:?}");
     assert_eq!(in_a_row, 40, "after the kill the second replica answers every search");
 }
 
@@ -138,9 +154,7 @@ async fn two_routers_over_two_replicas_of_every_real_adapter_and_one_of_each_dyi
     let mut in_a_row = 0;
     for _ in 0..1_000 {
         match clients[next()].search(search()).await {
-            Ok(r) if r.get_ref().sources.iter().all(|s| s.state() == fedsearch_proto::types::SourceState::Ok) => {
-                in_a_row += 1
-            }
+            Ok(r) if r.get_ref().sources.iter().all(|s| s.state() == SourceState::Ok) => in_a_row += 1,
             Ok(_) => in_a_row = 0,
             Err(e) => failed.push(format!("{:?}: {}", e.code(), e.message())),
         }

@@ -14,6 +14,11 @@
 //! balancer, by in-flight requests). A replica that dies, hangs or drains (NOT_SERVING) leaves
 //! the balancer at its next check, and one that comes back, or a new pod, joins it (outlier
 //! ejection by active health checks). A single IP endpoint is a plain lazily-connecting channel.
+//!
+//! [`replicated`] also publishes the set those checks found serving ([`Replicas`]: each serving
+//! replica's address and the endpoint to reach it) as it changes, for a caller that keeps
+//! connections of its own to every replica (the router's shared adapter streams): a single IP
+//! endpoint is a set of one, always there.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -24,6 +29,7 @@ use std::{
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, de};
+use tokio::sync::watch;
 use tonic::transport::{Channel, Endpoint, channel::Change};
 
 use crate::tls::{ClientTls, EndpointTls, TlsConfig};
@@ -190,8 +196,14 @@ impl ServiceEndpoint {
     /// `base` and this endpoint's overrides when `base` is set (`what` names the endpoint in
     /// messages). Calls on it are not given a timeout: callers set each call's deadline.
     pub fn channel(&self, base: Option<&Arc<ClientTls>>, what: &str) -> anyhow::Result<Channel> {
+        Ok(self.replicated(base, what)?.channel)
+    }
+
+    /// [`ServiceEndpoint::channel`] and the serving replicas behind it, as they change
+    /// ([`replicated`]).
+    pub fn replicated(&self, base: Option<&Arc<ClientTls>>, what: &str) -> anyhow::Result<Replicated> {
         let tls = self.client_tls(base, what).map_err(anyhow::Error::msg)?;
-        replicated_channel(&self.url, self.connect_timeout_or(DEFAULT_CONNECT_TIMEOUT), RESOLVE_EVERY, tls)
+        replicated(&self.url, self.connect_timeout_or(DEFAULT_CONNECT_TIMEOUT), RESOLVE_EVERY, tls)
     }
 
     /// A channel to the first URL only (a tool checking one replica at a time names it with
@@ -237,6 +249,34 @@ fn parse(url: &str) -> anyhow::Result<Target> {
     Ok(Target { scheme: scheme.to_string(), host: bare.to_string(), port, ip: bare.parse().ok() })
 }
 
+/// The replicas of an address that answered their last health check SERVING, each with the
+/// endpoint that reaches it (its TLS settings included). An endpoint is built once per replica
+/// and certificate: the same `Arc` while the address stays known, a new one when the TLS files
+/// change, so a caller can tell its connections are stale with [`Arc::ptr_eq`].
+#[derive(Debug, Clone, Default)]
+pub struct Replicas {
+    /// False until the first round of health checks has ended (nothing is known yet).
+    pub checked: bool,
+    pub serving: BTreeMap<SocketAddr, Arc<Endpoint>>,
+}
+
+impl Replicas {
+    /// Whether `other` names the same replicas with the same endpoints.
+    pub fn same_as(&self, other: &Replicas) -> bool {
+        self.checked == other.checked
+            && self.serving.len() == other.serving.len()
+            && self.serving.iter().zip(&other.serving).all(|((a, x), (b, y))| a == b && Arc::ptr_eq(x, y))
+    }
+}
+
+/// A channel balanced over the serving replicas of an address, and those replicas as they
+/// change ([`replicated`]).
+#[derive(Debug, Clone)]
+pub struct Replicated {
+    pub channel: Channel,
+    pub replicas: watch::Receiver<Replicas>,
+}
+
 /// A channel to every replica behind `address` (see the module doc), over mutual TLS when
 /// `tls` is set (then every URL must be `https://`). When the TLS files change, every endpoint
 /// is replaced by one with the new certificate: calls in flight finish on the connections they
@@ -247,6 +287,17 @@ pub fn replicated_channel(
     resolve_every: Duration,
     tls: Option<Arc<ClientTls>>,
 ) -> anyhow::Result<Channel> {
+    Ok(replicated(address, connect_timeout, resolve_every, tls)?.channel)
+}
+
+/// [`replicated_channel`], with the serving replicas it balances over published as they change
+/// (a single IP endpoint: a set of one, with a new endpoint when the TLS files change).
+pub fn replicated(
+    address: &str,
+    connect_timeout: Duration,
+    resolve_every: Duration,
+    tls: Option<Arc<ClientTls>>,
+) -> anyhow::Result<Replicated> {
     let targets = address.split(',').map(parse).collect::<anyhow::Result<Vec<_>>>()?;
     let https = tls.is_some();
     if let Some(t) = targets.iter().find(|t| (t.scheme == "https") != https) {
@@ -270,18 +321,27 @@ pub fn replicated_channel(
         }
     };
     if let [one] = targets.as_slice()
-        && one.ip.is_some()
+        && let Some(ip) = one.ip
     {
-        let Some(tls) = tls else { return crate::grpc::lazy_channel(address.trim(), connect_timeout) };
-        // One endpoint behind a balancer of one, so that it can be replaced on a new certificate.
+        let addr = SocketAddr::new(ip, one.port);
         let url = address.trim().to_string();
+        let one_of =
+            move |ep: &Endpoint| Replicas { checked: true, serving: BTreeMap::from([(addr, Arc::new(ep.clone()))]) };
+        let endpoint = build(&url, None)?;
+        let (publish, replicas) = watch::channel(one_of(&endpoint));
+        let Some(tls) = tls else {
+            // Plaintext: the set never changes (the sender goes; receivers keep the value).
+            return Ok(Replicated { channel: endpoint.connect_lazy(), replicas });
+        };
+        // One endpoint behind a balancer of one, so that it can be replaced on a new certificate.
         let (channel, changes) = Channel::balance_channel::<u8>(4);
         let mut generation = tls.generation();
-        changes.try_send(Change::Insert(0, build(&url, None)?)).map_err(|_| anyhow::anyhow!("channel closed"))?;
+        changes.try_send(Change::Insert(0, endpoint)).map_err(|_| anyhow::anyhow!("channel closed"))?;
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(crate::tls::RELOAD_CHECK).await;
-                if changes.is_closed() {
+                // Nobody uses the channel or reads the set any more.
+                if changes.is_closed() && publish.is_closed() {
                     return;
                 }
                 let now = tls.generation();
@@ -289,34 +349,37 @@ pub fn replicated_channel(
                     generation = now;
                     match build(&url, None) {
                         Ok(ep) => {
-                            if changes.send(Change::Insert(0, ep)).await.is_err() {
-                                return;
-                            }
+                            publish.send_replace(one_of(&ep));
+                            let _ = changes.send(Change::Insert(0, ep)).await;
                         }
                         Err(e) => tracing::warn!(error = %e, "cannot use the new TLS files for an endpoint"),
                     }
                 }
             }
         });
-        return Ok(channel);
+        return Ok(Replicated { channel, replicas });
     }
     let (channel, changes) = Channel::balance_channel::<SocketAddr>(64);
+    let (publish, replicas) = watch::channel(Replicas::default());
     tokio::spawn(async move {
         let scheme = targets.first().map_or("http", |t| t.scheme.as_str()).to_string();
         let url = |addr: &SocketAddr| format!("{scheme}://{addr}");
-        // The name a replica's certificate is checked against: the name it was resolved from.
-        let mut names: BTreeMap<SocketAddr, Option<String>> = BTreeMap::new();
-        // Every known address, with a channel of its own for the health checks.
-        let mut known: BTreeMap<SocketAddr, Channel> = BTreeMap::new();
+        // Every known address: its endpoint (built with the name its certificate is checked
+        // against: the name it was resolved from) and a channel of its own for the health checks.
+        let mut known: BTreeMap<SocketAddr, (Arc<Endpoint>, Channel)> = BTreeMap::new();
         let mut balanced: BTreeSet<SocketAddr> = BTreeSet::new();
         let mut resolved_at: Option<tokio::time::Instant> = None;
         let mut generation = tls.as_ref().map(|t| t.generation());
         loop {
+            // Nobody uses the channel or reads the set any more.
+            if changes.is_closed() && publish.is_closed() {
+                return;
+            }
             let now = tls.as_ref().map(|t| t.generation());
             let renewed = now != generation;
             generation = now;
             if renewed {
-                // New certificate: new health-check channels, and every balanced endpoint again.
+                // New certificate: new endpoints, and every balanced endpoint again.
                 known.clear();
                 balanced.clear();
             }
@@ -329,37 +392,41 @@ pub fn replicated_channel(
                         if let std::collections::btree_map::Entry::Vacant(e) = known.entry(addr)
                             && let Ok(ep) = build(&url(&addr), name.as_deref())
                         {
-                            e.insert(ep.connect_lazy());
+                            let check = ep.connect_lazy();
+                            e.insert((Arc::new(ep), check));
                         }
-                        names.insert(addr, name);
                     }
                 }
                 resolved_at = Some(tokio::time::Instant::now());
             }
-            let checks = known
-                .iter()
-                .map(|(addr, ch)| async move { (*addr, crate::grpc::is_serving(ch.clone(), CHECK_EVERY / 2).await) });
+            let checks = known.iter().map(|(addr, (_, ch))| async move {
+                (*addr, crate::grpc::is_serving(ch.clone(), CHECK_EVERY / 2).await)
+            });
             let healthy: BTreeSet<SocketAddr> =
                 futures::future::join_all(checks).await.into_iter().filter(|(_, ok)| *ok).map(|(a, _)| a).collect();
             for gone in balanced.difference(&healthy) {
                 tracing::info!(endpoint = %gone, "endpoint left the balancer (not serving)");
-                if changes.send(Change::Remove(*gone)).await.is_err() {
-                    return;
-                }
+                let _ = changes.send(Change::Remove(*gone)).await;
             }
             for new in healthy.difference(&balanced) {
-                let name = names.get(new).cloned().flatten();
-                let Ok(ep) = build(&url(new), name.as_deref()) else { continue };
+                let Some((ep, _)) = known.get(new) else { continue };
                 // Inserting a known key replaces its endpoint (a renewed certificate).
-                if changes.send(Change::Insert(*new, ep)).await.is_err() {
-                    return;
-                }
+                let _ = changes.send(Change::Insert(*new, Endpoint::clone(ep))).await;
             }
+            let serving = healthy.iter().filter_map(|a| Some((*a, known.get(a)?.0.clone()))).collect();
+            let now_serving = Replicas { checked: true, serving };
+            publish.send_if_modified(|was| {
+                let changed = !was.same_as(&now_serving);
+                if changed {
+                    *was = now_serving;
+                }
+                changed
+            });
             balanced = healthy;
             tokio::time::sleep(CHECK_EVERY).await;
         }
     });
-    Ok(channel)
+    Ok(Replicated { channel, replicas })
 }
 
 /// How often every endpoint of a replicated address is health-checked.
@@ -476,5 +543,51 @@ mod tests {
                 .any(|(a, name)| a.port() == 7002 && a.ip().is_loopback() && name.as_deref() == Some("localhost")),
             "{all:?}"
         );
+    }
+
+    /// A gRPC health service alone on `addr`, its reporter (SERVING to start with) and address.
+    async fn health_server(addr: &str) -> (SocketAddr, tonic_health::server::HealthReporter) {
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (reporter, service) = tonic_health::server::health_reporter();
+        reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        tokio::spawn(tonic::transport::Server::builder().add_service(service).serve_with_incoming(incoming));
+        (addr, reporter)
+    }
+
+    /// The published set once `pred` holds (a hang guard only: the checks run every second).
+    async fn published(rx: &mut watch::Receiver<Replicas>, pred: impl FnMut(&Replicas) -> bool) -> Replicas {
+        tokio::time::timeout(Duration::from_secs(60), rx.wait_for(pred))
+            .await
+            .expect("the set was never published")
+            .expect("the health loop ended")
+            .clone()
+    }
+
+    #[tokio::test]
+    async fn the_serving_replicas_are_published_as_they_come_and_go() {
+        let (a, _serving) = health_server("127.0.0.1:0").await;
+        let (b, draining) = health_server(&format!("127.0.0.2:{}", a.port())).await;
+        // A third address where nothing listens is never in the set.
+        let address = format!("http://{a},http://{b},http://127.0.0.3:{}", a.port());
+        let mut rx = replicated(&address, Duration::from_millis(500), RESOLVE_EVERY, None).unwrap().replicas;
+        let both = published(&mut rx, |r| r.checked && r.serving.len() == 2).await;
+        assert_eq!(both.serving.keys().collect::<Vec<_>>(), [&a, &b]);
+        draining.set_service_status("", tonic_health::ServingStatus::NotServing).await;
+        let one = published(&mut rx, |r| r.serving.len() == 1).await;
+        assert_eq!(one.serving.keys().collect::<Vec<_>>(), [&a]);
+        assert!(Arc::ptr_eq(&one.serving[&a], &both.serving[&a]), "a replica that stays keeps its endpoint");
+        draining.set_service_status("", tonic_health::ServingStatus::Serving).await;
+        let back = published(&mut rx, |r| r.serving.len() == 2).await;
+        assert_eq!(back.serving.keys().collect::<Vec<_>>(), [&a, &b]);
+    }
+
+    #[tokio::test]
+    async fn a_single_ip_is_a_set_of_one_from_the_start() {
+        let r = replicated("http://127.0.0.1:7", Duration::from_millis(500), RESOLVE_EVERY, None).unwrap();
+        let set = r.replicas.borrow().clone();
+        assert!(set.checked);
+        assert_eq!(set.serving.keys().collect::<Vec<_>>(), [&"127.0.0.1:7".parse::<SocketAddr>().unwrap()]);
     }
 }

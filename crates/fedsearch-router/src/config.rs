@@ -717,6 +717,10 @@ fn default_health_interval() -> Duration {
     Duration::from_secs(1)
 }
 
+fn default_streams() -> usize {
+    2
+}
+
 /// One source in the registry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -772,16 +776,17 @@ pub struct SourceConfig {
     /// Reuse a user's identical answer from this source for this long (off when unset).
     #[serde(default, with = "duration::option")]
     pub cache_ttl: Option<Duration>,
-    /// Long-lived sub-query streams to the adapter, each on its own HTTP/2 connection, every
-    /// one carrying many sub-queries ([`crate::mux`]); sources on one address share the first
-    /// one's pool. On shared streams each sub-query carries its own trace context (the adapter
-    /// traces it in its search's trace) and adapters count sub-queries as they end
-    /// (`fedsearch.adapter.subquery.duration`); a stream is one long adapter call, recorded in
-    /// `rpc.server.call.duration` when it ends. But a stream stays on the replica it opened on:
-    /// over adapter replicas the balancing is per stream, not per sub-query, so N streams reach
-    /// at most N replicas. 0 (the default): one stream per sub-query, balanced per sub-query.
-    /// `streams: 2` doubled peak throughput in the side-by-side bench (BENCHMARKS.md).
-    #[serde(default)]
+    /// Long-lived sub-query streams to every serving replica of the adapter (2 by default),
+    /// each on its own HTTP/2 connection, every one carrying many sub-queries ([`crate::mux`]);
+    /// sources on one address share the first one's pool. Each sub-query goes to the replica
+    /// with the fewest in flight, and the pool follows the replicas the health checks find
+    /// serving (new ones get streams, ones that leave are retired). On shared streams each
+    /// sub-query carries its own trace context (the adapter traces it in its search's trace)
+    /// and adapters count sub-queries as they end (`fedsearch.adapter.subquery.duration`); a
+    /// stream is one long adapter call, recorded in `rpc.server.call.duration` when it ends.
+    /// 0: one stream per sub-query, balanced per sub-query. Shared streams gave 1.3-1.6x the
+    /// throughput of `streams: 0` with less router CPU in the side-by-side bench (BENCHMARKS.md).
+    #[serde(default = "default_streams")]
     pub streams: usize,
 }
 
@@ -977,7 +982,7 @@ sources:
         assert_eq!(c.sources[0].weight, 1.0);
         assert_eq!(c.sources[0].timeout, Duration::from_millis(500));
         assert_eq!(c.limits.max_top_k, 50);
-        assert_eq!(c.sources[0].streams, 0, "a stream per sub-query by default");
+        assert_eq!(c.sources[0].streams, 2, "two shared streams per replica by default");
     }
 
     #[test]

@@ -344,7 +344,7 @@ async fn stream_shared(
         sub_query.id = pool.next_id();
         tracing::Span::current().record("sub_query_id", sub_query.id.as_str());
         let left = budget.saturating_sub(started.elapsed());
-        let failure = match pool.send(signed(source, sub_query.clone(), left)) {
+        let failure = match pool.send(signed(source, sub_query.clone(), left)).await {
             Ok(mut call) => loop {
                 match call.next().await {
                     Reply::Batch(hits) => out.batch(hits).await,
@@ -354,8 +354,9 @@ async fn stream_shared(
             },
             Err(e) => e,
         };
-        // Not answered at all (a stream that broke, a replica that just died): once more, on
-        // the next stream, when half the budget is left. Never after hits were forwarded.
+        // Not answered at all (a stream that broke, a replica that just died): once more when
+        // half the budget is left — on another replica, as the pool passes over one whose
+        // stream just broke while another is serving. Never after hits were forwarded.
         if !retried && *out.hits == 0 && failure.code() == tonic::Code::Unavailable && started.elapsed() < budget / 2 {
             retried = true;
             continue;

@@ -73,22 +73,13 @@ fn profile_of(c: &SourceConfig, glossary: &Glossary) -> (BTreeSet<String>, BTree
     (profile, negative)
 }
 
-/// The stream pool of `c`'s adapter address: `c.streams` streams, the first on `first` (the
-/// address's shared channel), each other one on a connection of its own.
+/// The stream pool of `c`'s adapter address: `c.streams` streams to every serving replica,
+/// each on a connection of its own.
 fn stream_pool(
     c: &SourceConfig,
-    first: &Channel,
-    tls: Option<&Arc<fedsearch_core::tls::ClientTls>>,
-) -> anyhow::Result<Option<Arc<crate::mux::StreamPool>>> {
-    if c.streams == 0 {
-        return Ok(None);
-    }
-    let mut clients = vec![SourceAdapterClient::with_interceptor(first.clone(), TraceInjector)];
-    for _ in 1..c.streams {
-        let channel = c.adapter.channel(tls, "sources.adapter")?;
-        clients.push(SourceAdapterClient::with_interceptor(channel, TraceInjector));
-    }
-    Ok(Some(Arc::new(crate::mux::StreamPool::new(clients))))
+    replicas: &tokio::sync::watch::Receiver<fedsearch_core::endpoints::Replicas>,
+) -> Option<Arc<crate::mux::StreamPool>> {
+    (c.streams > 0).then(|| Arc::new(crate::mux::StreamPool::new(c.streams, replicas.clone())))
 }
 
 impl Source {
@@ -131,24 +122,25 @@ impl Registry {
         tls: Option<Arc<fedsearch_core::tls::ClientTls>>,
         signer: Option<Arc<fedsearch_core::assertion::AssertionSigner>>,
     ) -> anyhow::Result<Self> {
-        let mut channels: HashMap<String, Channel> = HashMap::new();
+        let mut channels: HashMap<String, fedsearch_core::endpoints::Replicated> = HashMap::new();
         let mut pools: HashMap<String, Option<Arc<crate::mux::StreamPool>>> = HashMap::new();
         let mut sources = Vec::with_capacity(configs.len());
         let shared_cache = crate::cache::SharedHandle::default();
         for c in configs {
-            let channel = match channels.get(&c.adapter.url) {
-                Some(ch) => ch.clone(),
+            let replicated = match channels.get(&c.adapter.url) {
+                Some(r) => r.clone(),
                 None => {
                     // Every replica behind the address (a list, or a name re-resolved every 10 s).
-                    let ch = c.adapter.channel(tls.as_ref(), "sources.adapter")?;
-                    channels.insert(c.adapter.url.clone(), ch.clone());
-                    ch
+                    let r = c.adapter.replicated(tls.as_ref(), "sources.adapter")?;
+                    channels.insert(c.adapter.url.clone(), r.clone());
+                    r
                 }
             };
+            let channel = replicated.channel;
             let streams = match pools.get(&c.adapter.url) {
                 Some(pool) => pool.clone(),
                 None => {
-                    let pool = stream_pool(c, &channel, tls.as_ref())?;
+                    let pool = stream_pool(c, &replicated.replicas);
                     pools.insert(c.adapter.url.clone(), pool.clone());
                     pool
                 }

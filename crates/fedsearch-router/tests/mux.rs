@@ -1,7 +1,8 @@
 //! Long-lived multiplexed adapter streams (issue 15): many searches share one `Search` stream
 //! per connection, each gets its own answer, a cancelled one does not disturb the others, a
 //! broken stream is reopened and deadlines still end a sub-query, and each sub-query's work at
-//! the adapter is traced in its own search's trace.
+//! the adapter is traced in its own search's trace; with `streams: 0` each sub-query has a
+//! stream of its own.
 //!
 //! No wall-clock assertions: every check is on statuses, hits and what the adapter saw.
 
@@ -190,6 +191,28 @@ async fn concurrent_searches_on_one_stream_are_traced_at_the_adapter_in_their_ow
     }
 }
 
+/// `streams: 0` (no longer the default): a stream per sub-query, each traced in its search.
+#[tokio::test]
+async fn with_streams_0_each_sub_query_has_a_stream_of_its_own_in_its_own_trace() {
+    let echo = Echo { gate: Some(Gate::new(2)), ..Default::default() };
+    let (ids, traces) = (echo.ids.clone(), echo.traces.clone());
+    let adapter = start_adapter(echo).await;
+    let yaml = router_yaml(
+        &[("echo", &adapter.url(), "streams: 0, timeout: 30s")],
+        "limits: { default_timeout: 30s, max_timeout: 30s }",
+    );
+    let router = start_router(&yaml).await;
+    let (first, second) = tokio::join!(search_as(&router, "first", "user1"), search_as(&router, "second", "user2"));
+    // Each sub-query is the only one on its stream: its id is "1" there.
+    assert_eq!(*ids.lock().unwrap(), ["1", "1"]);
+    let traces = traces.lock().unwrap().clone();
+    for (text, resp) in [("first", &first), ("second", &second)] {
+        assert_eq!(resp.sources[0].state(), SourceState::Ok, "{:?}", resp.sources);
+        assert_eq!(resp.hits[0].title, text);
+        assert_eq!(traces.get(text), Some(&resp.trace_id), "the {text} search's sub-query left its trace: {traces:?}");
+    }
+}
+
 #[tokio::test]
 async fn a_cancelled_search_is_cancelled_on_the_stream_and_the_others_go_on() {
     let echo = Echo::default();
@@ -271,4 +294,34 @@ async fn a_killed_adapter_fails_its_sub_queries_as_unavailable_and_its_stream_is
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(answered, "the stream was not reopened");
+}
+
+#[tokio::test]
+async fn sub_queries_reach_every_replica_and_a_killed_one_costs_no_failed_sub_query() {
+    let (one, two) = (Echo::default(), Echo::default());
+    let (on_first, on_second) = (one.started.clone(), two.started.clone());
+    let mut first = Killable::start(one, "127.0.0.1:0".parse().unwrap());
+    let port = first.addr.port();
+    let _second = Killable::start(two, std::net::SocketAddr::from(([127, 0, 0, 2], port)));
+    let replicas = format!("http://127.0.0.1:{port},http://127.0.0.2:{port}");
+    let router = start_router(&router_yaml(
+        &[("echo", &replicas, "streams: 2, timeout: 30s")],
+        "limits: { default_timeout: 30s, max_timeout: 30s }",
+    ))
+    .await;
+    for i in 0..10 {
+        let resp = search(&router, &format!("before{i}")).await;
+        assert_eq!(resp.sources[0].state(), SourceState::Ok, "{:?}", resp.sources);
+    }
+    let (a, b) = (on_first.load(Ordering::SeqCst), on_second.load(Ordering::SeqCst));
+    assert!(a > 0 && b > 0, "both replicas got sub-queries: {a} and {b}");
+    // The first dies; before the health checks notice, sub-queries sent to it fail and are
+    // retried on the second.
+    first.kill();
+    for i in 0..20 {
+        let resp = search(&router, &format!("after{i}")).await;
+        assert_eq!(resp.sources[0].state(), SourceState::Ok, "search {i} after the kill: {:?}", resp.sources);
+        assert_eq!(resp.hits[0].title, format!("after{i}"));
+    }
+    assert_eq!(on_second.load(Ordering::SeqCst), b + 20, "the second replica answered every search after the kill");
 }
