@@ -192,7 +192,7 @@ impl ServiceEndpoint {
         ClientTls::for_endpoint(base, self.tls.as_ref(), &format!("{what}.tls"))
     }
 
-    /// A channel to every replica of the address ([`replicated_channel`]), over mutual TLS with
+    /// A channel to every replica of the address ([`replicated`]), over mutual TLS with
     /// `base` and this endpoint's overrides when `base` is set (`what` names the endpoint in
     /// messages). Calls on it are not given a timeout: callers set each call's deadline.
     pub fn channel(&self, base: Option<&Arc<ClientTls>>, what: &str) -> anyhow::Result<Channel> {
@@ -278,20 +278,11 @@ pub struct Replicated {
 }
 
 /// A channel to every replica behind `address` (see the module doc), over mutual TLS when
-/// `tls` is set (then every URL must be `https://`). When the TLS files change, every endpoint
-/// is replaced by one with the new certificate: calls in flight finish on the connections they
-/// have, new calls open connections with the new files.
-pub fn replicated_channel(
-    address: &str,
-    connect_timeout: Duration,
-    resolve_every: Duration,
-    tls: Option<Arc<ClientTls>>,
-) -> anyhow::Result<Channel> {
-    Ok(replicated(address, connect_timeout, resolve_every, tls)?.channel)
-}
-
-/// [`replicated_channel`], with the serving replicas it balances over published as they change
-/// (a single IP endpoint: a set of one, with a new endpoint when the TLS files change).
+/// `tls` is set (then every URL must be `https://`), with the serving replicas it balances over
+/// published as they change (a single IP endpoint: a set of one, with a new endpoint when the TLS
+/// files change). When the TLS files change, every endpoint is replaced by one with the new
+/// certificate: calls in flight finish on the connections they have, new calls open connections
+/// with the new files.
 pub fn replicated(
     address: &str,
     connect_timeout: Duration,
