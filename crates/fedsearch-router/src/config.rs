@@ -161,23 +161,57 @@ impl Default for RerankSection {
 }
 
 /// Status values that say a record is still open or done: `{ open: [wip, "in Bearbeitung"],
-/// closed: [erledigt] }`. Matched as the built-in ones are: case, spaces and hyphens aside.
+/// closed: [erledigt] }`. Matched as the built-in ones are: case, spaces and hyphens aside; the
+/// values are folded once, when the config is read, not for every hit they are compared with.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "WrittenStateValues")]
 pub struct StateValues {
-    pub open: Vec<String>,
-    pub closed: Vec<String>,
+    /// Folded ([`StateValues::folded`]).
+    open: Vec<String>,
+    /// Folded ([`StateValues::folded`]).
+    closed: Vec<String>,
+}
+
+/// [`StateValues`] as the config writes them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct WrittenStateValues {
+    open: Vec<String>,
+    closed: Vec<String>,
+}
+
+impl From<WrittenStateValues> for StateValues {
+    fn from(w: WrittenStateValues) -> Self {
+        Self::new(&w.open, &w.closed)
+    }
 }
 
 impl StateValues {
+    /// None: the built-in values only.
+    pub const NONE: StateValues = StateValues { open: Vec::new(), closed: Vec::new() };
+
+    /// `open` and `closed` values as written.
+    pub fn new(open: &[impl AsRef<str>], closed: &[impl AsRef<str>]) -> Self {
+        Self { open: Self::fold_all(open), closed: Self::fold_all(closed) }
+    }
+
+    fn fold_all(values: &[impl AsRef<str>]) -> Vec<String> {
+        values.iter().map(|v| Self::folded(v.as_ref())).collect()
+    }
+
     /// The form values are compared in: lower-case, `_` for spaces and hyphens.
     pub fn folded(value: &str) -> String {
         value.trim().to_lowercase().replace([' ', '-'], "_")
     }
 
-    /// Whether `folded` (see [`StateValues::folded`]) is one of `values`.
-    pub fn holds(values: &[String], folded: &str) -> bool {
-        values.iter().any(|v| Self::folded(v) == folded)
+    /// Whether `folded` (see [`StateValues::folded`]) is one of the open values.
+    pub fn is_open(&self, folded: &str) -> bool {
+        self.open.iter().any(|v| v == folded)
+    }
+
+    /// Whether `folded` (see [`StateValues::folded`]) is one of the done values.
+    pub fn is_closed(&self, folded: &str) -> bool {
+        self.closed.iter().any(|v| v == folded)
     }
 }
 
@@ -1024,9 +1058,9 @@ sources:
         let c: RouterConfig =
             fedsearch_core::config::from_yaml_str(&with("{ state_values: { open: [wip, \"in Bearbeitung\"] } }"))
                 .unwrap();
-        assert_eq!(c.rerank.state_values.open, ["wip", "in Bearbeitung"]);
-        assert!(c.rerank.state_values.closed.is_empty());
-        assert!(StateValues::holds(&c.rerank.state_values.open, &StateValues::folded("In-Bearbeitung")));
+        assert_eq!(c.rerank.state_values, StateValues::new(&["wip", "in Bearbeitung"], &[] as &[&str]));
+        assert!(c.rerank.state_values.is_open(&StateValues::folded("In-Bearbeitung")));
+        assert!(!c.rerank.state_values.is_closed(&StateValues::folded("wip")));
         let err = fedsearch_core::config::from_yaml_str::<RouterConfig>(&with("{ state_values: { opened: [x] } }"));
         assert!(err.unwrap_err().contains("opened"));
     }

@@ -198,9 +198,9 @@ pub fn record_state<'a>(
 ) -> Option<AskedState> {
     metadata.into_iter().filter(|(k, _)| is_status_key(k)).find_map(|(_, v)| {
         let v = StateValues::folded(v);
-        if OPEN_VALUES.contains(&v.as_str()) || StateValues::holds(&own.open, &v) {
+        if OPEN_VALUES.contains(&v.as_str()) || own.is_open(&v) {
             Some(AskedState::Open)
-        } else if CLOSED_VALUES.contains(&v.as_str()) || StateValues::holds(&own.closed, &v) {
+        } else if CLOSED_VALUES.contains(&v.as_str()) || own.is_closed(&v) {
             Some(AskedState::Closed)
         } else {
             None
@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(record_state(&meta("status", "resolved"), &none), Some(AskedState::Closed));
         assert_eq!(record_state(&meta("status", "in_service"), &none), None, "not a known state");
         assert_eq!(record_state(&meta("category", "open"), &none), None, "not a status field");
-        let own = StateValues { open: vec!["In Bearbeitung".into()], closed: vec!["erledigt".into()] };
+        let own = StateValues::new(&["In Bearbeitung"], &["erledigt"]);
         assert_eq!(record_state(&meta("status", "in-bearbeitung"), &own), Some(AskedState::Open));
         assert_eq!(record_state(&meta("status", "Erledigt"), &own), Some(AskedState::Closed));
         assert_eq!(record_state(&meta("status", "erledigt"), &none), None, "not built in");

@@ -51,7 +51,7 @@ use crate::{
 };
 
 /// No deployment status values: the built-in ones only.
-static NO_STATE_VALUES: StateValues = StateValues { open: Vec::new(), closed: Vec::new() };
+static NO_STATE_VALUES: StateValues = StateValues::NONE;
 
 /// A metadata key whose value repeats the question's own terms (the wiki's `matched_terms`): not
 /// something the hit shows, so no feature reads it.
@@ -701,7 +701,7 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h), ["t:1", "t:3"], "an unknown word is no state");
-        let own = StateValues { open: vec!["in bearbeitung".into()], closed: Vec::new() };
+        let own = StateValues::new(&["in bearbeitung"], &[] as &[&str]);
         asked.state_values = &own;
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
