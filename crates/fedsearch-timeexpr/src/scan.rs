@@ -68,10 +68,9 @@ pub(crate) struct Found {
 
 type Matcher = fn(Cur<'_>, NaiveDate) -> Option<(usize, Span)>;
 
-/// Reads a phrase that names no window and returns where it ends.
-type NotWindow = fn(Cur<'_>, NaiveDate) -> Option<usize>;
-
-const MATCHERS: &[Matcher] = &[
+/// The window matchers, in the order their finds are kept, around the "since" phrase (read
+/// once per place for both of its readings, window or not: see `best`).
+const MATCHERS_BEFORE_SINCE: &[Matcher] = &[
     relative_day,
     calendar_relative,
     month_part,
@@ -82,13 +81,8 @@ const MATCHERS: &[Matcher] = &[
     quarter,
     half_year,
     weekday,
-    since,
-    ago,
-    before,
-    by_end,
 ];
-
-const NOT_WINDOWS: &[NotWindow] = &[weekday_no_window, since_not_begun];
+const MATCHERS_AFTER_SINCE: &[Matcher] = &[ago, before, by_end];
 
 /// The most specific phrase in `text`, with `today` the local day of the question.
 pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
@@ -96,9 +90,23 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
     let s = text.to_ascii_lowercase();
     let mut found: Vec<(usize, usize, Option<Span>)> = Vec::new();
     for (start, _) in s.char_indices() {
+        // A phrase starting inside a word is glued to it whatever its end (see `glued`).
+        if starts_glued(&s, start) {
+            continue;
+        }
         let at = Cur { s: &s, pos: start };
-        let windows = MATCHERS.iter().filter_map(|m| m(at, today)).map(|(end, span)| (end, Some(span)));
-        let not_windows = NOT_WINDOWS.iter().filter_map(|m| m(at, today)).map(|end| (end, None));
+        let run = |matchers: &'static [Matcher]| {
+            matchers.iter().filter_map(move |m| m(at, today)).map(|(end, span)| (end, Some(span)))
+        };
+        // "since 2027-01-01" asked in 2026: a start to come, which names no window (rather than
+        // the day); a start that has begun gives the days from it through today.
+        let since = since_phrase(at, today);
+        let since_window = since
+            .filter(|(_, start)| start.first <= today)
+            .and_then(|(end, start)| Some((end, Some(since_span(start, today)?))));
+        let since_not_begun = since.filter(|(_, start)| start.first > today).map(|(end, _)| (end, None));
+        let windows = run(MATCHERS_BEFORE_SINCE).chain(since_window).chain(run(MATCHERS_AFTER_SINCE));
+        let not_windows = weekday_no_window(at, today).map(|end| (end, None)).into_iter().chain(since_not_begun);
         for (end, span) in windows.chain(not_windows) {
             if end > start && !glued(&s, start, end) {
                 found.push((start, end, span));
@@ -180,16 +188,22 @@ fn is_word_char(c: char) -> bool {
 /// Whether `s[start..end]` is part of a longer token: a letter or digit touches it, directly or
 /// across one of `-/._` (the 2025 in INV-2025-0042).
 fn glued(s: &str, start: usize, end: usize) -> bool {
-    fn touches(mut outward: impl Iterator<Item = char>) -> bool {
-        match outward.next() {
-            Some(c) if is_word_char(c) => true,
-            Some('-' | '/' | '.') => outward.next().is_some_and(is_word_char),
-            _ => false,
-        }
-    }
-    let starts_in_word = s[start..].chars().next().is_some_and(is_word_char);
     let ends_in_word = s[..end].chars().next_back().is_some_and(is_word_char);
-    (starts_in_word && touches(s[..start].chars().rev())) || (ends_in_word && touches(s[end..].chars()))
+    starts_glued(s, start) || (ends_in_word && touches(s[end..].chars()))
+}
+
+/// Whether a phrase starting at `start` would start inside a longer token (see [`glued`]).
+fn starts_glued(s: &str, start: usize) -> bool {
+    s[start..].chars().next().is_some_and(is_word_char) && touches(s[..start].chars().rev())
+}
+
+/// Whether a letter or digit touches, directly or across one of `-/._`, going `outward`.
+fn touches(mut outward: impl Iterator<Item = char>) -> bool {
+    match outward.next() {
+        Some(c) if is_word_char(c) => true,
+        Some('-' | '/' | '.') => outward.next().is_some_and(is_word_char),
+        _ => false,
+    }
 }
 
 /// A position in the lowered text; matchers copy it to backtrack.
@@ -220,11 +234,7 @@ impl<'a> Cur<'a> {
     /// Reads a phrase: its words separated by any whitespace, ending on a word boundary when it
     /// ends in a letter or digit (so "oct" does not read the start of "octopus").
     fn phrase(&mut self, phrase: &str) -> bool {
-        // Most phrases of a table do not start with the next byte: say so before splitting.
-        if let Some(&first) = phrase.as_bytes().first()
-            && first != b' '
-            && self.rest().as_bytes().first() != Some(&first)
-        {
+        if !self.may_start(phrase, self.peek()) {
             return false;
         }
         let save = *self;
@@ -241,10 +251,25 @@ impl<'a> Cur<'a> {
         true
     }
 
+    /// Whether `phrase` may start at this position, whose next character is `next`: most
+    /// phrases of a table do not start with it. Characters are compared decoded, not as bytes
+    /// (CJK characters share their first bytes, and a byte-string compare per phrase was most of
+    /// the scan's time).
+    fn may_start(&self, phrase: &str, next: Option<char>) -> bool {
+        match phrase.chars().next() {
+            Some(' ') | None => true,
+            first => first == next,
+        }
+    }
+
     /// Reads the longest phrase of `table` and returns its value.
     fn longest<T: Copy>(&mut self, table: &[(&str, T)]) -> Option<T> {
+        let next = self.peek();
         let mut best: Option<(Cur<'a>, T)> = None;
         for &(phrase, value) in table {
+            if !self.may_start(phrase, next) {
+                continue;
+            }
             let mut c = *self;
             if c.phrase(phrase) && best.is_none_or(|(b, _)| c.pos > b.pos) {
                 best = Some((c, value));
@@ -1665,15 +1690,10 @@ fn weekday_no_window(c: Cur<'_>, _today: NaiveDate) -> Option<usize> {
 }
 
 /// since Monday, since Nov 3, since 2026-11-01, since last week, 自11月1日以来, 11月1日以来,
-/// 从11月1日起, 自从周一, 11月1日至今, Nov 1 to date: from the first day of that start through today.
-fn since(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
-    let (end, start) = since_phrase(c, today).filter(|(_, start)| start.first <= today)?;
-    Some((end, Span::days(start.grain, start.explicit, start.first, today.succ_opt()?)))
-}
-
-/// "since 2027-01-01" asked in 2026: a start to come, which gives no window (rather than the day).
-fn since_not_begun(c: Cur<'_>, today: NaiveDate) -> Option<usize> {
-    since_phrase(c, today).filter(|(_, start)| start.first > today).map(|(end, _)| end)
+/// 从11月1日起, 自从周一, 11月1日至今, Nov 1 to date, once its start has begun: from the first day
+/// of that start through today.
+fn since_span(start: Span, today: NaiveDate) -> Option<Span> {
+    Some(Span::days(start.grain, start.explicit, start.first, today.succ_opt()?))
 }
 
 /// Reads a "since" phrase: where it ends and the span of its start.
