@@ -73,14 +73,13 @@ fn stem_cow(word: &str) -> Cow<'_, str> {
 
 /// Whether `w` is a stop word (lowercased).
 pub fn is_stop_word(w: &str) -> bool {
-    // A sorted copy: a binary search instead of comparing with every stop word.
-    static SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-        let mut v = STOP_WORDS.to_vec();
-        v.sort_unstable();
-        v
-    });
-    SORTED.binary_search(&w).is_ok()
+    static SET: LazyLock<foldhash::HashSet<&'static str>> = LazyLock::new(|| STOP_WORDS.iter().copied().collect());
+    // Most words of a text are longer than any stop word: those need no lookup.
+    w.len() <= LONGEST_STOP_WORD && SET.contains(w)
 }
+
+/// The byte length of the longest of [`STOP_WORDS`] (checked by a test).
+const LONGEST_STOP_WORD: usize = 8;
 
 /// The lowercased Latin words of a text (letters, digits, `-`), in order.
 pub fn words(lowered: &str) -> impl Iterator<Item = &str> {
@@ -199,6 +198,17 @@ pub fn coverage_of(question: &[(String, f64)], shows: &[Vec<bool>]) -> Vec<f64> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_stop_word_is_one_and_no_other_word_is() {
+        assert_eq!(STOP_WORDS.iter().map(|w| w.len()).max(), Some(LONGEST_STOP_WORD));
+        for w in STOP_WORDS {
+            assert!(is_stop_word(w), "{w}");
+        }
+        for w in ["refund", "policy", "th", "thee", "because2", "订单", ""] {
+            assert!(!is_stop_word(w), "{w}");
+        }
+    }
 
     #[test]
     fn controls_and_noncharacters_are_forbidden_and_ordinary_text_is_not() {

@@ -41,7 +41,7 @@
 //! (the current one takes the better place). With every weight but `fused` at 0 the fused order
 //! is kept.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 
 use fedsearch_proto::types::{Hit, RerankFeatures};
 
@@ -299,6 +299,23 @@ fn kind_named(h: &Hit, asked: &HashSet<&str>) -> f64 {
     if named { 1.0 } else { 0.0 }
 }
 
+/// [`kind_named`] of each hit, worked out once per kind: the candidates share a few doc types
+/// and sources.
+fn kinds_named(hits: &[Hit], asked: &HashSet<&str>) -> Vec<f64> {
+    let mut known: Vec<((&str, &str), f64)> = Vec::new();
+    hits.iter()
+        .map(|h| {
+            let kind = (h.doc_type.as_str(), h.source.as_str());
+            if let Some(&(_, named)) = known.iter().find(|(k, _)| *k == kind) {
+                return named;
+            }
+            let named = kind_named(h, asked);
+            known.push((kind, named));
+            named
+        })
+        .collect()
+}
+
 /// The question's tokens in order, without glossary expansions.
 fn sequence(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -371,13 +388,14 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
         fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, |s, i| s.title[i] > 0));
     let bm25 = bm25(question, &index, &shown);
     let tokens: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
+    let kinds = kinds_named(hits, &tokens);
     let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
     hits.iter()
         .zip(&shown)
         .enumerate()
         .map(|(i, (h, s))| RerankFeatures {
             bm25: bm25[i],
-            kind_named: kind_named(h, &tokens),
+            kind_named: kinds[i],
             phrases: phrases(&index, s),
             rule_reference: if asked.asks_for_rule && asked.reference_sources.contains(&h.source) { 1.0 } else { 0.0 },
             corroborated: if h.duplicates.iter().any(|d| d.source != h.source) { 1.0 } else { 0.0 },
@@ -640,7 +658,7 @@ mod tests {
                     h
                 })
                 .collect();
-            let all: Vec<HashSet<String>> = hits
+            let all: Vec<std::collections::HashSet<String>> = hits
                 .iter()
                 .map(|h| fedsearch_core::text::token_set([h.title.as_str(), h.snippet.as_str(), h.metadata["k"].as_str()]))
                 .collect();
