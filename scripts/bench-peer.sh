@@ -37,12 +37,19 @@
 # not measured, before each), BENCH_PEER_CONCURRENCIES="50 200", BENCH_PEER_RATE=500 (q/s; several, space-separated, e.g. "500 1000"),
 # BENCH_PEER_QUERY=支付超时问题, BENCH_PEER_BASE_PORT=31000, BENCH_PEER_SIDES="peer fedsearch
 # fedsearch-inproc", BENCH_PEER_DIR=../shared/bench/seed-peer, BENCH_PEER_VENV=/tmp/peer-venv,
+# BENCH_PEER_WORKERS=N (TOKIO_WORKER_THREADS for every fedsearch process; default: tokio's, one
+# per core, here 2 — a pod with a CPU limit of 1, as deploy/k8s sets, runs 1),
 # BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BIN=DIR (the binaries, default target/release), BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR's router,
 # fusion and scripted-adapter, an earlier build, a stack of their own per scenario — before/after
 # in one run),
 # BENCH_PEER_OUT=BENCHMARKS.md (its "## Against the seed peer" section
 # is replaced; empty: print the section only), BENCH_PEER_PERF=1 (perf record -g the router
-# during its first closed-loop run; the report goes next to the logs).
+# during its first closed-loop run; the report goes next to the logs, with the folded stacks and
+# a flame graph SVG when inferno-collapse-perf/inferno-flamegraph are on PATH; the section gets
+# the top self-time frames and fedsearch's widest frames). Call graphs need frame pointers:
+# build the bench set with RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=/tmp/fp
+# (its own target directory, so target/release is not rebuilt) and pass BENCH_PEER_BIN=/tmp/fp/release
+# (copy target/release/fedsearch there too); BENCH_PEER_PERF_ARGS="--call-graph fp".
 # Every process it starts is stopped on exit, by pid.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FEDSEARCH_ROOT" || exit 1
@@ -71,6 +78,8 @@ HANG_DEADLINE=${BENCH_PEER_HANG_DEADLINE-200ms}
 HANG_RATE=${BENCH_PEER_HANG_RATE:-50}
 IDLE_WAIT=${BENCH_PEER_IDLE_WAIT:-10}
 SECTION="## Against the seed peer"
+WORKERS=${BENCH_PEER_WORKERS:-}
+[ -n "$WORKERS" ] && export TOKIO_WORKER_THREADS=$WORKERS
 
 [ -d "$PEER_DIR" ] || die "no seed peer at $PEER_DIR (the side-by-side needs ../shared/bench/seed-peer)"
 command -v h2load >/dev/null || apt_install nghttp2-client
@@ -480,10 +489,21 @@ sleep "$IDLE_WAIT"
 RSS_IDLE=$(rss_all)
 
 # --- the Markdown section
-: >"$WORK/perf-top.txt"
-if [ -f "$WORK/perf-fedsearch@slow.data" ]; then
-  perf report -i "$WORK/perf-fedsearch@slow.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+: >"$WORK/perf-top.txt"; : >"$WORK/perf-inclusive.txt"
+PERF_DATA=$(ls "$WORK"/perf-fedsearch@slow.data "$WORK"/perf-fedsearch@peak.data 2>/dev/null | head -1 || true)
+if [ -n "$PERF_DATA" ]; then
+  perf report -i "$PERF_DATA" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
     | grep '%' | grep -v '^#' | head -25 | sed -E 's/ +$//; s/^ +//' | cut -c1-150 >"$WORK/perf-top.txt" || true
+  # The flame graph's widest frames of fedsearch's own code: time including callees. Only
+  # meaningful with call graphs, i.e. a build with frame pointers (see the header).
+  perf report -i "$PERF_DATA" --children --sort symbol --stdio -g none 2>/dev/null \
+    | grep '%' | grep -v '^#' | grep -E 'fedsearch_[a-z_]+::' | grep -v '{{closure}}' | head -25 \
+    | sed -E 's/ +$//; s/^ +//' | cut -c1-150 >"$WORK/perf-inclusive.txt" || true
+  if command -v inferno-collapse-perf >/dev/null && command -v inferno-flamegraph >/dev/null; then
+    perf script -i "$PERF_DATA" 2>/dev/null | inferno-collapse-perf >"$WORK/router.folded" 2>/dev/null \
+      && inferno-flamegraph <"$WORK/router.folded" >"$WORK/router-flamegraph.svg" 2>/dev/null \
+      && log "router flame graph: $WORK/router-flamegraph.svg"
+  fi
 fi
 python3 - "$RUNS" "$WORK/section.md" <<PY
 import json, statistics, sys
@@ -507,6 +527,7 @@ L.append("Written by \`scripts/bench-peer.sh\` (\`make bench\` runs it at its en
 L.append("")
 L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=\"$RATE\", BENCH_PEER_SCENARIOS=\"$SCENARIOS\", BENCH_PEER_PEAK_WORKERS=$PEAK_WORKERS, BENCH_PEER_HANG_DEADLINE=$HANG_DEADLINE, BENCH_PEER_HANG_RATE=$HANG_RATE)")
 L.append("- Date: $STARTED; commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' (with uncommitted changes in crates/)'); machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -sr)")
+L.append("- Tokio worker threads per fedsearch process: ${WORKERS:-tokio's default, one per core ($(nproc))}$([ -n "$WORKERS" ] && echo " (BENCH_PEER_WORKERS)").")
 L.append("- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end; each run's 1-minute load at its start is in the last column. Both sides and the generator share the 2 cores.")
 L.append("- Scenarios, both sides: three mock sources, 20 hits each, top_k 10, query \"$QUERY\"; **10/20/30 ms** sources (peer: 1 uvicorn worker, PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20) and **peak**: sources at 0 ms (peer: $PEAK_WORKERS uvicorn workers, PEER_SOURCES=docs:0:20,ticket:0:20,logs:0:20). **peer** = the seed's design (../shared/bench/seed-peer, \`run.sh\`); **fedsearch** = release router + fusion service + three \`scripted-adapter\` processes (5 processes, one stack per scenario); **fedsearch-inproc** = a second router over the same adapters fusing in-process (\`fusion: {}\`, 4 processes)$([[ " $SIDES " == *" fedsearch-perstream "* ]] && echo "; **fedsearch-perstream** = a third router over the same adapters and fusion service with streams: 0 (one HTTP/2 stream per sub-query, the design before the long-lived multiplexed streams)")$([ -n "$BASE_BIN" ] && echo "; **fedsearch-base** = an earlier build ($BASE_BIN: its router, fusion service and adapters, a stack of its own per scenario), for before/after in this run").")
 L.append("- Generator, both sides: h2load (nghttp2-client): the peer over HTTP/1.1 keep-alive (one request in flight per connection, like wrk), fedsearch over HTTP/2 with gRPC framing (concurrency spread over 4–5 connections, like fedsearch-loadgen's channels). One generator, one clock and one percentile computation for both, so the driver is not the difference. Open loop: the rate paced over 50 (peer) or 5 (fedsearch) connections.")
@@ -591,6 +612,14 @@ if os.path.exists(top) and os.path.getsize(top) > 0:
     L.append("")
     L.append("\`\`\`")
     L.extend(l.rstrip() for l in open(top))
+    L.append("\`\`\`")
+    L.append("")
+inclusive = "$WORK/perf-inclusive.txt"
+if os.path.exists(inclusive) and os.path.getsize(inclusive) > 0:
+    L.append("fedsearch's own widest frames in the flame graph (time including callees, then self time; needs a build with frame pointers):")
+    L.append("")
+    L.append("\`\`\`")
+    L.extend(l.rstrip() for l in open(inclusive))
     L.append("\`\`\`")
     L.append("")
 L.append("Every run (JSON lines, one per measurement):")
