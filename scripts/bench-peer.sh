@@ -505,6 +505,7 @@ if [ -n "$PERF_DATA" ]; then
       && log "router flame graph: $WORK/router-flamegraph.svg"
   fi
 fi
+if [ -n "$WORKERS" ]; then WORKERS_TEXT="$WORKERS (BENCH_PEER_WORKERS)"; else WORKERS_TEXT="the tokio default, one per core ($(nproc))"; fi
 python3 - "$RUNS" "$WORK/section.md" <<PY
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
@@ -527,7 +528,7 @@ L.append("Written by \`scripts/bench-peer.sh\` (\`make bench\` runs it at its en
 L.append("")
 L.append("- Command: \`scripts/bench-peer.sh\` (BENCH_PEER_ROUNDS=$ROUNDS, BENCH_PEER_DURATION=$DURATION s, BENCH_PEER_WARMUP=$WARMUP s, BENCH_PEER_CONCURRENCIES=\"$CONCURRENCIES\", BENCH_PEER_RATE=\"$RATE\", BENCH_PEER_SCENARIOS=\"$SCENARIOS\", BENCH_PEER_PEAK_WORKERS=$PEAK_WORKERS, BENCH_PEER_HANG_DEADLINE=$HANG_DEADLINE, BENCH_PEER_HANG_RATE=$HANG_RATE)")
 L.append("- Date: $STARTED; commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' (with uncommitted changes in crates/)'); machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -sr)")
-L.append("- Tokio worker threads per fedsearch process: ${WORKERS:-tokio's default, one per core ($(nproc))}$([ -n "$WORKERS" ] && echo " (BENCH_PEER_WORKERS)").")
+L.append("- Tokio worker threads per fedsearch process: $WORKERS_TEXT.")
 L.append("- Load average (1/5/15 min): $LOAD_START at the start, $LOAD_END at the end; each run's 1-minute load at its start is in the last column. Both sides and the generator share the 2 cores.")
 L.append("- Scenarios, both sides: three mock sources, 20 hits each, top_k 10, query \"$QUERY\"; **10/20/30 ms** sources (peer: 1 uvicorn worker, PEER_SOURCES=docs:10:20,ticket:20:20,logs:30:20) and **peak**: sources at 0 ms (peer: $PEAK_WORKERS uvicorn workers, PEER_SOURCES=docs:0:20,ticket:0:20,logs:0:20). **peer** = the seed's design (../shared/bench/seed-peer, \`run.sh\`); **fedsearch** = release router + fusion service + three \`scripted-adapter\` processes (5 processes, one stack per scenario); **fedsearch-inproc** = a second router over the same adapters fusing in-process (\`fusion: {}\`, 4 processes)$([[ " $SIDES " == *" fedsearch-perstream "* ]] && echo "; **fedsearch-perstream** = a third router over the same adapters and fusion service with streams: 0 (one HTTP/2 stream per sub-query, the design before the long-lived multiplexed streams)")$([ -n "$BASE_BIN" ] && echo "; **fedsearch-base** = an earlier build ($BASE_BIN: its router, fusion service and adapters, a stack of its own per scenario), for before/after in this run").")
 L.append("- Generator, both sides: h2load (nghttp2-client): the peer over HTTP/1.1 keep-alive (one request in flight per connection, like wrk), fedsearch over HTTP/2 with gRPC framing (concurrency spread over 4–5 connections, like fedsearch-loadgen's channels). One generator, one clock and one percentile computation for both, so the driver is not the difference. Open loop: the rate paced over 50 (peer) or 5 (fedsearch) connections.")
@@ -606,22 +607,14 @@ L.append("")
 L.append("Errors count h2load's failed requests and the calls each router logged as failed (\`call failed\`, other than the generator's cancellations at the end of a run): h2load books a gRPC error as an HTTP 200 answer. A \`locally-reset streams reached limit\` warning would mean h2 closed an adapter connection after 1024 resets (issue 15); the clients remember up to 1,024 reset streams for 5 s (fedsearch_core::grpc::client_endpoint), so frames in flight for a cancelled sub-query no longer count toward that limit.")
 L.append("")
 import os
-top = "$WORK/perf-top.txt"
-if os.path.exists(top) and os.path.getsize(top) > 0:
-    L.append("Router profile (\`perf record -F 499\` of the fedsearch router during its first closed-loop run; self time by symbol, top frames):")
-    L.append("")
-    L.append("\`\`\`")
-    L.extend(l.rstrip() for l in open(top))
-    L.append("\`\`\`")
-    L.append("")
-inclusive = "$WORK/perf-inclusive.txt"
-if os.path.exists(inclusive) and os.path.getsize(inclusive) > 0:
-    L.append("fedsearch's own widest frames in the flame graph (time including callees, then self time; needs a build with frame pointers):")
-    L.append("")
-    L.append("\`\`\`")
-    L.extend(l.rstrip() for l in open(inclusive))
-    L.append("\`\`\`")
-    L.append("")
+for path, title in (
+    ("$WORK/perf-top.txt", "Router profile (\`perf record -F 499\` of the fedsearch router during its first closed-loop run; self time by symbol, top frames):"),
+    ("$WORK/perf-inclusive.txt", "fedsearch's own widest frames in the flame graph (time including callees, then self time; needs a build with frame pointers):"),
+):
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        L.extend([title, "", "\`\`\`"])
+        L.extend(l.rstrip() for l in open(path))
+        L.extend(["\`\`\`", ""])
 L.append("Every run (JSON lines, one per measurement):")
 L.append("")
 L.append("| side | scenario | kind | level | round | q/s | p50 ms | p99 ms | errors | CPU ms/search | router CPU ms/search | gen cores | load 1m |")
