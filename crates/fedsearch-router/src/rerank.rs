@@ -458,18 +458,15 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
         let score = weighted(f, weights);
         f.score = if *old { score * OLD_VERSION_SHARE } else { score };
     }
-    let mut scored: Vec<(f64, usize, Hit)> = std::mem::take(hits)
-        .into_iter()
-        .zip(feats)
-        .enumerate()
-        .map(|(i, (mut h, f))| {
-            let score = f.score;
-            h.explanation.get_or_insert_with(Default::default).rerank = Some(f);
-            (score, i, h)
-        })
-        .collect();
+    // Scores and indices are sorted, not the hits: a hit is a large value to move around.
+    let mut scored: Vec<(f64, usize)> = feats.iter().enumerate().map(|(i, f)| (f.score, i)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    *hits = if asked.list { scored.into_iter().map(|(_, _, h)| h).collect() } else { varied(scored) };
+    let order = if asked.list { scored.into_iter().map(|(_, i)| i).collect() } else { varied(&scored, hits) };
+    for (h, f) in hits.iter_mut().zip(feats) {
+        h.explanation.get_or_insert_with(Default::default).rerank = Some(f);
+    }
+    let mut slots: Vec<Option<Hit>> = std::mem::take(hits).into_iter().map(Some).collect();
+    *hits = order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)).collect();
     current_before_superseded(hits);
 }
 
@@ -483,22 +480,22 @@ fn group(h: &Hit) -> (&str, &str) {
     (h.source.as_str(), h.metadata.get("template").map_or("", String::as_str))
 }
 
-/// Re-orders `scored` (sorted best first) greedily: each place goes to the best score after the
-/// discount of its group's hits already placed beyond [`VARIETY_FREE`]; ties keep the order.
-fn varied(scored: Vec<(f64, usize, Hit)>) -> Vec<Hit> {
+/// Re-orders `scored` (score and index into `hits`, sorted best first) greedily: each place goes
+/// to the best score after the discount of its group's hits already placed beyond
+/// [`VARIETY_FREE`]; ties keep the order. Returns the indices in their new order.
+fn varied(scored: &[(f64, usize)], hits: &[Hit]) -> Vec<usize> {
     // Each hit's group as a number, found once (the loop below compares every pair).
-    let (groups, count) = {
+    let (mut rest, count) = {
         let mut numbers: HashMap<(&str, &str), usize> = HashMap::new();
-        let groups: Vec<usize> = scored
+        let rest: Vec<(f64, usize, usize)> = scored
             .iter()
-            .map(|(_, _, h)| {
+            .map(|&(score, i)| {
                 let next = numbers.len();
-                *numbers.entry(group(h)).or_insert(next)
+                (score, *numbers.entry(group(&hits[i])).or_insert(next), i)
             })
             .collect();
-        (groups, numbers.len())
+        (rest, numbers.len())
     };
-    let mut rest: Vec<(f64, usize, Hit)> = scored.into_iter().zip(groups).map(|((s, _, h), g)| (s, g, h)).collect();
     let mut placed = vec![0usize; count];
     let discounted = |score: f64, group: usize, placed: &[usize]| {
         score * VARIETY_DECAY.powi((placed[group] + 1).saturating_sub(VARIETY_FREE) as i32)
@@ -511,9 +508,9 @@ fn varied(scored: Vec<(f64, usize, Hit)>) -> Vec<Hit> {
                 best = i;
             }
         }
-        let (_, group, h) = rest.remove(best);
+        let (_, group, i) = rest.remove(best);
         placed[group] += 1;
-        out.push(h);
+        out.push(i);
     }
     out
 }
@@ -530,11 +527,13 @@ fn old_version_not_asked(h: &Hit, i: usize, at: &HashMap<&str, usize>, cov: &[f6
 /// never ranks above its current version: the current one moves up to the old one's place.
 pub fn current_before_superseded(hits: &mut Vec<Hit>) {
     for _ in 0..hits.len() {
-        let pos: HashMap<String, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.clone(), i)).collect();
-        let misplaced = hits.iter().enumerate().find_map(|(i, h)| {
-            let v = h.version.as_ref().filter(|v| v.status == "superseded")?;
-            pos.get(&v.superseded_by).filter(|&&c| c > i).map(|&c| (i, c))
-        });
+        let misplaced = {
+            let pos: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.as_str(), i)).collect();
+            hits.iter().enumerate().find_map(|(i, h)| {
+                let v = h.version.as_ref().filter(|v| v.status == "superseded")?;
+                pos.get(v.superseded_by.as_str()).filter(|&&c| c > i).map(|&c| (i, c))
+            })
+        };
         let Some((old, current)) = misplaced else { return };
         let h = hits.remove(current);
         hits.insert(old, h);
