@@ -158,7 +158,8 @@ impl<'w> FormatFields<'w> for SpanJson {
 struct JsonPairs(String);
 
 impl JsonPairs {
-    fn push(&mut self, field: &tracing::field::Field, value: serde_json::Value) {
+    /// Appends `"name":json`, `json` already a JSON value.
+    fn push(&mut self, field: &tracing::field::Field, json: &str) {
         let name = field.name();
         if name.starts_with("log.") {
             return;
@@ -167,39 +168,51 @@ impl JsonPairs {
             self.0.push(',');
         }
         let name = name.strip_prefix("r#").unwrap_or(name);
-        self.0.push_str(&serde_json::Value::from(name).to_string());
+        // Field names are Rust identifiers joined by dots: nothing to escape, as a rule.
+        if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
+            self.0.push('"');
+            self.0.push_str(name);
+            self.0.push('"');
+        } else {
+            self.0.push_str(&quoted(name));
+        }
         self.0.push(':');
-        self.0.push_str(&value.to_string());
+        self.0.push_str(json);
     }
+}
+
+/// `text` as a JSON string.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "null".to_string())
 }
 
 impl tracing::field::Visit for JsonPairs {
     fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
-        self.push(field, serde_json::Value::from(value));
+        self.push(field, &serde_json::Value::from(value).to_string());
     }
 
     fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
-        self.push(field, serde_json::Value::from(value));
+        self.push(field, &value.to_string());
     }
 
     fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
-        self.push(field, serde_json::Value::from(value));
+        self.push(field, &value.to_string());
     }
 
     fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
-        self.push(field, serde_json::Value::from(value));
+        self.push(field, if value { "true" } else { "false" });
     }
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.push(field, serde_json::Value::from(value));
+        self.push(field, &quoted(value));
     }
 
     fn record_error(&mut self, field: &tracing::field::Field, value: &(dyn std::error::Error + 'static)) {
-        self.push(field, serde_json::Value::from(value.to_string()));
+        self.push(field, &quoted(&value.to_string()));
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.push(field, serde_json::Value::from(format!("{value:?}")));
+        self.push(field, &quoted(&format!("{value:?}")));
     }
 }
 
@@ -360,6 +373,8 @@ mod tests {
                 quote = "say \"hi\"\n",
                 r#type = 3u64,
                 ratio = 0.5,
+                nan = f64::NAN,
+                below = -2i64,
                 ok = true,
                 state = tracing::field::Empty,
                 hits = tracing::field::Empty,
@@ -378,6 +393,8 @@ mod tests {
         assert_eq!(span["quote"], "say \"hi\"\n");
         assert_eq!(span["type"], 3);
         assert_eq!(span["ratio"], 0.5);
+        assert_eq!(span["nan"], serde_json::Value::Null);
+        assert_eq!(span["below"], -2);
         assert_eq!(span["ok"], true);
         assert_eq!(span["state"], "OK");
         assert_eq!(span["hits"], 7);
