@@ -154,14 +154,16 @@ impl<'w> FormatFields<'w> for SpanJson {
 
 /// Writes fields as `"name":value` pairs separated by commas, as the stock JSON visitor
 /// renders them: numbers and booleans as such, everything else as a string of its `Debug`
-/// (or `Display`, for errors); `log.*` fields skipped, a raw `r#` name unprefixed.
+/// (or `Display`, for errors); `log.*` and `otel.*` fields skipped, a raw `r#` name unprefixed.
 struct JsonPairs(String);
 
 impl JsonPairs {
     /// Appends `"name":json`, `json` already a JSON value.
     fn push(&mut self, field: &tracing::field::Field, json: &str) {
         let name = field.name();
-        if name.starts_with("log.") {
+        // `log.*` carry a `log` record's origin; `otel.*` (name, kind, status) are instructions
+        // to the OpenTelemetry layer, not attributes of the span.
+        if name.starts_with("log.") || name.starts_with("otel.") {
             return;
         }
         if !self.0.is_empty() {
@@ -369,6 +371,8 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             let span = tracing::info_span!(
                 "call",
+                otel.name = "docs/Search",
+                otel.kind = "client",
                 source = "docs",
                 quote = "say \"hi\"\n",
                 r#type = 3u64,
@@ -389,6 +393,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         let span = &lines[0]["span"];
         assert_eq!(span["name"], "call");
+        assert!(span.get("otel.name").is_none() && span.get("otel.kind").is_none(), "{span}");
         assert_eq!(span["source"], "docs");
         assert_eq!(span["quote"], "say \"hi\"\n");
         assert_eq!(span["type"], 3);
