@@ -206,6 +206,16 @@ fn touches(mut outward: impl Iterator<Item = char>) -> bool {
     }
 }
 
+/// Whether `phrase` may start where the next character is `next`: most phrases of a table do
+/// not start with it. Characters are compared decoded, not as bytes (CJK characters share their
+/// first bytes, and a byte-string compare per phrase was most of the scan's time).
+fn may_start(phrase: &str, next: Option<char>) -> bool {
+    match phrase.chars().next() {
+        Some(' ') | None => true,
+        first => first == next,
+    }
+}
+
 /// A position in the lowered text; matchers copy it to backtrack.
 #[derive(Debug, Clone, Copy)]
 struct Cur<'a> {
@@ -234,9 +244,11 @@ impl<'a> Cur<'a> {
     /// Reads a phrase: its words separated by any whitespace, ending on a word boundary when it
     /// ends in a letter or digit (so "oct" does not read the start of "octopus").
     fn phrase(&mut self, phrase: &str) -> bool {
-        if !self.may_start(phrase, self.peek()) {
-            return false;
-        }
+        may_start(phrase, self.peek()) && self.phrase_words(phrase)
+    }
+
+    /// [`Cur::phrase`] once [`may_start`] has passed.
+    fn phrase_words(&mut self, phrase: &str) -> bool {
         let save = *self;
         for (i, word) in phrase.split(' ').enumerate() {
             if (i > 0 && !self.ws1()) || !self.lit(word) {
@@ -251,27 +263,16 @@ impl<'a> Cur<'a> {
         true
     }
 
-    /// Whether `phrase` may start at this position, whose next character is `next`: most
-    /// phrases of a table do not start with it. Characters are compared decoded, not as bytes
-    /// (CJK characters share their first bytes, and a byte-string compare per phrase was most of
-    /// the scan's time).
-    fn may_start(&self, phrase: &str, next: Option<char>) -> bool {
-        match phrase.chars().next() {
-            Some(' ') | None => true,
-            first => first == next,
-        }
-    }
-
     /// Reads the longest phrase of `table` and returns its value.
     fn longest<T: Copy>(&mut self, table: &[(&str, T)]) -> Option<T> {
         let next = self.peek();
         let mut best: Option<(Cur<'a>, T)> = None;
         for &(phrase, value) in table {
-            if !self.may_start(phrase, next) {
+            if !may_start(phrase, next) {
                 continue;
             }
             let mut c = *self;
-            if c.phrase(phrase) && best.is_none_or(|(b, _)| c.pos > b.pos) {
+            if c.phrase_words(phrase) && best.is_none_or(|(b, _)| c.pos > b.pos) {
                 best = Some((c, value));
             }
         }
