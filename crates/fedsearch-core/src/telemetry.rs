@@ -125,9 +125,7 @@ impl<'w> FormatFields<'w> for SpanJson {
         mut writer: Writer<'w>,
         fields: R,
     ) -> std::fmt::Result {
-        let mut pairs = JsonPairs(String::new());
-        fields.record(&mut pairs);
-        write!(writer, "{{{}}}", pairs.0)
+        write!(writer, "{{{}}}", JsonPairs::of(fields))
     }
 
     fn add_fields(
@@ -135,9 +133,8 @@ impl<'w> FormatFields<'w> for SpanJson {
         current: &'w mut tracing_subscriber::fmt::FormattedFields<Self>,
         fields: &span::Record<'_>,
     ) -> std::fmt::Result {
-        let mut pairs = JsonPairs(String::new());
-        fields.record(&mut pairs);
-        if pairs.0.is_empty() {
+        let pairs = JsonPairs::of(fields);
+        if pairs.is_empty() {
             return Ok(());
         }
         let object = &mut current.fields;
@@ -146,7 +143,7 @@ impl<'w> FormatFields<'w> for SpanJson {
             Some('}') => object.push(','),
             _ => object.replace_range(.., "{"),
         }
-        object.push_str(&pairs.0);
+        object.push_str(&pairs);
         object.push('}');
         Ok(())
     }
@@ -158,6 +155,13 @@ impl<'w> FormatFields<'w> for SpanJson {
 struct JsonPairs(String);
 
 impl JsonPairs {
+    /// `fields` as comma-separated pairs (no braces).
+    fn of(fields: impl tracing_subscriber::field::RecordFields) -> String {
+        let mut pairs = JsonPairs(String::new());
+        fields.record(&mut pairs);
+        pairs.0
+    }
+
     /// Appends `"name":json`, `json` already a JSON value.
     fn push(&mut self, field: &tracing::field::Field, json: &str) {
         let name = field.name();
