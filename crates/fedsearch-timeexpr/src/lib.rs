@@ -91,6 +91,8 @@
 //!
 //! Two phrases joined by a connector (or, and, 或, 或者, 和, 及, 、, a comma) whose days adjoin are
 //! one window: "yesterday or the day before", 昨天或前天, 昨天或前一天, "June and July", 9月、10月.
+//! A period that goes on after today adjoins the next one as a whole: 这个月和下个月 and "this
+//! month or next month" are both months, through the end of the next (ahead).
 //! Phrases that do not adjoin are not joined ("2026-11-03 or yesterday": the rule below).
 //!
 //! When the question holds several phrases, the most specific one wins: the finest grain (hours,

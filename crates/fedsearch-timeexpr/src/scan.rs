@@ -145,6 +145,12 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
 }
 
 impl Found {
+    /// The end (exclusive) of the days the phrase names: of its calendar period when that goes
+    /// on after today (this month), else of its window.
+    fn reach(&self) -> NaiveDate {
+        self.period_end.unwrap_or(self.end_date)
+    }
+
     /// Two phrases read as one: from the first's start to the second's end, all their days.
     fn joined(&self, other: &Found) -> Found {
         Found {
@@ -153,7 +159,8 @@ impl Found {
             first: self.first.min(other.first),
             end_date: self.end_date.max(other.end_date),
             hours: None,
-            period_end: self.period_end.max(other.period_end),
+            // A period that ended inside the joined days no longer goes on after them.
+            period_end: self.period_end.max(other.period_end).filter(|&e| e > self.end_date.max(other.end_date)),
             ahead: self.ahead || other.ahead,
             grain: self.grain.max(other.grain),
             explicit: self.explicit && other.explicit,
@@ -162,14 +169,15 @@ impl Found {
 }
 
 /// Whether `b`, just after `a`, is an alternative to it or the next of a list (昨天或前天,
-/// June and July): only a connector between them, both whole days, and one's days end where
+/// June and July, 这个月和下个月): only a connector between them, both whole days, and one's
+/// days (or the calendar period it names: this month, not only its days up to today) end where
 /// the other's begin — so the joined window holds no day neither named (2026-11-03 or yesterday
 /// is not joined, nor a narrowing such as "this year, in October": the most specific wins).
 fn alternatives(s: &str, a: &Found, b: &Found) -> bool {
     if a.hours.is_some() || b.hours.is_some() || b.start < a.end {
         return false;
     }
-    if a.end_date != b.first && b.end_date != a.first {
+    if a.reach() != b.first && b.reach() != a.first {
         return false;
     }
     let mut c = Cur { s, pos: a.end };

@@ -814,6 +814,14 @@ fn alternatives_and_lists_are_one_window() {
         ("today and yesterday", Some(("today and yesterday", days("2026-11-17", "2026-11-18")))),
         ("June and July", Some(("June and July", days("2026-06-01", "2026-07-31")))),
         ("9月、10月的退款", Some(("9月、10月", days("2026-09-01", "2026-10-31")))),
+        // A period that goes on after today and the next one: both whole (ahead).
+        ("这个月和下个月到期的服务合同有哪些？", Some(("这个月和下个月", days("2026-11-01", "2026-12-31")))),
+        (
+            "contracts ending this month or next month",
+            Some(("this month or next month", days("2026-11-01", "2026-12-31"))),
+        ),
+        ("本周和下周的安装计划", Some(("本周和下周", days("2026-11-16", "2026-11-29")))),
+        ("上个月和这个月的退款", Some(("上个月和这个月", days("2026-10-01", "2026-11-18")))),
         // Not joined: something else between them; the most specific wins as before.
         ("orders from yesterday that shipped in October", Some(("yesterday", day("2026-11-17")))),
     ]);

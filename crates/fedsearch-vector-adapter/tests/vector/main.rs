@@ -45,7 +45,8 @@ fn spruce_wiki_spec() -> PathBuf {
     let script = std::fs::read_to_string(repo_root().join("scripts/backends/dokuwiki.sh")).unwrap();
     let start = script.find("AUTH_SPEC='").expect("AUTH_SPEC in dokuwiki.sh") + "AUTH_SPEC='".len();
     let end = start + script[start..].find("\n'").expect("end of AUTH_SPEC");
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fedsearch-vector-test-{}.spec", std::process::id()));
+    let path =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fedsearch-vector-test-{}.spec", std::process::id()));
     std::fs::write(&path, &script[start..end]).unwrap();
     path
 }
@@ -413,7 +414,8 @@ async fn a_missing_collection_is_a_clear_error() {
 #[test]
 fn the_model_loads_from_the_packaged_files_with_the_network_cut_off() {
     let model = required_env("FEDSEARCH_VECTOR_MODEL_DIR");
-    let cfg = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fedsearch-vector-offline-{}.yaml", std::process::id()));
+    let cfg =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fedsearch-vector-offline-{}.yaml", std::process::id()));
     std::fs::write(
         &cfg,
         format!(
