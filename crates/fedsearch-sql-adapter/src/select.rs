@@ -2,7 +2,8 @@
 //!
 //! An explicit `SubQuery.template` (+ `params`) wins. Otherwise every template whose match
 //! rules fit the query text runs: one of its regex `patterns` matches (named groups capture
-//! into parameters) and one of its `keywords` occurs. Filters feed parameters too:
+//! into parameters) and one of its `keywords` occurs in the text or the router's terms (which
+//! carry the glossary's other-language synonyms). Filters feed parameters too:
 //! `time_range` → `:from` / `:to`, `equals` → the parameter of that name, `doc_types` skips
 //! templates of other types. Values are checked against the parameter schema; nothing from the
 //! request ever becomes SQL text.
@@ -75,7 +76,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
         plan.runs.push(Run { template, values });
         return Ok(plan);
     }
-    let text = query.text.to_lowercase();
+    let text = keyword_haystack(query);
     for template in &catalog.templates {
         if template.patterns.is_empty() && template.keywords.is_empty() {
             continue;
@@ -125,6 +126,18 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
         plan.notes.push("no template matched the query".into());
     }
     Ok(plan)
+}
+
+/// Where a template's `keywords` are looked for: the question and the router's terms, which
+/// carry its glossary expansions (a Chinese question meets English keywords and the reverse),
+/// one per line so that no keyword is made of two neighbouring terms. Lowercased.
+fn keyword_haystack(query: &SubQuery) -> String {
+    let mut text = query.text.to_lowercase();
+    for term in &query.terms {
+        text.push('\n');
+        text.push_str(&term.to_lowercase());
+    }
+    text
 }
 
 /// What a lookup's values (in the order named) give `param`: a `multi` parameter every value that
@@ -373,6 +386,20 @@ templates:
         assert_eq!(names(&plan), ["order_by_number", "refunds"]);
         assert_eq!(plan.runs[1].values["order_no"], Value::Text("SO20261003".into()));
         assert_eq!(plan.runs[1].values["limit"], Value::Int(5), "min(max_rows, limit)");
+    }
+
+    #[test]
+    fn a_keyword_in_the_routers_terms_counts_as_in_the_question() {
+        let c = catalog();
+        // 退款 is the question's word; the router's glossary adds "Refund" to its terms.
+        let mut query = q("SO20261003 能退钱吗");
+        assert_eq!(plan_names(&c, &query.text, &Linked::default()), ["order_by_number"]);
+        query.terms = vec!["退钱".into(), "Refund".into()];
+        assert_eq!(names(&plan(&c, &query, &Linked::default()).unwrap()), ["order_by_number", "refunds"]);
+        // Two neighbouring terms make no keyword between them.
+        let mut split = q("C0001");
+        split.terms = vec!["订".into(), "单".into()];
+        assert!(plan(&c, &split, &Linked::default()).unwrap().runs.is_empty());
     }
 
     #[test]
