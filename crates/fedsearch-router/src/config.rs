@@ -251,7 +251,8 @@ pub struct RerankWeights {
     pub rule_reference: f64,
     /// Another source found the same document.
     pub corroborated: f64,
-    /// The question asks for records in one state and the hit is in it.
+    /// The question asks for records in one state and the hit is in it (1), or a list of them
+    /// and the hit is in the other state (−1).
     pub state: f64,
     /// The question names the hit's own id.
     pub named_id: f64,

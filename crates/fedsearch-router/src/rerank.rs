@@ -23,7 +23,8 @@
 //!   weight, not a rule: a question about a notice's execution ("FSN-2026-07 还有几台没升级")
 //!   names the notice but asks for the devices.
 //! - `state`: the question asks for records in one state ("still open", 还没关, "resolved":
-//!   [`crate::intent::asks_for_state`]) and the hit's status metadata says it is in that state.
+//!   [`crate::intent::asks_for_state`]) and the hit's status metadata says it is in that state
+//!   (1), or, for a list question, in the other one (−1).
 //!
 //! `score` = Σ `rerank.weights` × feature (the defaults were fitted to the tuning companies'
 //! labeled candidates by `scripts/fit-rerank.py`; `rerank.coverage_weight: β` is the short form
@@ -399,7 +400,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             phrases: phrases(&index, s),
             rule_reference: if asked.asks_for_rule && asked.reference_sources.contains(&h.source) { 1.0 } else { 0.0 },
             corroborated: if h.duplicates.iter().any(|d| d.source != h.source) { 1.0 } else { 0.0 },
-            state: in_asked_state(h, asked.state, asked.state_values),
+            state: in_asked_state(h, asked),
             named_id: if own_id_named(h, asked.ids) { 1.0 } else { 0.0 },
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
@@ -431,10 +432,15 @@ fn own_id_named(h: &Hit, ids: &[String]) -> bool {
     h.id.rsplit(':').next().is_some_and(|local| ids.iter().any(|e| e.eq_ignore_ascii_case(local)))
 }
 
-/// 1 when the question asks for records in one state and `h`'s status says it is in it.
-fn in_asked_state(h: &Hit, asked: Option<AskedState>, own: &StateValues) -> f64 {
-    match asked {
-        Some(state) if crate::intent::record_state(&h.metadata, own) == Some(state) => 1.0,
+/// When the question asks for records in one state: 1 when `h`'s status says it is in it; −1
+/// when the question asks for a list and the status says the other state (a resolved ticket is
+/// no answer to "which tickets are still open", but it is one to "is any still open?": no);
+/// else 0.
+fn in_asked_state(h: &Hit, asked: &Asked<'_>) -> f64 {
+    let Some(wanted) = asked.state else { return 0.0 };
+    match crate::intent::record_state(&h.metadata, asked.state_values) {
+        Some(state) if state == wanted => 1.0,
+        Some(_) if asked.list => -1.0,
         _ => 0.0,
     }
 }
@@ -708,12 +714,23 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h), ["t:2", "t:1"]);
+        // In a list, a hit that says nothing of its state goes above one in the other state; a
+        // question whether any is open is answered by the closed ones too.
+        let other = || vec![ticket("t:1", "resolved", 1.0), hit("t:4", "工单", 0.8)];
+        let mut h = other();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["t:1", "t:4"], "not a list");
+        asked.list = true;
+        let mut h = other();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["t:4", "t:1"], "a list");
+        asked.list = false;
         asked.state = None;
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h), ["t:1", "t:2"], "no state asked: the fused order");
         // A deployment's own words: `in Bearbeitung` is open once `rerank.state_values` says so.
-        let hits = || vec![ticket("t:1", "resolved", 1.0), ticket("t:3", "In Bearbeitung", 0.9)];
+        let hits = || vec![hit("t:1", "工单", 1.0), ticket("t:3", "In Bearbeitung", 0.9)];
         asked.state = Some(AskedState::Open);
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
