@@ -38,8 +38,9 @@
 //!   missing; a hit without a score in a source whose other hits have scores gets `n = 0`. Every
 //!   hit of a source whose `SourceSpec.one_set` is set gets `n = 1`: the router sets it for the
 //!   rows of a structured source when the question asks for a list ("which claims are still
-//!   open", "the invoices that are overdue"): each row a template returned is one of the
-//!   answers, not worth less by its place in an order (or by the words it happens to show). When a
+//!   open", "the invoices that are overdue"), and for a search source's documents of the list's
+//!   time window when the question names its kind: each is one of the answers, not worth less
+//!   by its place in an order (or by the words it happens to show). When a
 //!   source has otherwise fewer than two distinct scores (no scores at all, one hit, scores on
 //!   some hits only) the scores cannot order its hits and `n = 1 / p` instead, which keeps the
 //!   source's own order (1, 0.5, 0.333, ...).

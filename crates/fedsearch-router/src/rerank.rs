@@ -293,11 +293,17 @@ fn bm25(question: &[(String, f64)], index: &Index<'_>, shown: &[Shown]) -> Vec<f
 /// Whether the question names what kind of thing the hit is: its doc_type or its source
 /// ("Which tickets …", "open claims", 哪些工单 with the glossary's "ticket").
 fn kind_named(h: &Hit, asked: &HashSet<&str>) -> f64 {
+    if names_kind([h.doc_type.as_str(), h.source.as_str()], asked) { 1.0 } else { 0.0 }
+}
+
+/// Whether the question's tokens (`asked`, glossary expansions included) name one of `kinds` (a
+/// doc type or a source name: `support_tickets` is named by "tickets" and by 工单 → ticket).
+pub fn names_kind<'k>(kinds: impl IntoIterator<Item = &'k str>, asked: &HashSet<&str>) -> bool {
     let mut named = false;
-    for part in [h.doc_type.as_str(), h.source.as_str()] {
+    for part in kinds {
         fedsearch_core::text::each_token(&part.replace(['_', '-'], " "), |t| named |= asked.contains(t));
     }
-    if named { 1.0 } else { 0.0 }
+    named
 }
 
 /// [`kind_named`] of each hit, worked out once per kind: the candidates share a few doc types

@@ -289,6 +289,26 @@ fn time_filter(window: &fedsearch_timeexpr::Window, dates_ahead: bool) -> (Optio
     (Some((start, window.to)), how)
 }
 
+/// Whether the question's time window filters `source`'s documents by date (see [`time_filter`]).
+pub fn window_filters(source: &Source, terms: &Terms) -> bool {
+    source.config.routing.time_phrases
+        && terms.window.as_ref().is_some_and(|w| time_filter(w, source.config.dates_ahead()).0.is_some())
+}
+
+/// Whether a list question's hits from `source` are one set of equal answers (fusion's
+/// `SourceSpec.one_set`) rather than an order: every row a structured (SQL) source returned; and
+/// every document a source returned inside the question's time window when the question names
+/// the source's kind ("which notices did we publish last month", 上周有哪些工单) — each is one of
+/// the items asked for, however few of the question's words it shows.
+pub fn one_set(source: &Source, terms: &Terms, asked: &foldhash::HashSet<&str>) -> bool {
+    source.config.kind == "sql"
+        || (window_filters(source, terms)
+            && crate::rerank::names_kind(
+                source.config.routing.doc_types.iter().map(String::as_str).chain([source.config.name.as_str()]),
+                asked,
+            ))
+}
+
 /// What one source receives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rewritten {
@@ -350,6 +370,10 @@ mod tests {
     use crate::config::{CircuitBreakerConfig, SourceConfig};
 
     fn registry() -> Registry {
+        registry_with(crate::analysis::Glossary::default())
+    }
+
+    fn registry_with(glossary: crate::analysis::Glossary) -> Registry {
         let yaml = r#"
 - { name: orders, kind: sql, adapter: "http://127.0.0.1:1", description: d, routing: { time_phrases: true, patterns: ['SO\d{8}', 'C\d{4}'], keywords: [发货, 买的, order] } }
 - { name: incidents, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: terms, time_phrases: true, keywords: [线上问题, 超时, timeout] } }
@@ -357,7 +381,7 @@ mod tests {
 - { name: wiki, adapter: "http://127.0.0.1:1", description: d, routing: { rewrite: own_terms, keywords: [手续费, 拒收, 处理, fee] } }
 "#;
         let sources: Vec<SourceConfig> = serde_yaml_ng(yaml);
-        Registry::new(&sources, &CircuitBreakerConfig::default(), crate::analysis::Glossary::default()).unwrap()
+        Registry::new(&sources, &CircuitBreakerConfig::default(), glossary).unwrap()
     }
 
     /// 07:00 on 1 December 2026 in Shanghai (still 30 November in UTC).
@@ -546,6 +570,24 @@ mod tests {
         assert_eq!(t.entities, vec!["SO20261001"]);
         assert_eq!(t.keywords, vec!["order"]);
         assert_eq!(t.words, vec!["shipped"]);
+    }
+
+    #[tokio::test]
+    async fn a_dated_list_question_takes_every_document_of_the_kind_it_names_as_one_set() {
+        let r = registry_with(crate::analysis::Glossary::new(true, &[]));
+        let sets = |q: &str| -> Vec<String> {
+            let expansions = r.glossary().expand(q);
+            let question = crate::analysis::question_tokens(q, &expansions);
+            let asked: foldhash::HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
+            let t = extract(&r, q, clock(), expansions.clone());
+            r.all().filter(|s| one_set(s, &t, &asked)).map(|s| s.config.name.clone()).collect()
+        };
+        // 工单 names the tickets (ticket, by the glossary) and 上周 filters them by date; the wiki
+        // has no dates, the incidents are not named; a SQL source's rows are always one set.
+        assert_eq!(sets("上周有哪些工单还没关？"), ["orders", "tickets"]);
+        assert_eq!(sets("Which tickets were opened last week?"), ["orders", "tickets"]);
+        // No time window: the tickets' order is their relevance.
+        assert_eq!(sets("Which tickets mention a timeout?"), ["orders"]);
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@ use fedsearch_proto::{
     fusion::{FuseStart, SourceSpec},
     types::{FusionMethod, SourceState, SourceStatus},
 };
+use foldhash::HashSet;
 use tokio::{sync::mpsc, time::Instant};
 use tonic::Status;
 use tracing::Instrument;
@@ -268,6 +269,7 @@ pub async fn run(
     let terms = crate::rewrite::extract(&state.registry, &req.query, clock, expansions);
     let dated_question = terms.window.as_ref().is_some_and(is_event_window);
     let list_question = crate::analysis::asks_for_list(&req.query);
+    let asked_tokens: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
@@ -282,8 +284,7 @@ pub async fn run(
                         s.config.weight
                             * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
                     }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
-                    // A list question: every row a structured source returned is one of the answers.
-                    one_set: list_question && source.is_some_and(|s| s.config.kind == "sql"),
+                    one_set: list_question && source.is_some_and(|s| crate::rewrite::one_set(s, &terms, &asked_tokens)),
                 }
             })
             .collect(),
