@@ -98,7 +98,7 @@ pub fn neutralise(term: &str) -> String {
     let words: Vec<&str> = spaced
         .split_whitespace()
         .map(|w| w.trim_start_matches(['-', '^', '@']))
-        .map(|w| if w.len() > 3 && w[..3].eq_ignore_ascii_case("ns:") { &w[3..] } else { w })
+        .map(|w| if w.len() > 3 && w.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("ns:")) { &w[3..] } else { w })
         .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("or") && !w.eq_ignore_ascii_case("and"))
         .filter(|w| w.chars().any(char::is_alphanumeric))
         .collect();
@@ -341,6 +341,17 @@ mod tests {
         assert_eq!(neutralise("\" OR space = \""), "space");
         assert_eq!(neutralise("@ ^ - |"), "");
         assert_eq!(neutralise("RF3002"), "RF3002");
+        // A word whose third byte is inside a character (hs编码) is a word, not a namespace.
+        assert_eq!(neutralise("hs编码"), "hs编码");
+        assert_eq!(neutralise("NS:财务 ns编码"), "财务 ns编码");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_term_is_neutralised_without_a_panic(term in "\\PC{0,24}") {
+            let out = neutralise(&term);
+            proptest::prop_assert!(!out.contains('|') && !out.contains('('));
+        }
     }
 
     #[test]
