@@ -39,8 +39,7 @@ pub async fn get(state: &RouterState, user: &Identity, req: GetDocumentRequest) 
     let mut call = Request::new(fetch);
     call.set_timeout(source.config.timeout);
     let span = tracing::info_span!("router.fetch", source = %name);
-    let rpc =
-        crate::fanout::client_span(&source.config.adapter.url, None, "fedsearch.adapter.v1.SourceAdapter", "Fetch");
+    let rpc = crate::fanout::client_span(&source.config.adapter.url, None, crate::fanout::ADAPTER_FETCH);
     let doc = match client.fetch(call).instrument(rpc).instrument(span).await {
         Ok(r) => r.into_inner(),
         Err(e) => {

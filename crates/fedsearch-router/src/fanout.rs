@@ -190,8 +190,7 @@ async fn run_source(
     let work = stream_source(source, sub_query, budget, events, &mut hits, kept.as_mut()).instrument(client_span(
         &source.config.adapter.url,
         None,
-        "fedsearch.adapter.v1.SourceAdapter",
-        "Search",
+        ADAPTER_SEARCH,
     ));
     let status = match tokio::time::timeout_at(until, work).await {
         Ok(s) => {
@@ -213,20 +212,39 @@ async fn run_source(
     status
 }
 
+/// An outgoing gRPC method, named once (the span's name is `service/method`, written out so that
+/// no span formats it).
+#[derive(Clone, Copy)]
+pub struct Rpc {
+    pub service: &'static str,
+    pub method: &'static str,
+    pub name: &'static str,
+}
+
+macro_rules! rpc {
+    ($service:literal, $method:literal) => {
+        Rpc { service: $service, method: $method, name: concat!($service, "/", $method) }
+    };
+}
+
+pub const ADAPTER_SEARCH: Rpc = rpc!("fedsearch.adapter.v1.SourceAdapter", "Search");
+pub const ADAPTER_FETCH: Rpc = rpc!("fedsearch.adapter.v1.SourceAdapter", "Fetch");
+pub const FUSION_FUSE: Rpc = rpc!("fedsearch.fusion.v1.Fusion", "Fuse");
+
 /// The client span of an outgoing gRPC call to `endpoint` (SpanKind::Client, with the peer's
 /// name and address), so service graphs see the router → adapter and router → fusion edges.
 /// The trace context injected into the call is this span's. `peer` overrides the peer
 /// service name, which is otherwise the endpoint's host.
-pub fn client_span(endpoint: &str, peer: Option<&str>, service: &'static str, method: &'static str) -> tracing::Span {
+pub fn client_span(endpoint: &str, peer: Option<&str>, rpc: Rpc) -> tracing::Span {
     let authority = endpoint.split("://").nth(1).unwrap_or(endpoint).split('/').next().unwrap_or_default();
     let (host, port) = authority.rsplit_once(':').unwrap_or((authority, ""));
     tracing::info_span!(
         "grpc.client",
-        otel.name = %format!("{service}/{method}"),
+        otel.name = rpc.name,
         otel.kind = "client",
         rpc.system = "grpc",
-        rpc.service = service,
-        rpc.method = method,
+        rpc.service = rpc.service,
+        rpc.method = rpc.method,
         peer.service = %peer.unwrap_or(host),
         server.address = %host,
         server.port = %port,

@@ -66,7 +66,7 @@ impl FusionSession {
         let mut client = client.clone();
         let until = until.min(Instant::now() + timeout);
         let call = client.fuse(tokio_stream::wrappers::ReceiverStream::new(rx));
-        let span = crate::fanout::client_span("", Some("fusion"), "fedsearch.fusion.v1.Fusion", "Fuse");
+        let span = crate::fanout::client_span("", Some("fusion"), crate::fanout::FUSION_FUSE);
         match tokio::time::timeout_at(until, tracing::Instrument::instrument(call, span)).await {
             Ok(Ok(resp)) => session.remote = Some(Remote { tx, outputs: resp.into_inner() }),
             Ok(Err(e)) => {
