@@ -296,6 +296,16 @@ fn kind_named(h: &Hit, asked: &HashSet<&str>) -> f64 {
     if names_kind([h.doc_type.as_str(), h.source.as_str()], asked) { 1.0 } else { 0.0 }
 }
 
+/// The question's tokens that may name a kind: its own and its expansions' single words, not a
+/// word only a phrase of several gave ("test case" for 测试 names no case).
+pub fn naming_tokens<'q>(question: &'q [(String, f64)], expansions: &[String]) -> HashSet<&'q str> {
+    naming(question, &phrase_bound(question, expansions).1)
+}
+
+fn naming<'q>(question: &'q [(String, f64)], bound: &[Vec<usize>]) -> HashSet<&'q str> {
+    question.iter().zip(bound).filter(|(_, b)| b.is_empty()).map(|((t, _), _)| t.as_str()).collect()
+}
+
 /// Whether the question's tokens (`asked`, glossary expansions included) name one of `kinds` (a
 /// doc type or a source name: `support_tickets` is named by "tickets" and by 工单 → ticket).
 pub fn names_kind<'k>(kinds: impl IntoIterator<Item = &'k str>, asked: &HashSet<&str>) -> bool {
@@ -394,8 +404,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
     let title =
         fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, |s, i| s.title[i] > 0));
     let bm25 = bm25(question, &index, &shown);
-    let tokens: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
-    let kinds = kinds_named(hits, &tokens);
+    let kinds = kinds_named(hits, &naming(question, &index.bound));
     let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
     hits.iter()
         .zip(&shown)
@@ -561,6 +570,19 @@ mod tests {
 
     fn question(q: &str, g: &Glossary) -> Vec<(String, f64)> {
         question_tokens(q, &g.expand(q))
+    }
+
+    #[test]
+    fn only_a_single_word_names_a_kind_not_a_word_of_an_expansion_phrase() {
+        let g = Glossary::new(true, &[]);
+        let q = "UN38.3 测试摘要是必须的吗？";
+        let expansions = g.expand(q);
+        assert!(expansions.iter().any(|e| e == "test case"), "{expansions:?}");
+        let tokens = question_tokens(q, &expansions);
+        let naming = naming_tokens(&tokens, &expansions);
+        assert!(naming.contains("test") && !naming.contains("case"), "{naming:?}");
+        assert!(!names_kind(["case", "cases"], &naming));
+        assert!(names_kind(["case", "cases"], &naming_tokens(&question_tokens("open cases", &[]), &[])));
     }
 
     fn rerank_by(hits: &mut Vec<Hit>, q: &[(String, f64)], beta: f64) {

@@ -9,7 +9,6 @@ use fedsearch_proto::{
     fusion::{FuseStart, SourceSpec},
     types::{FusionMethod, SourceState, SourceStatus},
 };
-use foldhash::HashSet;
 use tokio::{sync::mpsc, time::Instant};
 use tonic::Status;
 use tracing::Instrument;
@@ -269,7 +268,7 @@ pub async fn run(
     let terms = crate::rewrite::extract(&state.registry, &req.query, clock, expansions);
     let dated_question = terms.window.as_ref().is_some_and(is_event_window);
     let list_question = crate::analysis::asks_for_list(&req.query);
-    let asked_tokens: HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
+    let asked_tokens = crate::rerank::naming_tokens(&question, &terms.expansions);
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
