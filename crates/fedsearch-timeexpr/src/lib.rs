@@ -27,8 +27,8 @@
 //! | kind | examples | window |
 //! | --- | --- | --- |
 //! | day | 今天, 昨天, 前天, 大前天, today, yesterday, the day before yesterday | that day |
-//! | this … | 本周, 这周, 本月, 这个月, 本季度, 今年, this week/month/quarter/year | from the start of the week (Monday), month, quarter or year **up to and including today** |
-//! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year | the whole previous calendar week (Monday–Sunday), month, quarter or year |
+//! | this … | 本周, 这周, 本月, 这个月, 本季度, 今年, this week/month/quarter/year; to date: week/month/quarter/year to date, WTD, MTD, QTD, YTD, since the start (beginning) of the week/month/quarter/year, 本月以来, 月初以来, 月初至今, 本季度以来, 年初以来, 年初至今 | from the start of the week (Monday), month, quarter or year **up to and including today** |
+//! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year, the week before last | the whole previous calendar week (Monday–Sunday), month, quarter or year (the week before last: the one before) |
 //! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 最近半年, 近一年, past week, last 3 days, the past 2 weeks, last 30 days, past six months, the past half year | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end); half a year = 6 months |
 //! | hours | 过去24小时, 最近24小时, 近12小时, 最近两个小时内, past 24 hours, last 48 hours, in the last 6 hours, past 24h, the past hour, the last hour | the N hours up to `as_of` (see above) |
 //! | weekend | 上周末, 上个周末, 本周末, 这周末, last weekend, this weekend, over the weekend, this past weekend | a Saturday and Sunday, up to today: "over the weekend" the last one begun, "last weekend" the one before this week's, "this weekend" once it has begun (before, it is ahead; a bare 周末 or "weekend" names none: 周末值班补贴) |
@@ -88,6 +88,10 @@
 //! Friday is not said) or a holiday (Black Friday, Cyber Monday, Good Friday, 黑色星期五). 周 after a
 //! number is a count of weeks and a day's character that starts a word is that word: 一周一次,
 //! 两周三次, 上周一共 (上周 and 一共), 本周五个订单, 本周日志, 这周天气 hold no weekday.
+//!
+//! "The last week of October", "the first week of the month": a week or month followed by "of"
+//! names a part of another period, so it is not read as the week up to today or as last week;
+//! the period it belongs to is read instead (October).
 //!
 //! Two phrases joined by a connector (or, and, 或, 或者, 和, 及, 、, a comma) whose days adjoin are
 //! one window: "yesterday or the day before", 昨天或前天, 昨天或前一天, "June and July", 9月、10月.

@@ -646,6 +646,35 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("this week", WeeksBack(0)),
         ("last week", WeeksBack(1)),
         ("previous week", WeeksBack(1)),
+        ("the week before last", WeeksBack(2)),
+        ("week before last", WeeksBack(2)),
+        // To date: the period so far, as "this month" is.
+        ("week to date", WeeksBack(0)),
+        ("week-to-date", WeeksBack(0)),
+        ("wtd", WeeksBack(0)),
+        ("month to date", ThisMonth),
+        ("month-to-date", ThisMonth),
+        ("mtd", ThisMonth),
+        ("quarter to date", ThisQuarter),
+        ("quarter-to-date", ThisQuarter),
+        ("qtd", ThisQuarter),
+        ("year to date", ThisYear),
+        ("year-to-date", ThisYear),
+        ("ytd", ThisYear),
+        ("since the start of the week", WeeksBack(0)),
+        ("since the beginning of the week", WeeksBack(0)),
+        ("since the start of the month", ThisMonth),
+        ("since the beginning of the month", ThisMonth),
+        ("since the start of the quarter", ThisQuarter),
+        ("since the beginning of the quarter", ThisQuarter),
+        ("since the start of the year", ThisYear),
+        ("since the beginning of the year", ThisYear),
+        ("本月以来", ThisMonth),
+        ("月初以来", ThisMonth),
+        ("月初至今", ThisMonth),
+        ("本季度以来", ThisQuarter),
+        ("年初以来", ThisYear),
+        ("年初至今", ThisYear),
         ("this month", ThisMonth),
         ("last month", LastMonth),
         ("previous month", LastMonth),
@@ -677,6 +706,9 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         .map(WeeksBack)
         .or_else(|| c.longest(WEEKS_AHEAD_ZH).map(WeeksAhead))
         .or_else(|| c.longest(TABLE))?;
+    if part_of_a_named_period(c) {
+        return None;
+    }
     let tomorrow = today.succ_opt()?;
     let monday = week_start(today)?;
     let this_month = month_start(today.year(), today.month())?;
@@ -1022,8 +1054,17 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     // has no calendar reading: "the last hour" is the past hour. Only the singular units (the
     // first nine) stand without a count.
     let unit = r.longest(&UNITS[..9]).filter(|&unit| alone || unit == Unit::Hour)?;
+    if part_of_a_named_period(r) {
+        return None;
+    }
     *c = r;
     Some((1, unit, ahead))
+}
+
+/// Whether "of" follows: "the last week of October", "last month of the year" name a part of
+/// another period, not the week or month up to today (that period is read on its own).
+fn part_of_a_named_period(mut after: Cur<'_>) -> bool {
+    after.ws1() && after.phrase("of")
 }
 
 /// How many months after this one a month named without a year is read as the coming one

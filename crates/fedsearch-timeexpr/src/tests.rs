@@ -964,3 +964,28 @@ fn spaces_between_digits_and_their_chinese_unit() {
         ("11 月 1 日到 11 月 15 日", Some(("11 月 1 日到 11 月 15 日", days("2026-11-01", "2026-11-15")))),
     ]);
 }
+
+#[test]
+fn to_date_the_week_before_last_and_parts_of_named_periods() {
+    // WED is Wednesday 18 November 2026.
+    check_wed(&[
+        ("orders month to date", Some(("month to date", days("2026-11-01", "2026-11-18")))),
+        ("MTD refunds", Some(("MTD", days("2026-11-01", "2026-11-18")))),
+        ("revenue YTD", Some(("YTD", days("2026-01-01", "2026-11-18")))),
+        ("year-to-date claims", Some(("year-to-date", days("2026-01-01", "2026-11-18")))),
+        ("tickets week to date", Some(("week to date", days("2026-11-16", "2026-11-18")))),
+        ("incidents the week before last", Some(("the week before last", days("2026-11-02", "2026-11-08")))),
+        ("since the start of the month", Some(("since the start of the month", days("2026-11-01", "2026-11-18")))),
+        (
+            "since the beginning of the year",
+            Some(("since the beginning of the year", days("2026-01-01", "2026-11-18"))),
+        ),
+        ("本月以来的退款", Some(("本月以来", days("2026-11-01", "2026-11-18")))),
+        ("年初至今的订单", Some(("年初至今", days("2026-01-01", "2026-11-18")))),
+        // A part of a named period is not the week up to today nor last week: the period holds it.
+        ("in the last week of October", Some(("October", days("2026-10-01", "2026-10-31")))),
+        ("the first week of October", Some(("October", days("2026-10-01", "2026-10-31")))),
+        ("the last week", Some(("the last week", days("2026-11-12", "2026-11-18")))),
+        ("mtdx and ytd-2", None),
+    ]);
+}
