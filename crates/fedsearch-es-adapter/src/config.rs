@@ -259,6 +259,12 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Erro
 
 /// Where a document keeps its version metadata (field names; dotted paths allowed). Every key is
 /// optional; a hit carries [`fedsearch_proto::types::VersionInfo`] when any of them has a value.
+/// A map whose keys are words matched trimmed and lower-cased: folded once, as it is read.
+fn folded_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+    let raw = std::collections::BTreeMap::<String, String>::deserialize(d)?;
+    Ok(raw.into_iter().map(|(k, v)| (k.trim().to_lowercase(), v)).collect())
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VersionFields {
@@ -271,7 +277,9 @@ pub struct VersionFields {
     pub status: Option<String>,
     /// The source's own status words, each with what it means: `{ erledigt: superseded,
     /// freigegeben: current }` (keys matched trimmed and lower-cased; values `current`,
-    /// `superseded` or `draft`). Words neither here nor known to fusion count as no status.
+    /// `superseded` or `draft`). Words neither here nor known to fusion count as no status. The
+    /// keys are trimmed and lower-cased as the config is read.
+    #[serde(deserialize_with = "folded_keys")]
     pub status_values: std::collections::BTreeMap<String, String>,
     /// When the version takes effect (RFC 3339, a plain date or epoch milliseconds).
     pub effective_at: Option<String>,
@@ -576,8 +584,10 @@ sources:
                 ),
             )
         };
-        let s = load(&with_words("{ erledigt: superseded, freigegeben: current }")).unwrap().sources.remove(0);
-        assert_eq!(s.version_fields.unwrap().status_values["erledigt"], "superseded");
+        let s = load(&with_words("{ erledigt: superseded, ' Freigegeben ': current }")).unwrap().sources.remove(0);
+        let words = s.version_fields.unwrap().status_values;
+        assert_eq!(words["erledigt"], "superseded");
+        assert_eq!(words["freigegeben"], "current", "keys are folded as the config is read");
         let err = load(&with_words("{ erledigt: gone }")).unwrap_err();
         assert!(err.contains("status_values.erledigt") && err.contains("current, superseded or draft"), "{err}");
         let err = load(&GOOD.replace(
