@@ -217,6 +217,8 @@ pub struct VersionFacts {
     title: Option<TitleFamily>,
     /// The id's stem and label when the id ends in a version marker.
     id: Option<(String, String)>,
+    /// The hit's explicit status ([`explicit_status`]).
+    status: Option<&'static str>,
 }
 
 impl VersionFacts {
@@ -224,6 +226,7 @@ impl VersionFacts {
         Self {
             title: Some(parse_title(&hit.title)),
             id: id_family(&hit.local_id).map(|(stem, label)| (stem.to_string(), label)),
+            status: explicit_status(hit),
         }
     }
 
@@ -492,11 +495,11 @@ fn resolve_family(
             .filter(|&j| j != i && supersedes_link(j) == hits(i).local_id)
             .min_by(|&a, &b| hits(a).local_id.cmp(&hits(b).local_id))
     };
-    let says_superseded = |i: usize| match explicit_status(hits(i)) {
+    let says_superseded = |i: usize| match facts(i).status {
         Some(s) => s == "superseded",
         None => !superseded_by_link(i).is_empty() || superseder(i).is_some() || facts(i).says_superseded(),
     };
-    let is_draft = |i: usize| explicit_status(hits(i)).is_some_and(|s| s == "draft");
+    let is_draft = |i: usize| facts(i).status == Some("draft");
     let supersedes_member = |i: usize| by_id.get(supersedes_link(i)).is_some_and(|j| members.contains(j));
     let label = |i: usize| {
         let explicit_label = explicit(i).map_or("", |v| v.label.trim());
@@ -512,7 +515,7 @@ fn resolve_family(
     let current = members.iter().copied().filter(|&i| !says_superseded(i) && !is_draft(i)).min_by(|&a, &b| {
         let rank = |i: usize| {
             (
-                Reverse(explicit_status(hits(i)).is_some_and(|s| s == "current")),
+                Reverse(facts(i).status == Some("current")),
                 Reverse(supersedes_member(i)),
                 Reverse(timestamp(explicit(i).and_then(|v| v.effective_at.as_ref()))),
                 Reverse(timestamp(hits(i).updated_at.as_ref())),
@@ -539,12 +542,12 @@ fn resolve_family(
         let status = if is_draft(i) {
             Status::Draft
         } else if Some(i) == current {
-            if family || explicit_status(hits(i)).is_some() { Status::Current } else { Status::Unknown }
+            if family || facts(i).status.is_some() { Status::Current } else { Status::Unknown }
         } else if says_superseded(i) || current.is_some() {
             Status::Superseded
         } else {
             // Not the family's current one, and nothing says it is old: what it says of itself.
-            match explicit_status(hits(i)) {
+            match facts(i).status {
                 Some("current") => Status::Current,
                 _ => Status::Unknown,
             }
