@@ -495,6 +495,11 @@ fn half_year_span(year: i32, half: u32, explicit: bool) -> Option<Span> {
     Some(Span::days(Grain::HalfYear, explicit, first, first.checked_add_months(Months::new(6))?))
 }
 
+/// The first day of the calendar quarter of `day`.
+fn quarter_start(day: NaiveDate) -> Option<NaiveDate> {
+    month_start(day.year(), day.month0() / 3 * 3 + 1)
+}
+
 /// The Monday that starts the calendar week of `day`.
 fn week_start(day: NaiveDate) -> Option<NaiveDate> {
     day.checked_sub_days(Days::new(day.weekday().num_days_from_monday().into()))
@@ -648,33 +653,16 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("previous week", WeeksBack(1)),
         ("the week before last", WeeksBack(2)),
         ("week before last", WeeksBack(2)),
-        // To date: the period so far, as "this month" is.
-        ("week to date", WeeksBack(0)),
+        // To date, as one word: the period so far, as "this month" is ("month to date" and
+        // 年初至今 are "since" phrases: see `period_start`).
         ("week-to-date", WeeksBack(0)),
         ("wtd", WeeksBack(0)),
-        ("month to date", ThisMonth),
         ("month-to-date", ThisMonth),
         ("mtd", ThisMonth),
-        ("quarter to date", ThisQuarter),
         ("quarter-to-date", ThisQuarter),
         ("qtd", ThisQuarter),
-        ("year to date", ThisYear),
         ("year-to-date", ThisYear),
         ("ytd", ThisYear),
-        ("since the start of the week", WeeksBack(0)),
-        ("since the beginning of the week", WeeksBack(0)),
-        ("since the start of the month", ThisMonth),
-        ("since the beginning of the month", ThisMonth),
-        ("since the start of the quarter", ThisQuarter),
-        ("since the beginning of the quarter", ThisQuarter),
-        ("since the start of the year", ThisYear),
-        ("since the beginning of the year", ThisYear),
-        ("本月以来", ThisMonth),
-        ("月初以来", ThisMonth),
-        ("月初至今", ThisMonth),
-        ("本季度以来", ThisQuarter),
-        ("年初以来", ThisYear),
-        ("年初至今", ThisYear),
         ("this month", ThisMonth),
         ("last month", LastMonth),
         ("previous month", LastMonth),
@@ -712,7 +700,7 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
     let tomorrow = today.succ_opt()?;
     let monday = week_start(today)?;
     let this_month = month_start(today.year(), today.month())?;
-    let this_quarter = month_start(today.year(), today.month0() / 3 * 3 + 1)?;
+    let this_quarter = quarter_start(today)?;
     let (grain, first, end_date) = match relative {
         WeeksBack(0) => (Grain::Week, monday, tomorrow),
         WeeksBack(n) => {
@@ -1788,7 +1776,50 @@ fn since_phrase(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
 /// The start of a "since" phrase: a day, week, month, quarter, half year or year, named or relative;
 /// the longest that reads.
 fn since_start<'a>(c: Cur<'a>, today: NaiveDate) -> Option<(Cur<'a>, Span)> {
-    longest_start(c, today, &[relative_day, calendar_relative, weekday, quarter, half_year, named_start])
+    longest_start(c, today, &[relative_day, calendar_relative, weekday, quarter, half_year, named_start, period_start])
+}
+
+/// The current week, month, quarter or year named as the start of a "since" phrase: by its bare
+/// word before "to date" ("month to date"), as "the start (beginning) of the month" (or of any
+/// other start: "since the beginning of last month"), or as 月初 / 年初 (月初以来, 年初至今).
+fn period_start(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    const THIS: &[(&str, Grain)] = &[
+        ("week", Grain::Week),
+        ("month", Grain::Month),
+        ("quarter", Grain::Quarter),
+        ("year", Grain::Year),
+        ("月初", Grain::Month),
+        ("年初", Grain::Year),
+    ];
+    let mut of = c;
+    let the = of.phrase("the");
+    let mut after_of = false;
+    if (!the || of.ws1()) && of.longest(&[("start of", ()), ("beginning of", ())]).is_some() && of.ws1() {
+        if let Some((end, span)) = since_start(of, today) {
+            return Some((end.pos, span));
+        }
+        after_of = of.phrase("the") && of.ws1();
+        if after_of {
+            c = of;
+        }
+    }
+    let grain = c.longest(THIS)?;
+    // A bare English word is the period only after "the start of the" or before "to date"
+    // ("since year 2025" is the year 2025).
+    let to_date = || {
+        let mut t = c;
+        t.ws1() && t.phrase("to date")
+    };
+    if !after_of && c.s[..c.pos].ends_with(|ch: char| ch.is_ascii_alphabetic()) && !to_date() {
+        return None;
+    }
+    let first = match grain {
+        Grain::Week => week_start(today)?,
+        Grain::Month => month_start(today.year(), today.month())?,
+        Grain::Quarter => quarter_start(today)?,
+        _ => NaiveDate::from_ymd_opt(today.year(), 1, 1)?,
+    };
+    Some((c.pos, Span::days(grain, false, first, today.succ_opt()?)))
 }
 
 /// The longest phrase any of `starts` reads at `c`: where it ends and its span.
@@ -2049,7 +2080,7 @@ fn by_end(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         Period::Week(n) => (Grain::Week, week_start(today)?.checked_add_days(Days::new(7 * (u64::from(n) + 1)))?),
         Period::Month(n) => (Grain::Month, this_month.checked_add_months(Months::new(n + 1))?),
         Period::Quarter(n) => {
-            let this_quarter = month_start(today.year(), today.month0() / 3 * 3 + 1)?;
+            let this_quarter = quarter_start(today)?;
             (Grain::Quarter, this_quarter.checked_add_months(Months::new(3 * (n + 1)))?)
         }
         Period::Year(n) => (Grain::Year, NaiveDate::from_ymd_opt(today.year() + n as i32 + 1, 1, 1)?),

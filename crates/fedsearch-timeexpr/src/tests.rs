@@ -982,6 +982,13 @@ fn to_date_the_week_before_last_and_parts_of_named_periods() {
         ),
         ("本月以来的退款", Some(("本月以来", days("2026-11-01", "2026-11-18")))),
         ("年初至今的订单", Some(("年初至今", days("2026-01-01", "2026-11-18")))),
+        ("自月初以来", Some(("自月初以来", days("2026-11-01", "2026-11-18")))),
+        (
+            "since the beginning of last month",
+            Some(("since the beginning of last month", days("2026-10-01", "2026-11-18"))),
+        ),
+        // A bare "year" is no start of its own: not this year.
+        ("refunds since year 2025", Some(("year 2025", days("2025-01-01", "2025-12-31")))),
         // A part of a named period is not the week up to today nor last week: the period holds it.
         ("in the last week of October", Some(("October", days("2026-10-01", "2026-10-31")))),
         ("the first week of October", Some(("October", days("2026-10-01", "2026-10-31")))),
