@@ -269,30 +269,37 @@ type Span = (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>);
 ///   A window ahead (下周, next month, 未来30天) gives no filter: nothing is dated there yet, and
 ///   what was written about it may be of any age.
 fn time_filter(window: &fedsearch_timeexpr::Window, dates_ahead: bool) -> (Option<Span>, String) {
+    let range = time_range(window, dates_ahead);
     let mut how = format!("; `{}` → {}", window.phrase, window.label);
-    if dates_ahead {
-        let to = window.period_to.unwrap_or(window.to);
-        if to > window.to {
+    match range {
+        Some((_, to)) if dates_ahead && to > window.to => {
             let last = (to - chrono::TimeDelta::seconds(1)).format("%Y-%m-%d %H:%M UTC");
             how.push_str(&format!(", through the period's end ({last})"));
         }
-        return (Some((window.from, to)), how);
+        None => how.push_str(", ahead: no filter on this source's dates of what has happened"),
+        Some((start, _)) if !dates_ahead && start < window.from => {
+            how.push_str(&format!(", with what was written about it from {} on", start.format("%Y-%m-%d %H:%M UTC")));
+        }
+        Some(_) => {}
+    }
+    (range, how)
+}
+
+/// The span of [`time_filter`], without its description.
+fn time_range(window: &fedsearch_timeexpr::Window, dates_ahead: bool) -> Option<Span> {
+    if dates_ahead {
+        return Some((window.from, window.period_to.unwrap_or(window.to)));
     }
     if window.ahead {
-        how.push_str(", ahead: no filter on this source's dates of what has happened");
-        return (None, how);
+        return None;
     }
-    let start = documents_from(window);
-    if start < window.from {
-        how.push_str(&format!(", with what was written about it from {} on", start.format("%Y-%m-%d %H:%M UTC")));
-    }
-    (Some((start, window.to)), how)
+    Some((documents_from(window), window.to))
 }
 
 /// Whether the question's time window filters `source`'s documents by date (see [`time_filter`]).
 pub fn window_filters(source: &Source, terms: &Terms) -> bool {
     source.config.routing.time_phrases
-        && terms.window.as_ref().is_some_and(|w| time_filter(w, source.config.dates_ahead()).0.is_some())
+        && terms.window.as_ref().is_some_and(|w| time_range(w, source.config.dates_ahead()).is_some())
 }
 
 /// Whether a list question's hits from `source` are one set of equal answers (fusion's
@@ -578,7 +585,7 @@ mod tests {
         let sets = |q: &str| -> Vec<String> {
             let expansions = r.glossary().expand(q);
             let question = crate::analysis::question_tokens(q, &expansions);
-            let asked: foldhash::HashSet<&str> = question.iter().map(|(t, _)| t.as_str()).collect();
+            let asked = crate::rerank::naming_tokens(&question, &expansions);
             let t = extract(&r, q, clock(), expansions.clone());
             r.all().filter(|s| one_set(s, &t, &asked)).map(|s| s.config.name.clone()).collect()
         };
