@@ -268,7 +268,9 @@ pub async fn run(
     let terms = crate::rewrite::extract(&state.registry, &req.query, clock, expansions);
     let dated_question = terms.window.as_ref().is_some_and(is_event_window);
     let list_question = crate::analysis::asks_for_list(&req.query);
-    let asked_tokens = crate::rerank::naming_tokens(&question, &terms.expansions);
+    // Only a list question asks which kinds it names (`rewrite::one_set`).
+    let asked_tokens =
+        if list_question { crate::rerank::naming_tokens(&question, &terms.expansions) } else { Default::default() };
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
