@@ -17,8 +17,14 @@ struct Args {
     config: Option<std::path::PathBuf>,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // The runtime that hands freed memory back once the service goes idle (fedsearch_memory).
+    let runtime = fedsearch_memory::runtime()?;
+    fedsearch_memory::return_idle_memory(runtime.handle().clone())?;
+    runtime.block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let args = <Args as clap::Parser>::parse();
     let config: FusionConfig = fedsearch_core::config::load(args.config.as_deref()).unwrap_or_else(|e| {
         eprintln!("fusion: {e}");

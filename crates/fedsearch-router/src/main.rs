@@ -15,8 +15,14 @@ struct Args {
     config: Option<std::path::PathBuf>,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // The runtime that hands freed memory back once the router goes idle (fedsearch_memory).
+    let runtime = fedsearch_memory::runtime()?;
+    fedsearch_memory::return_idle_memory(runtime.handle().clone())?;
+    runtime.block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let args = Args::parse();
     let config: fedsearch_router::RouterConfig = match fedsearch_core::config::load(args.config.as_deref()) {
         Ok(c) => c,
