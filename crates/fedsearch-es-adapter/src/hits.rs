@@ -19,7 +19,7 @@ pub struct RawHit<'a> {
     pub id: &'a str,
     pub score: Option<f64>,
     pub source: &'a Value,
-    pub highlight: Option<&'a str>,
+    pub highlight: Option<String>,
 }
 
 /// The `hits.hits` of a response (malformed entries are skipped).
@@ -33,11 +33,7 @@ pub fn raw_hits<'a>(response: &'a Value, body_field: &str) -> Vec<RawHit<'a>> {
                 id: h.get("_id")?.as_str()?,
                 score: h.get("_score").and_then(Value::as_f64),
                 source: h.get("_source").unwrap_or(&EMPTY),
-                highlight: h
-                    .get("highlight")
-                    .and_then(|hl| hl.get(body_field))
-                    .and_then(|f| f.get(0))
-                    .and_then(Value::as_str),
+                highlight: h.get("highlight").and_then(|hl| hl.get(body_field)).and_then(passages),
             })
         })
         .collect()
@@ -83,6 +79,12 @@ pub fn parse_time(v: &Value) -> Option<Timestamp> {
         }),
         _ => None,
     }
+}
+
+/// A highlight's passages joined with an ellipsis (None when there is none).
+fn passages(fragments: &Value) -> Option<String> {
+    let parts: Vec<&str> = fragments.as_array()?.iter().filter_map(Value::as_str).collect();
+    (!parts.is_empty()).then(|| parts.join(" … "))
 }
 
 /// Plain text of a highlight fragment or body: tags removed, whitespace collapsed, at most
@@ -174,7 +176,7 @@ pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> Sour
     let f = &source.fields;
     let snippet_text = hit
         .highlight
-        .map(str::to_string)
+        .clone()
         .or_else(|| text_field(hit.source, &f.body))
         .map(|raw| snippet(&raw, source.snippet_chars))
         .unwrap_or_default();
@@ -230,6 +232,7 @@ mod tests {
             id_fields: vec![],
             version_fields: None,
             snippet_chars: 40,
+            snippet_fragments: 3,
             metadata_fields: vec!["status".into(), "order_no".into(), "owner.team".into(), "missing".into()],
             filterable_fields: vec![],
             expansion_boost: 0.5,
@@ -248,6 +251,17 @@ mod tests {
               "_source": { "title": "old", "updated_at": 1_700_000_000_123_i64 } },
             { "_id": "no-index" }
         ] } })
+    }
+
+    #[test]
+    fn a_snippet_joins_the_highlights_passages() {
+        let resp = json!({ "hits": { "hits": [
+            { "_index": "guides", "_id": "GD-DG", "_score": 2.0, "_source": { "title": "DG guide" },
+              "highlight": { "body": ["<em>Sea</em> freight DG bookings", "<em>Class</em> <em>7</em>: no"] } }
+        ] } });
+        let raw = raw_hits(&resp, "body");
+        let hit = to_source_hit(&source("guides"), &raw[0], 1);
+        assert_eq!(hit.snippet, "Sea freight DG bookings … Class 7: no");
     }
 
     #[test]

@@ -314,7 +314,7 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
         json!({ "bool": { "must": [{ "bool": { "should": scoring, "minimum_should_match": 1 } }], "filter": filter } })
     };
 
-    let chars = source.snippet_chars;
+    let chars = source.snippet_chars.div_ceil(source.snippet_fragments.max(1));
     let mut body = json!({
         "query": query_clause,
         "size": query.limit,
@@ -327,8 +327,8 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
             "fields": { &source.fields.body: {
                 "type": "unified",
                 "fragment_size": chars,
-                "number_of_fragments": 1,
-                "no_match_size": chars,
+                "number_of_fragments": source.snippet_fragments.max(1),
+                "no_match_size": source.snippet_chars,
             } },
         },
     });
@@ -406,6 +406,7 @@ mod tests {
             id_fields: vec![],
             version_fields: None,
             snippet_chars: 120,
+            snippet_fragments: 3,
             metadata_fields: vec!["status".into(), "order_no".into()],
             filterable_fields: vec!["status".into(), "priority".into()],
             expansion_boost: 0.5,
@@ -460,9 +461,9 @@ mod tests {
         );
         assert!(body.get("sort").is_none(), "text queries rank by score");
         let hl = &body["highlight"]["fields"]["body"];
-        assert_eq!(hl["fragment_size"], 120);
+        assert_eq!(hl["fragment_size"], 40, "120 characters shared by 3 passages");
         assert_eq!(hl["no_match_size"], 120);
-        assert_eq!(hl["number_of_fragments"], 1);
+        assert_eq!(hl["number_of_fragments"], 3);
     }
 
     #[test]
