@@ -65,6 +65,7 @@ impl TraceService for Receiver {
                             .iter()
                             .filter_map(|kv| match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
                                 Some(any_value::Value::StringValue(v)) => Some((kv.key.clone(), v.clone())),
+                                Some(any_value::Value::IntValue(v)) => Some((kv.key.clone(), v.to_string())),
                                 _ => None,
                             })
                             .collect(),
@@ -139,6 +140,9 @@ async fn one_trace_links_router_adapters_backends_and_fusion() {
         assert_eq!(client.kind, SPAN_KIND_CLIENT, "{source}: the router's call is a client span");
         assert_eq!(client.attributes.get("rpc.system").map(String::as_str), Some("grpc"));
         assert!(client.attributes.get("peer.service").is_some_and(|p| !p.is_empty()), "{:?}", client.attributes);
+        // On the shared streams (the default) the replica that took the sub-query is named.
+        assert_eq!(client.attributes.get("network.peer.address").map(String::as_str), Some("127.0.0.1"), "{source}");
+        assert!(client.attributes.get("network.peer.port").is_some_and(|p| p.parse::<u16>().is_ok()), "{source}");
         // ... and the adapter's server side is its child, across processes: on a shared
         // stream (the default) the sub-query span itself, parented on the context the
         // sub-query carries; on a stream of its own (`streams: 0`) the stream's server span,

@@ -234,7 +234,8 @@ pub const FUSION_FUSE: Rpc = rpc!("fedsearch.fusion.v1.Fusion", "Fuse");
 /// The client span of an outgoing gRPC call to `endpoint` (SpanKind::Client, with the peer's
 /// name and address), so service graphs see the router → adapter and router → fusion edges.
 /// The trace context injected into the call is this span's. `peer` overrides the peer
-/// service name, which is otherwise the endpoint's host.
+/// service name, which is otherwise the endpoint's host. A sub-query on a shared stream records
+/// the replica that took it (`network.peer.address`, `network.peer.port`).
 pub fn client_span(endpoint: &str, peer: Option<&str>, rpc: Rpc) -> tracing::Span {
     let authority = endpoint.split("://").nth(1).unwrap_or(endpoint).split('/').next().unwrap_or_default();
     let (host, port) = authority.rsplit_once(':').unwrap_or((authority, ""));
@@ -248,6 +249,8 @@ pub fn client_span(endpoint: &str, peer: Option<&str>, rpc: Rpc) -> tracing::Spa
         peer.service = %peer.unwrap_or(host),
         server.address = %host,
         server.port = %port,
+        network.peer.address = tracing::field::Empty,
+        network.peer.port = tracing::field::Empty,
         sub_query_id = tracing::field::Empty,
     )
 }
@@ -363,13 +366,19 @@ async fn stream_shared(
         tracing::Span::current().record("sub_query_id", sub_query.id.as_str());
         let left = budget.saturating_sub(started.elapsed());
         let failure = match pool.send(signed(source, sub_query.clone(), left)).await {
-            Ok(mut call) => loop {
-                match call.next().await {
-                    Reply::Batch(hits) => out.batch(hits).await,
-                    Reply::Done(done) => return out.done(done, started),
-                    Reply::Broken(e) => break e,
+            Ok(mut call) => {
+                // The replica the pool chose: which pod answered, for the trace.
+                let span = tracing::Span::current();
+                span.record("network.peer.address", tracing::field::display(call.replica().ip()));
+                span.record("network.peer.port", call.replica().port());
+                loop {
+                    match call.next().await {
+                        Reply::Batch(hits) => out.batch(hits).await,
+                        Reply::Done(done) => return out.done(done, started),
+                        Reply::Broken(e) => break e,
+                    }
                 }
-            },
+            }
             Err(e) => e,
         };
         // Not answered at all (a stream that broke, a replica that just died): once more when
