@@ -122,29 +122,24 @@ impl Registry {
         tls: Option<Arc<fedsearch_core::tls::ClientTls>>,
         signer: Option<Arc<fedsearch_core::assertion::AssertionSigner>>,
     ) -> anyhow::Result<Self> {
-        let mut channels: HashMap<String, fedsearch_core::endpoints::Replicated> = HashMap::new();
-        let mut pools: HashMap<String, Option<Arc<crate::mux::StreamPool>>> = HashMap::new();
+        // One channel and one stream pool per adapter address, shared by its sources (the pool
+        // sized by the first source's `streams`).
+        type Shared = (fedsearch_core::endpoints::Replicated, Option<Arc<crate::mux::StreamPool>>);
+        let mut adapters: HashMap<String, Shared> = HashMap::new();
         let mut sources = Vec::with_capacity(configs.len());
         let shared_cache = crate::cache::SharedHandle::default();
         for c in configs {
-            let replicated = match channels.get(&c.adapter.url) {
-                Some(r) => r.clone(),
+            let (replicated, streams) = match adapters.get(&c.adapter.url) {
+                Some(shared) => shared.clone(),
                 None => {
                     // Every replica behind the address (a list, or a name re-resolved every 10 s).
                     let r = c.adapter.replicated(tls.as_ref(), "sources.adapter")?;
-                    channels.insert(c.adapter.url.clone(), r.clone());
-                    r
+                    let pool = stream_pool(c, &r.replicas);
+                    adapters.insert(c.adapter.url.clone(), (r.clone(), pool.clone()));
+                    (r, pool)
                 }
             };
             let channel = replicated.channel;
-            let streams = match pools.get(&c.adapter.url) {
-                Some(pool) => pool.clone(),
-                None => {
-                    let pool = stream_pool(c, &replicated.replicas);
-                    pools.insert(c.adapter.url.clone(), pool.clone());
-                    pool
-                }
-            };
             let patterns = c
                 .routing
                 .patterns
