@@ -96,14 +96,14 @@ static OPEN_AS_VERB: LazyLock<Regex> = LazyLock::new(|| {
 static ENGLISH_CLOSED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(?:closed|resolved|fixed|completed)\b").expect("the closed-state cues compile"));
 
-/// Chinese forms that ask for records still open (还没关, 未解决, 待处理 …).
+/// Chinese forms that ask for records still open (未解决, 待处理 …; 还没 is "not yet" whatever
+/// follows it, as "not … yet" is in English: 还没关, 还没收到钱, 还没升级).
 const CHINESE_OPEN: &[&str] = &[
-    "还没关",
+    "还没",
     "没关闭",
     "未关闭",
     "未解决",
     "没解决",
-    "还没解决",
     "没处理",
     "未处理",
     "待处理",
@@ -113,10 +113,8 @@ const CHINESE_OPEN: &[&str] = &[
     "未结",
     "未付",
     "没付",
-    "还没付",
     "未完成",
     "没完成",
-    "还没完成",
     "仍未",
     "还在处理",
 ];
@@ -244,6 +242,8 @@ mod tests {
     fn questions_asking_for_open_or_done_records_are_told_in_both_languages() {
         for q in [
             "上周有哪些工单还没关？",
+            "9 月份开票的订单有哪些还没收到钱？",
+            "还有几台泵还没升级？",
             "Which tickets are still open?",
             "Which invoices have not been paid yet?",
             "List the open claims for Xunda",
