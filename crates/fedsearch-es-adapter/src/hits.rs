@@ -19,7 +19,8 @@ pub struct RawHit<'a> {
     pub id: &'a str,
     pub score: Option<f64>,
     pub source: &'a Value,
-    pub highlight: Option<String>,
+    /// The body's highlight passages, as the engine returned them.
+    pub highlight: Option<&'a [Value]>,
 }
 
 /// The `hits.hits` of a response (malformed entries are skipped).
@@ -33,7 +34,11 @@ pub fn raw_hits<'a>(response: &'a Value, body_field: &str) -> Vec<RawHit<'a>> {
                 id: h.get("_id")?.as_str()?,
                 score: h.get("_score").and_then(Value::as_f64),
                 source: h.get("_source").unwrap_or(&EMPTY),
-                highlight: h.get("highlight").and_then(|hl| hl.get(body_field)).and_then(passages),
+                highlight: h
+                    .get("highlight")
+                    .and_then(|hl| hl.get(body_field))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice),
             })
         })
         .collect()
@@ -82,8 +87,8 @@ pub fn parse_time(v: &Value) -> Option<Timestamp> {
 }
 
 /// A highlight's passages joined with an ellipsis (None when there is none).
-fn passages(fragments: &Value) -> Option<String> {
-    let parts: Vec<&str> = fragments.as_array()?.iter().filter_map(Value::as_str).collect();
+fn passages(fragments: &[Value]) -> Option<String> {
+    let parts: Vec<&str> = fragments.iter().filter_map(Value::as_str).collect();
     (!parts.is_empty()).then(|| parts.join(" … "))
 }
 
@@ -176,7 +181,7 @@ pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> Sour
     let f = &source.fields;
     let snippet_text = hit
         .highlight
-        .clone()
+        .and_then(passages)
         .or_else(|| text_field(hit.source, &f.body))
         .map(|raw| snippet(&raw, source.snippet_chars))
         .unwrap_or_default();

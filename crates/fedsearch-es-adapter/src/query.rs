@@ -314,7 +314,8 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
         json!({ "bool": { "must": [{ "bool": { "should": scoring, "minimum_should_match": 1 } }], "filter": filter } })
     };
 
-    let chars = source.snippet_chars.div_ceil(source.snippet_fragments.max(1));
+    let fragments = source.snippet_fragments.max(1);
+    let chars = source.snippet_chars.div_ceil(fragments);
     let mut body = json!({
         "query": query_clause,
         "size": query.limit,
@@ -327,7 +328,7 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
             "fields": { &source.fields.body: {
                 "type": "unified",
                 "fragment_size": chars,
-                "number_of_fragments": source.snippet_fragments.max(1),
+                "number_of_fragments": fragments,
                 "no_match_size": source.snippet_chars,
             } },
         },
