@@ -63,6 +63,14 @@ pub fn runtime_builder() -> Builder {
     builder
 }
 
+/// Runs a service's `main` future to its end on [`runtime`], with [`return_idle_memory`] started:
+/// what a fedsearch binary's `main` does.
+pub fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output> {
+    let runtime = runtime()?;
+    return_idle_memory(runtime.handle().clone())?;
+    Ok(runtime.block_on(future))
+}
+
 /// Starts the thread that returns a runtime's freed memory once the process goes idle. It runs for
 /// the life of the process; it costs one wake-up a second and reads the runtime's metrics.
 pub fn return_idle_memory(handle: Handle) -> std::io::Result<()> {

@@ -16,10 +16,8 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
-    // The runtime that hands freed memory back once the router goes idle (fedsearch_memory).
-    let runtime = fedsearch_memory::runtime()?;
-    fedsearch_memory::return_idle_memory(runtime.handle().clone())?;
-    runtime.block_on(run())
+    // On the runtime that hands freed memory back once the router goes idle.
+    fedsearch_memory::block_on(run())?
 }
 
 async fn run() -> anyhow::Result<()> {
