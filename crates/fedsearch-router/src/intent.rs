@@ -119,6 +119,11 @@ const CHINESE_OPEN: &[&str] = &[
     "还在处理",
 ];
 
+/// "还有 … 没/未 X" asks which of them are still not done (还有几台泵没升级, 还有哪些工单未关):
+/// something between 还有 and the negation, so "还有没有库存" ("is there any left") is not it.
+static CHINESE_STILL_NOT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"还有[^没未，。？！,.?!\s]{1,10}[没未]").expect("the 还有…没 cue compiles"));
+
 /// Chinese forms that ask for records that are done.
 const CHINESE_CLOSED: &[&str] = &["已关闭", "已解决", "已完成", "关闭了", "解决了", "处理完"];
 
@@ -126,7 +131,9 @@ const CHINESE_CLOSED: &[&str] = &["已关闭", "已解决", "已完成", "关闭
 pub fn asks_for_state(question: &str) -> Option<AskedState> {
     let lowered = question.to_lowercase();
     let lowered = OPEN_AS_VERB.replace_all(&lowered, " ");
-    let open = ENGLISH_OPEN.is_match(&lowered) || CHINESE_OPEN.iter().any(|c| lowered.contains(c));
+    let open = ENGLISH_OPEN.is_match(&lowered)
+        || CHINESE_OPEN.iter().any(|c| lowered.contains(c))
+        || CHINESE_STILL_NOT.is_match(&lowered);
     let closed = ENGLISH_CLOSED.is_match(&lowered) || CHINESE_CLOSED.iter().any(|c| lowered.contains(c));
     match (open, closed) {
         (true, false) => Some(AskedState::Open),
@@ -244,6 +251,8 @@ mod tests {
             "上周有哪些工单还没关？",
             "9 月份开票的订单有哪些还没收到钱？",
             "还有几台泵还没升级？",
+            "我负责的区域里 FSN-2026-07 还有几台输液泵没升级？",
+            "还有多少台设备未升级？",
             "Which tickets are still open?",
             "Which invoices have not been paid yet?",
             "List the open claims for Xunda",
@@ -260,6 +269,8 @@ mod tests {
             "What is the refund policy?",
             "Which resolved tickets are still open?",
             "订单SO20261001的物流信息",
+            "还有没有库存？",
+            "还有，没问题吧？",
         ] {
             assert_eq!(asks_for_state(q), None, "{q}");
         }
