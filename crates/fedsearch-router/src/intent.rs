@@ -78,8 +78,10 @@ pub enum AskedState {
 static ENGLISH_OPEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"\b(?:still (?:open|pending|waiting|unpaid|outstanding|unresolved)|unresolved|outstanding|pending|",
-        r"unpaid|in progress|ongoing|not (?:yet )?(?:been )?(?:closed|resolved|fixed|done|finished|completed|",
-        r"paid|settled|handled|answered|shipped|delivered)|(?:are|is|remains?|stays?) (?:still )?open|",
+        r"unpaid|unshipped|undelivered|unanswered|unassigned|unsettled|unfulfilled|in progress|ongoing|",
+        r"not (?:yet )?(?:been )?(?:closed|resolved|fixed|done|finished|completed|paid|settled|handled|",
+        r"answered|shipped|delivered|approved|signed|refunded|processed|installed|upgraded|returned)|",
+        r"yet to be \w+|(?:are|is|remains?|stays?) (?:still )?open|",
         r"open (?:\w+ ){0,2}?(?:tickets?|cases?|claims?|invoices?|issues?|orders?|incidents?|requests?|",
         r"items?|bugs?|tasks?|disputes?|work orders?))\b"
     ))
@@ -119,6 +121,16 @@ const CHINESE_OPEN: &[&str] = &[
     "还在处理",
 ];
 
+/// 没/未 before a verb of getting something done (没发货, 未回复, 没收到, 未审批): not done yet. Not
+/// 没关系, 没办法, 未来, 未经 (no such verb follows).
+static CHINESE_NOT_DONE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        "[没未](?:发货|发出|到货|到账|回款|回复|答复|审批|批准|签收|签字|退款|退货|交付|修复|修好|升级|",
+        "上线|付款|收到|处理|解决|关闭|关单|完成|结清|结案|办理|确认|核销|派送|送达|提交|安装|部署|验收|开票|归还)"
+    ))
+    .expect("the 没/未 cues compile")
+});
+
 /// "还有 … 没/未 X" asks which of them are still not done (还有几台泵没升级, 还有哪些工单未关):
 /// something between 还有 and the negation, so "还有没有库存" ("is there any left") is not it.
 static CHINESE_STILL_NOT: LazyLock<Regex> =
@@ -129,12 +141,16 @@ const CHINESE_CLOSED: &[&str] = &["已关闭", "已解决", "已完成", "关闭
 
 /// Which state of records the question asks for, if it asks for one state only.
 pub fn asks_for_state(question: &str) -> Option<AskedState> {
-    let lowered = question.to_lowercase();
+    // "haven't been closed" reads as "have not been closed".
+    let lowered = question.to_lowercase().replace("n't", " not").replace("n’t", " not");
     let lowered = OPEN_AS_VERB.replace_all(&lowered, " ");
     let open = ENGLISH_OPEN.is_match(&lowered)
         || CHINESE_OPEN.iter().any(|c| lowered.contains(c))
-        || CHINESE_STILL_NOT.is_match(&lowered);
-    let closed = ENGLISH_CLOSED.is_match(&lowered) || CHINESE_CLOSED.iter().any(|c| lowered.contains(c));
+        || CHINESE_STILL_NOT.is_match(&lowered)
+        || CHINESE_NOT_DONE.is_match(&lowered);
+    // "not yet closed" is no question about closed records.
+    let unnegated = ENGLISH_OPEN.replace_all(&lowered, " ");
+    let closed = ENGLISH_CLOSED.is_match(&unnegated) || CHINESE_CLOSED.iter().any(|c| lowered.contains(c));
     match (open, closed) {
         (true, false) => Some(AskedState::Open),
         (false, true) => Some(AskedState::Closed),
@@ -253,6 +269,12 @@ mod tests {
             "还有几台泵还没升级？",
             "我负责的区域里 FSN-2026-07 还有几台输液泵没升级？",
             "还有多少台设备未升级？",
+            "哪些订单没发货？",
+            "客户的投诉我们未回复的有哪些？",
+            "Which tickets haven't been closed?",
+            "Which tickets are not yet closed?",
+            "List the invoices that are yet to be paid",
+            "Which orders are unshipped?",
             "Which tickets are still open?",
             "Which invoices have not been paid yet?",
             "List the open claims for Xunda",
@@ -270,6 +292,9 @@ mod tests {
             "Which resolved tickets are still open?",
             "订单SO20261001的物流信息",
             "还有没有库存？",
+            "没关系，退货政策是什么？",
+            "没办法联系客户怎么办？",
+            "未来三个月的促销计划",
             "还有，没问题吧？",
         ] {
             assert_eq!(asks_for_state(q), None, "{q}");
