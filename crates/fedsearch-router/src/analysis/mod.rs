@@ -455,4 +455,14 @@ mod tests {
         let all: Vec<String> = c.iter().flat_map(|c| c.others.clone()).collect();
         assert!(g.expand("退款多久到账").iter().all(|t| all.contains(t)));
     }
+
+    #[test]
+    fn colloquial_chinese_reaches_the_words_templates_list() {
+        let g = Glossary::new(true, &[]);
+        let ordered = g.expand("珠江医院今年都订了些什么？");
+        assert!(ordered.contains(&"order".to_string()) && ordered.contains(&"订单".to_string()), "{ordered:?}");
+        let unpaid = g.expand("9 月份开票的订单有哪些还没收到钱？");
+        assert!(unpaid.contains(&"未付".to_string()) && unpaid.contains(&"unpaid".to_string()), "{unpaid:?}");
+        assert!(g.expand("Which invoices are not yet paid?").contains(&"未付".to_string()));
+    }
 }
