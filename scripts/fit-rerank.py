@@ -25,6 +25,7 @@ import sys
 
 FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named", "phrases", "rule_reference", "corroborated", "state", "named_id"]
 OLD_VERSION_SHARE = 0.7  # rerank.rs
+GLOSSARY_SHARE = 0.7  # rerank.rs: a glossary page when the question does not ask what a word means
 K = 10
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,11 +80,28 @@ def order(question, hits, w):
         c = at.get(v.get("superseded_by", "")) if v.get("status") == "superseded" else None
         if c is not None and feats[i][1] <= feats[c][1]:
             s *= OLD_VERSION_SHARE
+        if is_glossary_title(h.get("title", "")) and not asks_for_definition(question):
+            s *= GLOSSARY_SHARE
         scored.append((-s, i, h))
     out = [h for _, _, h in sorted(scored, key=lambda t: (t[0], t[1]))]
     if not asks_for_list(question):
         out = varied([(-s, h) for s, _, h in sorted(scored, key=lambda t: (t[0], t[1]))])
     return current_first(out)
+
+
+# intent.rs is_glossary_title and asks_for_definition.
+GLOSSARY_TITLE = re.compile(r"\bglossary\b|\bterminology\b|\bdefinitions\b|\babbreviations\b|\bacronyms\b|术语|词汇表|名词解释|缩略语")
+DEFINITION_EN = re.compile(r"\b(?:mean|means|meaning|meant|define|defined|definition|definitions|stand for|stands for|abbreviation|acronym|glossary|terminology)\b")
+DEFINITION_ZH = ["什么意思", "啥意思", "的意思", "指什么", "是指", "含义", "定义", "全称", "缩写", "术语", "名词解释", "怎么理解"]
+
+
+def is_glossary_title(title):
+    return bool(GLOSSARY_TITLE.search(title.lower()))
+
+
+def asks_for_definition(question):
+    q = question.lower()
+    return bool(DEFINITION_EN.search(q)) or any(w in q for w in DEFINITION_ZH)
 
 
 # analysis/mod.rs asks_for_list: the words that ask for every item that matches.

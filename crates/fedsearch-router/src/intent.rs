@@ -67,6 +67,37 @@ pub fn asks_for_rule(question: &str) -> bool {
     ENGLISH.is_match(&lowered) || CHINESE.iter().any(|c| lowered.contains(c))
 }
 
+/// English forms that ask what a word means ("what does DND mean", "what is meant by free time",
+/// "define", "stands for").
+static ENGLISH_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:mean|means|meaning|meant|define|defined|definition|definitions|stand for|stands for|abbreviation|acronym|glossary|terminology)\b")
+        .expect("the definition cues compile")
+});
+
+/// Chinese forms that ask what a word means.
+const CHINESE_DEFINITION: &[&str] =
+    &["什么意思", "啥意思", "的意思", "指什么", "是指", "含义", "定义", "全称", "缩写", "术语", "名词解释", "怎么理解"];
+
+/// Whether the question asks what a word or an abbreviation means: a glossary then answers it.
+pub fn asks_for_definition(question: &str) -> bool {
+    let lowered = question.to_lowercase();
+    ENGLISH_DEFINITION.is_match(&lowered) || CHINESE_DEFINITION.iter().any(|c| lowered.contains(c))
+}
+
+/// Page titles of a glossary: a list of definitions that shares words with most questions of its
+/// domain and answers few of them.
+static GLOSSARY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:\bglossary\b|\bterminology\b|\bdefinitions\b|\babbreviations\b|\bacronyms\b|术语|词汇表|名词解释|缩略语)",
+    )
+    .expect("the glossary titles compile")
+});
+
+/// Whether a title names a glossary page ("Freight glossary", 术语表).
+pub fn is_glossary_title(title: &str) -> bool {
+    GLOSSARY_TITLE.is_match(&title.to_lowercase())
+}
+
 /// The state of the records a question asks for: still open, or done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AskedState {
@@ -259,6 +290,30 @@ mod tests {
             assert!(!asks_for_rule(q), "{q}");
         }
         assert!(!asks_for_rule("Is the maybe-shipped order here?"), "whole words only");
+    }
+
+    #[test]
+    fn questions_asking_what_a_word_means_are_told_from_other_questions() {
+        for q in [
+            "What does DND mean?",
+            "What is meant by free time?",
+            "电放是什么意思？",
+            "CAPA 的全称是什么",
+            "What does FOB stand for?",
+        ] {
+            assert!(asks_for_definition(q), "{q}");
+        }
+        for q in [
+            "What is the refund window?",
+            "电放需要满足什么条件？",
+            "备用机最多能借多久？",
+            "How do I replace the battery?",
+        ] {
+            assert!(!asks_for_definition(q), "{q}");
+        }
+        assert!(is_glossary_title("Freight glossary 货运术语"));
+        assert!(is_glossary_title("术语表 Glossary"));
+        assert!(!is_glossary_title("Loaner policy 备用机政策"));
     }
 
     #[test]

@@ -38,6 +38,9 @@
 //! An old version (`version.status = superseded`) whose current version is also a candidate
 //! keeps [`OLD_VERSION_SHARE`] of its score, unless it shows more of the question than the
 //! current one ("the 2025 edition"): the current version answers, the old one is background.
+//! A glossary page (titled glossary, 术语表 …: [`crate::intent::is_glossary_title`]) keeps
+//! [`GLOSSARY_SHARE`] of its score unless the question asks what a word means: it shares words
+//! with most questions of its domain because it defines them, not because it answers.
 //! Versions keep fusion's rule afterwards: an old version never ranks above its current one
 //! (the current one takes the better place). With every weight but `fused` at 0 the fused order
 //! is kept.
@@ -372,6 +375,9 @@ pub struct Asked<'a> {
     /// The question asks for every item that matches ([`crate::analysis::asks_for_list`]): no
     /// variety is imposed.
     pub list: bool,
+    /// The question asks what a word means ([`crate::intent::asks_for_definition`]): a glossary
+    /// page keeps its whole score.
+    pub definition: bool,
 }
 
 impl<'a> Asked<'a> {
@@ -388,6 +394,7 @@ impl<'a> Asked<'a> {
             ids: &[],
             expansions: &[],
             list: false,
+            definition: false,
         }
     }
 }
@@ -465,6 +472,18 @@ fn in_asked_state(h: &Hit, asked: &Asked<'_>) -> f64 {
 /// edition, 1.0 keeps an unasked old version in the top ten on both tuning companies).
 pub const OLD_VERSION_SHARE: f64 = 0.7;
 
+/// What a glossary page ([`crate::intent::is_glossary_title`]) keeps of its score when the
+/// question does not ask what a word means: it shares the question's words because it defines
+/// every word of the domain, not because it answers.
+pub const GLOSSARY_SHARE: f64 = 0.7;
+
+/// What `h` keeps of its score: less for an old version whose current one is a candidate and for
+/// a glossary page the question does not ask for.
+fn share(h: &Hit, old: bool, asked: &Asked<'_>) -> f64 {
+    let glossary = !asked.definition && crate::intent::is_glossary_title(&h.title);
+    (if old { OLD_VERSION_SHARE } else { 1.0 }) * (if glossary { GLOSSARY_SHARE } else { 1.0 })
+}
+
 /// Re-orders `hits` by the weighted sum of their features (see the module docs) and records the
 /// features in each hit's explanation.
 pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
@@ -475,9 +494,8 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
     let cov: Vec<f64> = feats.iter().map(|f| f.coverage).collect();
     let at: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.as_str(), i)).collect();
     let replaced: Vec<bool> = hits.iter().enumerate().map(|(i, h)| old_version_not_asked(h, i, &at, &cov)).collect();
-    for (f, old) in feats.iter_mut().zip(&replaced) {
-        let score = weighted(f, weights);
-        f.score = if *old { score * OLD_VERSION_SHARE } else { score };
+    for ((f, old), h) in feats.iter_mut().zip(&replaced).zip(hits.iter()) {
+        f.score = weighted(f, weights) * share(h, *old, asked);
     }
     // Scores and indices are sorted, not the hits: a hit is a large value to move around.
     let mut scored: Vec<(f64, usize)> = feats.iter().enumerate().map(|(i, f)| (f.score, i)).collect();
@@ -607,6 +625,26 @@ mod tests {
         let mut same = hits.clone();
         rerank_by(&mut same, &q, 0.0);
         assert_eq!(same.iter().map(|h| &h.id).collect::<Vec<_>>(), hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_glossary_page_gives_way_unless_the_question_asks_what_a_word_means() {
+        let g = Glossary::new(true, &[]);
+        let hits = || {
+            vec![hit("wiki:glossary", "术语表 Glossary: 备用机 loaner", 1.0), hit("wiki:loaner", "备用机 loaner", 0.8)]
+        };
+        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+        let weights = RerankWeights::from_coverage_weight(0.4);
+        let q = question("备用机最多能借多久？", &g);
+        let mut h = hits();
+        rerank(&mut h, &Asked::new("备用机最多能借多久？", &q, &[]), &weights);
+        assert_eq!(ids(&h), ["wiki:loaner", "wiki:glossary"]);
+        let q = question("备用机是什么意思？", &g);
+        let mut asked = Asked::new("备用机是什么意思？", &q, &[]);
+        asked.definition = crate::intent::asks_for_definition("备用机是什么意思？");
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["wiki:glossary", "wiki:loaner"], "a definition question keeps the glossary first");
     }
 
     #[test]

@@ -383,6 +383,7 @@ pub async fn run(
     asked.state = crate::intent::asks_for_state(&req.query);
     asked.state_values = &state.config.rerank.state_values;
     asked.list = list_question;
+    asked.definition = crate::intent::asks_for_definition(&req.query);
     asked.ids = &terms.entities;
     asked.expansions = &terms.expansions;
     asked.reference_sources = routing
