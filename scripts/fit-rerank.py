@@ -90,7 +90,7 @@ def order(question, hits, w):
 
 
 # intent.rs is_glossary_title and asks_for_definition.
-GLOSSARY_TITLE = re.compile(r"\bglossary\b|\bterminology\b|\bdefinitions\b|\babbreviations\b|\bacronyms\b|术语|词汇表|名词解释|缩略语")
+GLOSSARY_TITLE = re.compile(r"\bglossary\b|\bterminology\b|\babbreviations\b|\bacronyms\b|术语|词汇表|名词解释|缩略语")
 DEFINITION_EN = re.compile(r"\b(?:mean|means|meaning|meant|define|defined|definition|definitions|stand for|stands for|abbreviation|acronym|glossary|terminology)\b")
 DEFINITION_ZH = ["什么意思", "啥意思", "的意思", "指什么", "是指", "含义", "定义", "全称", "缩写", "术语", "名词解释", "怎么理解"]
 
