@@ -966,14 +966,11 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
         ("年", Unit::Year),
     ];
     let mut r = *c;
-    // 这几天, 前几天: these / the past few days. 前几天 only where it starts the phrase or follows who
-    // speaks (我前几天, 客户前几天): after an event it counts back from that event (签收前几天, 提前几天).
+    // 这几天, 前几天: these / the past few days; not 提前几天 ("how many days ahead"), 之前几天.
     let mut few = r;
-    let before = c.s[..c.pos].chars().next_back();
-    let starts = |ch: Option<char>| ch.is_none_or(|ch| !ch.is_alphabetic() || "我你他她它们户司人家".contains(ch));
-    if let Some(lead) = few.longest(&[("这", false), ("前", true)])
-        && (!lead || starts(before))
+    if few.longest(&[("这", ()), ("前", ())]).is_some()
         && few.lit("几")
+        && !c.s[..c.pos].ends_with(['提', '之', '以', '往'])
         && let Some(unit) = few.longest(UNITS)
     {
         *c = few;
