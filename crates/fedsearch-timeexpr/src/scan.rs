@@ -528,8 +528,6 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("昨日", 1),
         ("昨儿", 1),
         ("昨晚", 1),
-        ("昨夜", 1),
-        ("昨天夜里", 1),
         ("前天", 2),
         ("前日", 2),
         ("大前天", 3),
@@ -539,8 +537,6 @@ fn relative_day(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("this afternoon", 0),
         ("this evening", 0),
         ("yesterday", 1),
-        ("last night", 1),
-        ("last evening", 1),
         ("day before yesterday", 2),
         ("the day before yesterday", 2),
     ];
@@ -901,20 +897,8 @@ enum Unit {
     Year,
 }
 
-/// How many of a unit "a few" (几) and "a couple of" (两三) stand for in a rolling period: the last
-/// few days are the last week (what people who say it look back over, so recall is kept), a few
-/// weeks or months three, a couple two.
-fn vague_count(couple: bool, unit: Unit) -> u32 {
-    match (couple, unit) {
-        (true, _) => 2,
-        (false, Unit::Day) => 7,
-        (false, _) => 3,
-    }
-}
-
 /// 最近三天, 近两周, 过去一个月, 最近半年, last 7 days, the past 2 weeks, past month: the period
-/// ending today. 过去24小时, past 24 hours: the hours before the question. A few / a couple of
-/// (最近几天, 这几天, 前几天, the past few days, the last couple of weeks): [`vague_count`].
+/// ending today. 过去24小时, past 24 hours: the hours before the question.
 ///
 /// Ahead (未来30天, 接下来两周, the next 30 days, in the coming 2 weeks): today and the period
 /// after it (30 days: today and the 30 days after); hours from the question on.
@@ -966,16 +950,6 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
         ("年", Unit::Year),
     ];
     let mut r = *c;
-    // 这几天, 前几天: these / the past few days; not 提前几天 ("how many days ahead"), 之前几天.
-    let mut few = r;
-    if few.longest(&[("这", ()), ("前", ())]).is_some()
-        && few.lit("几")
-        && !c.s[..c.pos].ends_with(['提', '之', '以', '往'])
-        && let Some(unit) = few.longest(UNITS)
-    {
-        *c = few;
-        return Some((vague_count(false, unit), unit, false));
-    }
     let ahead = r.longest(&[
         ("最近", false),
         ("近", false),
@@ -990,9 +964,6 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     r.ws0();
     let (n, unit) = if r.lit("半年") {
         (1, Unit::HalfYear)
-    } else if r.lit("几") {
-        let unit = r.longest(UNITS)?;
-        (vague_count(false, unit), unit)
     } else {
         let n = r.count_zh().filter(|&n| n > 0)?;
         r.ws0();
@@ -1057,27 +1028,6 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     let alone = alone || last;
     if !r.ws1() {
         return None;
-    }
-    let mut vague = r;
-    let couple = if vague.phrase("few") {
-        Some(false)
-    } else if vague.phrase("couple of") || vague.phrase("couple") {
-        Some(true)
-    } else {
-        None
-    };
-    if let Some(couple) = couple
-        && vague.ws1()
-        && let Some(unit) = vague.longest(&[
-            ("hours", Unit::Hour),
-            ("days", Unit::Day),
-            ("weeks", Unit::Week),
-            ("months", Unit::Month),
-            ("years", Unit::Year),
-        ])
-    {
-        *c = vague;
-        return Some((vague_count(couple, unit), unit, ahead));
     }
     let mut counted = r;
     if let Some(n) = counted.count_en().filter(|&n| n > 0) {
