@@ -63,8 +63,13 @@ const CHINESE: &[&str] = &[
 
 /// Whether the question asks for a rule, a limit or a procedure rather than for records.
 pub fn asks_for_rule(question: &str) -> bool {
-    let lowered = question.to_lowercase();
-    ENGLISH.is_match(&lowered) || CHINESE.iter().any(|c| lowered.contains(c))
+    cued(&question.to_lowercase(), &ENGLISH, CHINESE)
+}
+
+/// Whether a lowercased question shows one of a kind's cues: its English forms or one of its
+/// Chinese ones.
+fn cued(lowered: &str, english: &Regex, chinese: &[&str]) -> bool {
+    english.is_match(lowered) || chinese.iter().any(|c| lowered.contains(c))
 }
 
 /// English forms that ask what a word means ("what does DND mean", "what is meant by free time",
@@ -80,8 +85,7 @@ const CHINESE_DEFINITION: &[&str] =
 
 /// Whether the question asks what a word or an abbreviation means: a glossary then answers it.
 pub fn asks_for_definition(question: &str) -> bool {
-    let lowered = question.to_lowercase();
-    ENGLISH_DEFINITION.is_match(&lowered) || CHINESE_DEFINITION.iter().any(|c| lowered.contains(c))
+    cued(&question.to_lowercase(), &ENGLISH_DEFINITION, CHINESE_DEFINITION)
 }
 
 /// Page titles of a glossary: a list of definitions that shares words with most questions of its
@@ -128,28 +132,11 @@ static OPEN_AS_VERB: LazyLock<Regex> = LazyLock::new(|| {
 static ENGLISH_CLOSED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(?:closed|resolved|fixed|completed)\b").expect("the closed-state cues compile"));
 
-/// Chinese forms that ask for records still open (未解决, 待处理 …; 还没 is "not yet" whatever
-/// follows it, as "not … yet" is in English: 还没关, 还没收到钱, 还没升级).
-const CHINESE_OPEN: &[&str] = &[
-    "还没",
-    "没关闭",
-    "未关闭",
-    "未解决",
-    "没解决",
-    "没处理",
-    "未处理",
-    "待处理",
-    "处理中",
-    "进行中",
-    "尚未",
-    "未结",
-    "未付",
-    "没付",
-    "未完成",
-    "没完成",
-    "仍未",
-    "还在处理",
-];
+/// Chinese forms that ask for records still open (待处理, 处理中 …; 还没 is "not yet" whatever
+/// follows it, as "not … yet" is in English: 还没关, 还没收到钱, 还没升级). 没/未 before a verb of
+/// getting done (未解决, 没处理, 未关闭, 没完成) is [`CHINESE_NOT_DONE`].
+const CHINESE_OPEN: &[&str] =
+    &["还没", "待处理", "处理中", "进行中", "尚未", "未结", "未付", "没付", "仍未", "还在处理"];
 
 /// 没/未 before a verb of getting something done (没发货, 未回复, 没收到, 未审批): not done yet. Not
 /// 没关系, 没办法, 未来, 未经 (no such verb follows).
@@ -174,13 +161,12 @@ pub fn asks_for_state(question: &str) -> Option<AskedState> {
     // "haven't been closed" reads as "have not been closed".
     let lowered = question.to_lowercase().replace("n't", " not").replace("n’t", " not");
     let lowered = OPEN_AS_VERB.replace_all(&lowered, " ");
-    let open = ENGLISH_OPEN.is_match(&lowered)
-        || CHINESE_OPEN.iter().any(|c| lowered.contains(c))
+    let open = cued(&lowered, &ENGLISH_OPEN, CHINESE_OPEN)
         || CHINESE_STILL_NOT.is_match(&lowered)
         || CHINESE_NOT_DONE.is_match(&lowered);
-    // "not yet closed" is no question about closed records.
-    let unnegated = ENGLISH_OPEN.replace_all(&lowered, " ");
-    let closed = ENGLISH_CLOSED.is_match(&unnegated) || CHINESE_CLOSED.iter().any(|c| lowered.contains(c));
+    // "not yet closed" is no question about closed records (removing English open cues leaves the
+    // Chinese text as it was).
+    let closed = cued(&ENGLISH_OPEN.replace_all(&lowered, " "), &ENGLISH_CLOSED, CHINESE_CLOSED);
     match (open, closed) {
         (true, false) => Some(AskedState::Open),
         (false, true) => Some(AskedState::Closed),
@@ -327,6 +313,9 @@ mod tests {
             "还有多少台设备未升级？",
             "哪些订单没发货？",
             "客户的投诉我们未回复的有哪些？",
+            "未关闭的工单有哪些？",
+            "有哪些任务没完成？",
+            "东华医院有没有没处理的工单？",
             "Which tickets haven't been closed?",
             "Which tickets are not yet closed?",
             "List the invoices that are yet to be paid",
