@@ -75,6 +75,11 @@ pub struct SearchConfig {
     /// How the merged pages are scored (see [`crate::merge`]).
     #[serde(default)]
     pub ranking: RankingConfig,
+    /// DokuWiki matches whole words: search an English word of a term with any ending
+    /// (`reporting` as `report*`, finding report, reports, reported), see
+    /// [`crate::terms::any_ending`]. Confluence's CQL stems on its own and ignores this.
+    #[serde(default = "default_any_ending")]
+    pub any_ending: bool,
 }
 
 impl Default for SearchConfig {
@@ -83,6 +88,7 @@ impl Default for SearchConfig {
             max_searches: default_max_searches(),
             text_max_words: default_text_max_words(),
             ranking: RankingConfig::default(),
+            any_ending: default_any_ending(),
         }
     }
 }
@@ -129,6 +135,10 @@ impl RankingConfig {
             None => Ok(()),
         }
     }
+}
+
+fn default_any_ending() -> bool {
+    true
 }
 
 fn default_max_searches() -> usize {

@@ -250,6 +250,40 @@ fn concepts_of(
     concepts
 }
 
+/// Endings an English word sheds before it is searched with any ending, longest first.
+const ENDINGS: [&str; 5] = ["ies", "ing", "ed", "es", "s"];
+
+/// An English word as a DokuWiki prefix search (`stem*`), so a term finds the word's other forms
+/// where DokuWiki matches whole words only: `reporting` → `report*` (report, reports, reported),
+/// `policies` / `policy` → `polic*`, `limit` → `limit*` (limited, limits), `deadlines` →
+/// `deadlin*`, `shipping` → `ship*`. The first ending whose removal leaves a stem of at least 4
+/// letters is dropped (`rates` → `rate*`, not `rat*`); a consonant doubled before -ing/-ed is
+/// undoubled; a final consonant + `y` goes when 5 letters stay (`apply` keeps it). `None` — search as
+/// written — for anything but one word of 4 or more ASCII letters: CJK, digits, ids, phrases.
+pub fn any_ending(word: &str) -> Option<String> {
+    if word.len() < 4 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let w = word.to_ascii_lowercase();
+    let (stem, ending) = ENDINGS
+        .iter()
+        .filter(|e| !(**e == "s" && w.ends_with("ss")))
+        .find_map(|e| w.strip_suffix(e).filter(|s| s.len() >= 4).map(|s| (s, *e)))
+        .unwrap_or((&w, ""));
+    // shipping → shipp → ship: a consonant doubled before -ing / -ed
+    let stem = match stem.as_bytes() {
+        [.., a, b] if matches!(ending, "ing" | "ed") && a == b && !b"aeiou".contains(b) && stem.len() > 4 => {
+            &stem[..stem.len() - 1]
+        }
+        _ => stem,
+    };
+    let stem = match stem.strip_suffix('y') {
+        Some(s) if s.len() >= 5 && !s.ends_with(['a', 'e', 'o', 'u']) => s,
+        _ => stem,
+    };
+    Some(format!("{stem}*"))
+}
+
 /// The searches for a sub-query's `text`, `terms` and `original_text`.
 pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchConfig) -> Plan {
     let mut searches: Vec<Planned> = Vec::new();
@@ -299,14 +333,18 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
         // a shared search may have matched its least specific alternative
         let weight = if alts.len() > 1 { weights.fold(2.0, f64::min) } else { weights.fold(1.0, f64::max) };
         let original = alts.iter().any(|a| asked.contains(&key(a.trim_matches('"'))));
-        searches.push(Planned {
-            query: alts.join(" or "),
-            alternatives: alts,
-            is_text: false,
-            weight,
-            label,
-            original,
-        });
+        let query = if config.any_ending {
+            let mut words: Vec<String> = Vec::new();
+            for w in alts.iter().map(|a| any_ending(a).unwrap_or_else(|| a.clone())) {
+                if !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+            words.join(" or ")
+        } else {
+            alts.join(" or ")
+        };
+        searches.push(Planned { query, alternatives: alts, is_text: false, weight, label, original });
     }
     Plan { searches }
 }
@@ -315,13 +353,55 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
 mod tests {
     use super::*;
 
-    /// Six searches: room for the budget rules to show.
+    /// Six searches: room for the budget rules to show; words searched as written, so the
+    /// queries show the rules (any ending: its own tests).
     fn cfg() -> SearchConfig {
-        SearchConfig { max_searches: 6, ..SearchConfig::default() }
+        SearchConfig { max_searches: 6, any_ending: false, ..SearchConfig::default() }
     }
 
     fn queries(p: &Plan) -> Vec<&str> {
         p.searches.iter().map(|s| s.query.as_str()).collect()
+    }
+
+    #[test]
+    fn an_english_word_is_searched_with_any_ending() {
+        let cases = [
+            ("reporting", Some("report*")),
+            ("limited", Some("limit*")),
+            ("limit", Some("limit*")),
+            ("policies", Some("polic*")),
+            ("policy", Some("polic*")),
+            ("liability", Some("liabilit*")),
+            ("deadlines", Some("deadlin*")),
+            ("Cartons", Some("carton*")),
+            ("shipping", Some("ship*")),
+            ("billing", Some("bill*")),
+            ("rates", Some("rate*")),
+            ("status", Some("statu*")),
+            ("address", Some("address*")),
+            ("apply", Some("apply*")),
+            ("monday", Some("monday*")),
+            ("tea", None),
+            ("BK26-10277", None),
+            ("sla2", None),
+            ("合同", None),
+            ("\"past due\"", None),
+        ];
+        for (word, want) in cases {
+            assert_eq!(any_ending(word).as_deref(), want, "{word}");
+        }
+    }
+
+    #[test]
+    fn term_searches_match_any_ending_unless_switched_off() {
+        let terms = ["cartons|纸箱".to_string(), "liability".to_string()];
+        let p = plan("", &terms, "", &SearchConfig::default());
+        assert_eq!(queries(&p), ["carton* or 纸箱", "liabilit*"]);
+        assert_eq!(p.searches[0].label, "cartons|纸箱");
+        assert_eq!(queries(&plan("", &terms, "", &cfg())), ["cartons or 纸箱", "liability"]);
+        // two forms of one word make one prefix search
+        let forms = ["container|containers".to_string()];
+        assert_eq!(queries(&plan("", &forms, "", &SearchConfig::default())), ["container*"]);
     }
 
     #[test]
