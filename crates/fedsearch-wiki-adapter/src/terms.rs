@@ -250,33 +250,20 @@ fn concepts_of(
     concepts
 }
 
-/// Endings an English word sheds before it is searched with any ending, longest first.
-const ENDINGS: [&str; 5] = ["ies", "ing", "ed", "es", "s"];
-
 /// An English word as a DokuWiki prefix search (`stem*`), so a term finds the word's other forms
 /// where DokuWiki matches whole words only: `reporting` → `report*` (report, reports, reported),
 /// `policies` / `policy` → `polic*`, `limit` → `limit*` (limited, limits), `deadlines` →
-/// `deadlin*`, `shipping` → `ship*`. The first ending whose removal leaves a stem of at least 4
-/// letters is dropped (`rates` → `rate*`, not `rat*`); a consonant doubled before -ing/-ed is
-/// undoubled; a final consonant + `y` goes when 5 letters stay (`apply` keeps it). `None` — search as
-/// written — for anything but one word of 4 or more ASCII letters: CJK, digits, ids, phrases.
+/// `deadline*`, `shipping` → `ship*`. The stem is [`fedsearch_core::text::stem`]'s when it keeps
+/// at least 4 letters (`uses` stays `uses*`); a final consonant + `y` goes when 5 letters stay
+/// (`apply` keeps it). `None` — search as written — for anything but one word of 4 or more ASCII
+/// letters: CJK, digits, ids, phrases.
 pub fn any_ending(word: &str) -> Option<String> {
     if word.len() < 4 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
         return None;
     }
     let w = word.to_ascii_lowercase();
-    let (stem, ending) = ENDINGS
-        .iter()
-        .filter(|e| !(**e == "s" && w.ends_with("ss")))
-        .find_map(|e| w.strip_suffix(e).filter(|s| s.len() >= 4).map(|s| (s, *e)))
-        .unwrap_or((&w, ""));
-    // shipping → shipp → ship: a consonant doubled before -ing / -ed
-    let stem = match stem.as_bytes() {
-        [.., a, b] if matches!(ending, "ing" | "ed") && a == b && !b"aeiou".contains(b) && stem.len() > 4 => {
-            &stem[..stem.len() - 1]
-        }
-        _ => stem,
-    };
+    let stemmed = fedsearch_core::text::stem(&w);
+    let stem = if stemmed.len() >= 4 { stemmed.as_str() } else { w.as_str() };
     let stem = match stem.strip_suffix('y') {
         Some(s) if s.len() >= 5 && !s.ends_with(['a', 'e', 'o', 'u']) => s,
         _ => stem,
@@ -372,12 +359,14 @@ mod tests {
             ("policies", Some("polic*")),
             ("policy", Some("polic*")),
             ("liability", Some("liabilit*")),
-            ("deadlines", Some("deadlin*")),
+            ("deadlines", Some("deadline*")),
             ("Cartons", Some("carton*")),
             ("shipping", Some("ship*")),
             ("billing", Some("bill*")),
             ("rates", Some("rate*")),
-            ("status", Some("statu*")),
+            ("status", Some("status*")),
+            ("uses", Some("uses*")),
+            ("changed", Some("chang*")),
             ("address", Some("address*")),
             ("apply", Some("apply*")),
             ("monday", Some("monday*")),
