@@ -77,7 +77,8 @@ pub struct SearchConfig {
     pub ranking: RankingConfig,
     /// DokuWiki matches whole words: search an English word of a term with any ending
     /// (`reporting` as `report*`, finding report, reports, reported), see
-    /// [`crate::terms::any_ending`]. Confluence's CQL stems on its own and ignores this.
+    /// [`crate::terms::any_ending`]. Off by default (see [`default_any_ending`]). Confluence's
+    /// CQL stems on its own and ignores this.
     #[serde(default = "default_any_ending")]
     pub any_ending: bool,
 }
@@ -137,8 +138,10 @@ impl RankingConfig {
     }
 }
 
+/// Off: measured flat on the tuning companies (Spruce −0.001, Orca +0.004, Kestrel ±0) and
+/// below on both held-out ones (Nimbus −0.003, Heron −0.005; BENCHMARKS.md, session 14).
 fn default_any_ending() -> bool {
-    true
+    false
 }
 
 fn default_max_searches() -> usize {

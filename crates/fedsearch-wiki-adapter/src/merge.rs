@@ -260,7 +260,7 @@ mod tests {
     fn pages_matching_more_terms_rank_first_and_appear_once() {
         let p = plan("rejection fee refund policy for refused deliveries", &[], "", &SearchConfig::default());
         let q: Vec<&str> = p.searches.iter().map(|s| s.query.as_str()).collect();
-        assert_eq!(q, ["rejection*", "fee", "refund*", "polic*", "refus*", "deliver*"]);
+        assert_eq!(q, ["rejection", "fee", "refund", "policy", "refused", "deliveries"]);
         let answers = vec![
             (0, vec![f("a", 3, 10, "a rejection")]),
             (1, vec![f("a", 2, 10, ""), f("b", 9, 20, "b fee"), f("c", 1, 30, "")]),
