@@ -26,6 +26,7 @@ import sys
 FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named", "phrases", "rule_reference", "corroborated", "state", "named_id"]
 OLD_VERSION_SHARE = 0.7  # rerank.rs
 GLOSSARY_SHARE = 0.7  # rerank.rs: a glossary page when the question does not ask what a word means
+OUTSIDE_WINDOW_SHARE = 0.5  # rerank.rs: a hit dated outside the question's window its source ranked by
 K = 10
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -82,6 +83,8 @@ def order(question, hits, w):
             s *= OLD_VERSION_SHARE
         if is_glossary_title(h.get("title", "")) and not asks_for_definition(question):
             s *= GLOSSARY_SHARE
+        if ((h.get("explanation") or {}).get("rerank") or {}).get("outside_window"):
+            s *= OUTSIDE_WINDOW_SHARE
         scored.append((-s, i, h))
     out = [h for _, _, h in sorted(scored, key=lambda t: (t[0], t[1]))]
     if not asks_for_list(question):

@@ -52,7 +52,7 @@ pub fn rerank(r: &RerankFeatures) -> Value {
         "fused": r.fused, "coverage": r.coverage, "title_coverage": r.title_coverage, "names": r.names,
         "reciprocal_rank": r.reciprocal_rank, "score": r.score, "bm25": r.bm25, "kind_named": r.kind_named,
         "phrases": r.phrases, "rule_reference": r.rule_reference, "corroborated": r.corroborated,
-        "state": r.state, "named_id": r.named_id,
+        "state": r.state, "named_id": r.named_id, "outside_window": r.outside_window,
     })
 }
 
@@ -206,13 +206,13 @@ mod tests {
         };
         let v = hit(&h);
         // Hit has 15 proto fields, DuplicateRef 5, Explanation 4, ScoreContribution 6,
-        // RerankFeatures 13, VersionInfo 6.
+        // RerankFeatures 14, VersionInfo 6.
         assert_eq!(keys(&v).len(), 15, "{v}");
         assert_eq!(keys(&v["version"]).len(), 6);
         assert_eq!(v["version"]["superseded_by"], "wiki:new");
         assert_eq!(keys(&v["duplicates"][0]).len(), 5);
         assert_eq!(keys(&v["explanation"]).len(), 4);
-        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 13);
+        assert_eq!(keys(&v["explanation"]["rerank"]).len(), 14);
         assert_eq!(v["explanation"]["rerank"]["coverage"], 0.5);
         assert_eq!(keys(&v["explanation"]["contributions"][0]).len(), 6);
         assert_eq!(v["updated_at"], "2026-11-29T08:00:00+00:00");

@@ -76,41 +76,44 @@ pub fn permission_filter(source: &SourceConfig, user: &UserContext) -> Value {
     json!({ "bool": { "should": should, "minimum_should_match": 1 } })
 }
 
-/// The structured filters of a sub-query as `bool.filter` clauses.
+/// The `range` clause of `filters.time_range` on the source's timestamp field, if any.
+fn time_clause(source: &SourceConfig, filters: &Filters) -> Result<Option<Value>, AdapterError> {
+    let Some(range) = &filters.time_range else { return Ok(None) };
+    let bound = |t: &Option<prost_types::Timestamp>, key: &str| -> Result<Option<String>, AdapterError> {
+        t.as_ref()
+            .map(|t| {
+                fedsearch_core::time::to_chrono(t).map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true)).ok_or_else(
+                    || AdapterError::InvalidArgument(format!("filters.time_range.{key} is not a valid time")),
+                )
+            })
+            .transpose()
+    };
+    let from = bound(&range.from, "from")?;
+    let to = bound(&range.to, "to")?;
+    if let (Some(a), Some(b)) = (&range.from, &range.to)
+        && (a.seconds, a.nanos) > (b.seconds, b.nanos)
+    {
+        return Err(AdapterError::InvalidArgument("filters.time_range.from is after filters.time_range.to".into()));
+    }
+    let mut r = Map::new();
+    if let Some(from) = from {
+        r.insert("gte".into(), from.into());
+    }
+    if let Some(to) = to {
+        r.insert("lte".into(), to.into());
+    }
+    if r.is_empty() {
+        return Ok(None);
+    }
+    r.insert("format".into(), "strict_date_optional_time".into());
+    Ok(Some(json!({ "range": { &source.fields.timestamp: r } })))
+}
+
+/// The structured filters of a sub-query as `bool.filter` clauses, but the time range (see
+/// [`time_clause`]).
 fn filter_clauses(source: &SourceConfig, filters: &Filters) -> Result<Vec<Value>, AdapterError> {
     let f = &source.fields;
     let mut clauses = Vec::new();
-    if let Some(range) = &filters.time_range {
-        let bound = |t: &Option<prost_types::Timestamp>, key: &str| -> Result<Option<String>, AdapterError> {
-            t.as_ref()
-                .map(|t| {
-                    fedsearch_core::time::to_chrono(t)
-                        .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
-                        .ok_or_else(|| {
-                            AdapterError::InvalidArgument(format!("filters.time_range.{key} is not a valid time"))
-                        })
-                })
-                .transpose()
-        };
-        let from = bound(&range.from, "from")?;
-        let to = bound(&range.to, "to")?;
-        if let (Some(a), Some(b)) = (&range.from, &range.to)
-            && (a.seconds, a.nanos) > (b.seconds, b.nanos)
-        {
-            return Err(AdapterError::InvalidArgument("filters.time_range.from is after filters.time_range.to".into()));
-        }
-        let mut r = Map::new();
-        if let Some(from) = from {
-            r.insert("gte".into(), from.into());
-        }
-        if let Some(to) = to {
-            r.insert("lte".into(), to.into());
-        }
-        if !r.is_empty() {
-            r.insert("format".into(), "strict_date_optional_time".into());
-            clauses.push(json!({ "range": { &f.timestamp: r } }));
-        }
-    }
     if !filters.doc_types.is_empty() {
         clauses.push(json!({ "terms": { &f.doc_type: filters.doc_types } }));
     }
@@ -296,22 +299,26 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
         return Err(AdapterError::InvalidArgument(format!("original_text is longer than {MAX_TEXT_CHARS} characters")));
     }
     let mut filter = vec![permission_filter(source, &user)];
+    let time = time_clause(source, &filters)?;
     let structured = filter_clauses(source, &filters)?;
     let scoring = scoring_clauses(source, query, text, original);
-    if scoring.is_empty() && structured.is_empty() {
+    if scoring.is_empty() && structured.is_empty() && time.is_none() {
         return Err(AdapterError::InvalidArgument("text must not be empty unless a filter is given".into()));
     }
-    filter.extend(structured);
-
     let windowed = is_bounded_window(&filters);
-    let query_clause = if scoring.is_empty() {
-        json!({ "bool": { "must": [{ "match_all": {} }], "filter": filter } })
-    } else if windowed {
-        // A bounded time window is itself the question's subject ("what happened last week"):
-        // every document in it may answer, ranked by the words first.
-        json!({ "bool": { "should": [{ "bool": { "should": scoring, "minimum_should_match": 1 } }], "filter": filter } })
-    } else {
-        json!({ "bool": { "must": [{ "bool": { "should": scoring, "minimum_should_match": 1 } }], "filter": filter } })
+    let has_words = !scoring.is_empty();
+    // The question's own time phrase, with words to rank by: the window ranks, it does not drop.
+    let window_ranks = windowed && query.time_range_from_question && has_words;
+    let query_clause = match time {
+        Some(time) if window_ranks => {
+            filter.extend(structured);
+            window_first(scoring, time, filter)
+        }
+        time => {
+            filter.extend(time);
+            filter.extend(structured);
+            hard_query(scoring, filter, windowed)
+        }
     };
 
     let fragments = source.snippet_fragments.max(1);
@@ -334,14 +341,51 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
         },
     });
     let newest = json!({ &source.fields.timestamp: { "order": "desc", "unmapped_type": "date" } });
-    if scoring.is_empty() {
+    if !has_words {
         // Without text every hit scores the same: newest first is the useful order.
         body["sort"] = json!([newest, "_doc"]);
     } else if windowed {
-        // Documents of the window that show none of the words tie at 0: newest first among them.
+        // Documents of the window that show none of the words tie (at 0, or at 1 when the window
+        // ranks): newest first among them.
         body["sort"] = json!(["_score", newest, "_doc"]);
     }
     Ok(body)
+}
+
+/// The query of a caller's filters: without words every document of the filters, newest
+/// first; within a bounded window every document of it, ranked by the words
+/// ("what happened last week"); else the documents that match a word.
+fn hard_query(scoring: Vec<Value>, filter: Vec<Value>, windowed: bool) -> Value {
+    if scoring.is_empty() {
+        return json!({ "bool": { "must": [{ "match_all": {} }], "filter": filter } });
+    }
+    let words = json!({ "bool": { "should": scoring, "minimum_should_match": 1 } });
+    if windowed {
+        json!({ "bool": { "should": [words], "filter": filter } })
+    } else {
+        json!({ "bool": { "must": [words], "filter": filter } })
+    }
+}
+
+/// Score of a document outside the question's window is its words' score times this: below
+/// every document inside it (which scores at least 1) while the words score under 1,000.
+const OUTSIDE_WINDOW: f64 = 0.001;
+
+/// The query when the window is the question's own time phrase (`time_range_from_question`):
+/// every document of the window scores 1 plus its words' score, so it may answer with no word
+/// ("what happened last week") and keeps today's order by words; a document outside it that
+/// matches a word comes after all of them ("is the surcharge charged on sailings this week?"
+/// finds the notice written before the week). `function_score` is both Elasticsearch's and
+/// OpenSearch's.
+fn window_first(scoring: Vec<Value>, time: Value, filter: Vec<Value>) -> Value {
+    let words = json!({ "bool": { "should": scoring, "minimum_should_match": 1 } });
+    let inside = json!({ "constant_score": { "filter": time.clone(), "boost": 1.0 } });
+    json!({ "function_score": {
+        "query": { "bool": { "should": [inside, words], "minimum_should_match": 1, "filter": filter } },
+        "functions": [{ "filter": { "bool": { "must_not": [time] } }, "weight": OUTSIDE_WINDOW }],
+        "score_mode": "multiply",
+        "boost_mode": "multiply",
+    } })
 }
 
 /// The longest time window that still counts as the question's subject (see [`search_body`]).
@@ -787,6 +831,48 @@ mod tests {
             let body = build("what was opened", filters).unwrap();
             assert_eq!(body["query"]["bool"]["must"][0]["bool"]["minimum_should_match"], 1);
             assert!(body.get("sort").is_none());
+        }
+    }
+
+    #[test]
+    fn the_questions_own_window_ranks_documents_inside_it_first_and_drops_none_that_match() {
+        let week = Filters {
+            time_range: Some(TimeRange {
+                from: Some(Timestamp { seconds: 1_790_000_000, nanos: 0 }),
+                to: Some(Timestamp { seconds: 1_790_000_000 + 7 * 86_400, nanos: 0 }),
+            }),
+            doc_types: vec!["notice".into()],
+            ..Default::default()
+        };
+        let asked = SubQuery { time_range_from_question: true, ..query("surcharge sailings", week.clone()) };
+        let body = search_body(&source(), &asked, Duration::from_secs(1)).unwrap();
+        let f = &body["query"]["function_score"];
+        let q = &f["query"]["bool"];
+        // the window is no filter: permission and the caller's other filters are
+        let filters = q["filter"].as_array().unwrap();
+        assert_eq!(filters.len(), 2, "{q}");
+        assert!(filters.iter().all(|c| c.get("range").is_none()), "{q}");
+        assert_eq!(filters[1], json!({ "terms": { "doc_type": ["notice"] } }));
+        // inside: 1 + the words' score, so a document of the week may answer with no word
+        let inside = &q["should"][0]["constant_score"];
+        assert_eq!(inside["boost"], 1.0);
+        assert_eq!(inside["filter"]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
+        assert_eq!(q["minimum_should_match"], 1);
+        assert_eq!(q["should"][1]["bool"]["minimum_should_match"], 1, "or any word");
+        // outside: the words' score × 0.001, after every document of the window
+        let outside = &f["functions"][0];
+        assert_eq!(outside["weight"], OUTSIDE_WINDOW);
+        assert_eq!(outside["filter"]["bool"]["must_not"][0], inside["filter"]);
+        assert_eq!((f["score_mode"].as_str(), f["boost_mode"].as_str()), (Some("multiply"), Some("multiply")));
+        assert_eq!(body["sort"][0], "_score");
+
+        // a window the caller gave, or one with no words to rank by, stays a filter
+        for q in
+            [query("surcharge sailings", week.clone()), SubQuery { time_range_from_question: true, ..query("", week) }]
+        {
+            let body = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
+            assert!(body["query"].get("function_score").is_none(), "{body}");
+            assert_eq!(body["query"]["bool"]["filter"][1]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
         }
     }
 

@@ -46,6 +46,9 @@ pub struct Dispatch {
     /// Whether the caller gave `as_of` (else it is "now", which the answer cache ignores).
     pub explicit_as_of: bool,
     pub time_zone: String,
+    /// Whether `filters.time_range` was read from the question's time phrase (see
+    /// `SubQuery.time_range_from_question`).
+    pub time_range_from_question: bool,
 }
 
 /// Starts every dispatch at once. The returned set owns the tasks: dropping it cancels every
@@ -276,6 +279,7 @@ fn sub_query(source: &Source, user: &Identity, d: Dispatch) -> SubQuery {
         as_of: d.as_of,
         time_zone: d.time_zone,
         trace_context: Default::default(),
+        time_range_from_question: d.time_range_from_question,
     }
 }
 

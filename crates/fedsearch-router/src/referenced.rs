@@ -116,6 +116,7 @@ pub fn dispatches(wanted: &[Reference], round: &Round<'_>) -> Vec<Dispatch> {
                 entities: ids,
                 as_of: round.as_of,
                 explicit_as_of: round.explicit_as_of,
+                time_range_from_question: false,
                 time_zone: round.time_zone.clone(),
             }
         })

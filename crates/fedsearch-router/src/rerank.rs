@@ -378,6 +378,9 @@ pub struct Asked<'a> {
     /// The question asks what a word means ([`crate::intent::asks_for_definition`]): a glossary
     /// page keeps its whole score.
     pub definition: bool,
+    /// Per source, the question's own time window it was sent (`SubQuery.time_range_from_question`;
+    /// seconds, both ends included): a hit dated outside it keeps [`OUTSIDE_WINDOW_SHARE`].
+    pub windows: HashMap<String, (i64, i64)>,
 }
 
 impl<'a> Asked<'a> {
@@ -395,6 +398,7 @@ impl<'a> Asked<'a> {
             expansions: &[],
             list: false,
             definition: false,
+            windows: HashMap::new(),
         }
     }
 }
@@ -429,6 +433,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             title_coverage: title[i],
             names: names_shown(h, &lowered[i], asked.names),
             reciprocal_rank: reciprocal_rank(h),
+            outside_window: if outside_window(h, asked) { 1.0 } else { 0.0 },
             score: 0.0,
         })
         .collect()
@@ -477,11 +482,24 @@ pub const OLD_VERSION_SHARE: f64 = 0.7;
 /// every word of the domain, not because it answers.
 pub const GLOSSARY_SHARE: f64 = 0.7;
 
-/// What `h` keeps of its score: less for an old version whose current one is a candidate and for
-/// a glossary page the question does not ask for.
-fn share(h: &Hit, old: bool, asked: &Asked<'_>) -> f64 {
+/// What a hit dated outside the question's window keeps of its score: its source returned it
+/// because it matches the question's words (the window ranks there, it does not filter), after
+/// every hit of the window; here it competes, at this share, with hits that answer the period.
+pub const OUTSIDE_WINDOW_SHARE: f64 = 0.5;
+
+/// Whether `h` is dated outside the question's window its source was sent (undated: no).
+fn outside_window(h: &Hit, asked: &Asked<'_>) -> bool {
+    let (Some((from, to)), Some(at)) = (asked.windows.get(&h.source), &h.updated_at) else { return false };
+    at.seconds < *from || at.seconds > *to
+}
+
+/// What `h` keeps of its score: less for an old version whose current one is a candidate, for a
+/// glossary page the question does not ask for and for a hit dated outside the question's window.
+fn share(h: &Hit, old: bool, outside_window: bool, asked: &Asked<'_>) -> f64 {
     let glossary = !asked.definition && crate::intent::is_glossary_title(&h.title);
-    (if old { OLD_VERSION_SHARE } else { 1.0 }) * (if glossary { GLOSSARY_SHARE } else { 1.0 })
+    (if old { OLD_VERSION_SHARE } else { 1.0 })
+        * (if glossary { GLOSSARY_SHARE } else { 1.0 })
+        * (if outside_window { OUTSIDE_WINDOW_SHARE } else { 1.0 })
 }
 
 /// Re-orders `hits` by the weighted sum of their features (see the module docs) and records the
@@ -495,7 +513,7 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
     let at: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.as_str(), i)).collect();
     let replaced: Vec<bool> = hits.iter().enumerate().map(|(i, h)| old_version_not_asked(h, i, &at, &cov)).collect();
     for ((f, old), h) in feats.iter_mut().zip(&replaced).zip(hits.iter()) {
-        f.score = weighted(f, weights) * share(h, *old, asked);
+        f.score = weighted(f, weights) * share(h, *old, f.outside_window > 0.0, asked);
     }
     // Scores and indices are sorted, not the hits: a hit is a large value to move around.
     let mut scored: Vec<(f64, usize)> = feats.iter().enumerate().map(|(i, f)| (f.score, i)).collect();
@@ -625,6 +643,39 @@ mod tests {
         let mut same = hits.clone();
         rerank_by(&mut same, &q, 0.0);
         assert_eq!(same.iter().map(|h| &h.id).collect::<Vec<_>>(), hits.iter().map(|h| &h.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_hit_dated_outside_the_questions_window_gives_way_to_one_inside_it() {
+        let g = Glossary::new(true, &[]);
+        let at = |seconds: i64| Some(prost_types::Timestamp { seconds, nanos: 0 });
+        let hits = || {
+            let mut old = hit("notices:old", "peak season surcharge", 1.0);
+            old.source = "notices".into();
+            old.updated_at = at(100);
+            let mut new = hit("notices:new", "peak season surcharge", 0.8);
+            new.source = "notices".into();
+            new.updated_at = at(1_000);
+            let mut undated = hit("notices:undated", "peak season surcharge", 0.9);
+            undated.source = "notices".into();
+            vec![old, undated, new]
+        };
+        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+        let weights = RerankWeights::from_coverage_weight(0.4);
+        let q = question("peak season surcharge this week", &g);
+        let mut h = hits();
+        rerank(&mut h, &Asked::new("peak season surcharge this week", &q, &[]), &weights);
+        assert_eq!(ids(&h), ["notices:old", "notices:undated", "notices:new"], "no window: by score");
+        let mut asked = Asked::new("peak season surcharge this week", &q, &[]);
+        asked.windows.insert("notices".into(), (500, 2_000));
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["notices:undated", "notices:new", "notices:old"], "the old one keeps half");
+        asked.windows.clear();
+        asked.windows.insert("tickets".into(), (500, 2_000));
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["notices:old", "notices:undated", "notices:new"], "another source's window");
     }
 
     #[test]

@@ -323,6 +323,8 @@ pub struct Rewritten {
     pub filters: Option<Filters>,
     /// How it was rewritten (shown in the routing decision).
     pub how: String,
+    /// Whether `filters.time_range` is the question's time phrase (not the caller's filter).
+    pub time_range_from_question: bool,
 }
 
 pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms: &Terms) -> Rewritten {
@@ -354,6 +356,7 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
     how = how_text;
     let mut filters = filters.cloned();
     let has_range = filters.as_ref().is_some_and(|f| f.time_range.is_some());
+    let mut time_range_from_question = false;
     if source.config.routing.time_phrases
         && !has_range
         && let Some(w) = &terms.window
@@ -366,9 +369,10 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
             let to = prost_types::Timestamp { seconds: end.timestamp() - 1, nanos: 999_999_999 };
             let f = filters.get_or_insert_with(Filters::default);
             f.time_range = Some(TimeRange { from: Some(from), to: Some(to) });
+            time_range_from_question = true;
         }
     }
-    Rewritten { text, filters, how }
+    Rewritten { text, filters, how, time_range_from_question }
 }
 
 #[cfg(test)]
@@ -462,7 +466,12 @@ mod tests {
         let q = "timeout last week";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         let inc = for_source(r.get("incidents").unwrap(), q, Some(&explicit), &t);
+        assert!(!inc.time_range_from_question, "the caller's filter is a filter");
         assert_eq!(inc.filters.unwrap().time_range.unwrap().from.unwrap().seconds, 5);
+        let read = for_source(r.get("incidents").unwrap(), q, None, &t);
+        assert!(read.time_range_from_question, "last week, read from the question");
+        let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
+        assert!(!wiki.time_range_from_question && wiki.filters.is_none(), "no time phrases: no window");
         let q = "天气怎么样";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q);

@@ -170,6 +170,12 @@ const EVENT_WINDOW_DAYS: i64 = 62;
 /// A window of at most [`EVENT_WINDOW_DAYS`], or an open-ended past ("more than a week ago",
 /// which `fedsearch_timeexpr` starts in 1970): what went wrong back then. A period that goes on
 /// after today counts whole (Q3 asked in July is a quarter, though its window stops at today).
+/// The question's own time window a source is sent, in seconds (both ends included), if any.
+fn question_window(rewritten: &crate::rewrite::Rewritten) -> Option<(i64, i64)> {
+    let range = rewritten.filters.as_ref()?.time_range.as_ref().filter(|_| rewritten.time_range_from_question)?;
+    Some((range.from.as_ref()?.seconds, range.to.as_ref()?.seconds))
+}
+
 fn is_event_window(window: &fedsearch_timeexpr::Window) -> bool {
     use chrono::Datelike;
     let to = window.period_to.unwrap_or(window.to);
@@ -297,9 +303,18 @@ pub async fn run(
     let as_of = Some(prost_types::Timestamp { seconds: clock.as_of.timestamp(), nanos: 0 });
     let mut routing = routing;
     let mut dispatches: Vec<Dispatch> = Vec::with_capacity(routing.selected.len());
+    let mut windows = foldhash::HashMap::default();
     for r in routing.selected.iter_mut() {
         let Some(source) = state.registry.get(&r.source) else { continue };
-        let rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms);
+        let mut rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms);
+        // Where every document of the window is one of the items asked for (`one_set`: "which
+        // notices did we publish last month"), the window is the set: it filters.
+        let one_set = start.sources.iter().any(|s| s.source == r.source && s.one_set);
+        rewritten.time_range_from_question &= !one_set;
+        // A SQL template filters on a column of its own choosing, not necessarily the hit's date.
+        if let Some(span) = question_window(&rewritten).filter(|_| source.config.kind != "sql") {
+            windows.insert(r.source.clone(), span);
+        }
         r.query = rewritten.text.clone();
         r.rewrite = rewritten.how;
         let explicit = req.source_params.get(&r.source);
@@ -307,6 +322,7 @@ pub async fn run(
             source: r.source.clone(),
             text: rewritten.text,
             filters: rewritten.filters,
+            time_range_from_question: rewritten.time_range_from_question,
             limit: per_source_limit,
             template: explicit.map(|p| p.template.clone()).unwrap_or_default(),
             params: explicit.map(|p| p.params.clone()).unwrap_or_default(),
@@ -386,6 +402,7 @@ pub async fn run(
     asked.definition = crate::intent::asks_for_definition(&req.query);
     asked.ids = &terms.entities;
     asked.expansions = &terms.expansions;
+    asked.windows = windows;
     asked.reference_sources = routing
         .selected
         .iter()

@@ -42,6 +42,41 @@ async fn a_time_range_keeps_only_documents_inside_it() {
 }
 
 #[tokio::test]
+async fn the_questions_own_window_ranks_its_documents_first_and_keeps_older_ones_that_match() {
+    let url = opensearch_url();
+    let mut s = serve(&config(&url, "")).await;
+    let seeded = seeded_at(&url).await;
+    let seeds = seed_docs();
+    let range = TimeRange {
+        from: Some(fedsearch_core::time::from_chrono(seeded - chrono::Duration::hours(72))),
+        to: Some(fedsearch_core::time::from_chrono(seeded + chrono::Duration::hours(1))),
+    };
+    let filters = Filters { time_range: Some(range), ..all_of("tickets") };
+    let inside = id_set(seeds.iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.hours_ago <= 72));
+    // "payment timeout in the last three days": the window as the caller's filter
+    let filtered =
+        search_one(&mut s.client, sub_query("q", "tickets", "payment timeout", "alice", filters.clone())).await.ok();
+    assert_eq!(filtered.id_set(), inside, "every ticket of the window, none older");
+    // the same window read from the question: every ticket of it first, then older ones with the words
+    let asked = fedsearch_proto::adapter::SubQuery {
+        time_range_from_question: true,
+        ..sub_query("q", "tickets", "payment timeout", "alice", filters)
+    };
+    let ranked = search_one(&mut s.client, asked).await.ok().ids();
+    let first: BTreeSet<String> = ranked.iter().take(inside.len()).cloned().collect();
+    assert_eq!(first, inside, "{ranked:?}");
+    let older = &ranked[inside.len()..];
+    assert!(older.iter().any(|id| id == "TCK-4990"), "15 days old, about a payment timeout: {ranked:?}");
+    let shows_a_word = |id: &String| {
+        seeds.iter().any(|d| {
+            let text = format!("{} {}", d.title, d.body).to_lowercase();
+            &d.id == id && (text.contains("payment") || text.contains("timeout"))
+        })
+    };
+    assert!(older.iter().all(shows_a_word), "an older ticket only when it shows a word: {older:?}");
+}
+
+#[tokio::test]
 async fn doc_types_keep_only_those_types() {
     let url = opensearch_url();
     let mut s = serve(&config(&url, "")).await;
