@@ -314,6 +314,9 @@ pub async fn run(
         // A SQL template filters on a column of its own choosing, not necessarily the hit's date.
         if let Some(span) = question_window(&rewritten).filter(|_| source.config.kind != "sql") {
             windows.insert(r.source.clone(), span);
+            if source.config.kind == "search" {
+                rewritten.how.push_str(", ranked first (what shows the words may follow)");
+            }
         }
         r.query = rewritten.text.clone();
         r.rewrite = rewritten.how;

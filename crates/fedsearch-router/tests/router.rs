@@ -757,7 +757,9 @@ async fn as_of_and_the_users_zone_decide_what_yesterday_means_and_reach_the_adap
         ScriptedAdapter::new("a", scripts(vec![("tickets", Script::answer(make_hits("tickets", 1), Duration::ZERO))]));
     let record = a.record.clone();
     let ra = start_adapter(a).await;
-    let router = start_router(&router_yaml(&[("tickets", &ra.url(), "routing: { time_phrases: true }")], "")).await;
+    let router =
+        start_router(&router_yaml(&[("tickets", &ra.url(), "kind: search, routing: { time_phrases: true }")], ""))
+            .await;
     let mut c = client(&router).await;
     let t = token("alice", &[]);
     // 07:00 on 1 December 2026 in Shanghai is still 30 November in UTC: 昨天 is 30 November there.
@@ -766,12 +768,25 @@ async fn as_of_and_the_users_zone_decide_what_yesterday_means_and_reach_the_adap
     let resp = c.search(authed(req, &t)).await.unwrap().into_inner();
     let routed = &resp.routing.unwrap().selected[0];
     assert!(routed.rewrite.contains("2026-11-30 in Asia/Shanghai"), "{}", routed.rewrite);
+    assert!(routed.rewrite.contains("ranked first"), "a search index ranks by the window: {}", routed.rewrite);
     let seen = record.seen.lock().unwrap().last().cloned().unwrap();
     let range = seen.filters.unwrap().time_range.unwrap();
     assert_eq!(range.from.unwrap().seconds, 1_795_968_000, "2026-11-30T00:00+08:00");
     assert_eq!(range.to.unwrap().seconds + 1, 1_796_054_400, "the end of that local day");
     assert_eq!((seen.as_of.unwrap().seconds, seen.time_zone.as_str()), (1_796_079_600, "Asia/Shanghai"));
     assert_eq!(seen.original_text, "昨天的工单");
+    assert!(seen.time_range_from_question, "read from the question: the adapter may rank by it");
+    // The caller's own window is a filter, whatever the question says.
+    let given = fedsearch_proto::types::Filters { time_range: Some(range), ..Default::default() };
+    let req = SearchRequest {
+        as_of: Some(as_of),
+        time_zone: "Asia/Shanghai".into(),
+        filters: Some(given),
+        ..query("昨天的工单")
+    };
+    c.search(authed(req, &t)).await.unwrap();
+    let seen = record.seen.lock().unwrap().last().cloned().unwrap();
+    assert!(!seen.time_range_from_question && seen.filters.unwrap().time_range.is_some());
     // A zone that does not exist is the caller's mistake, named.
     let bad = SearchRequest { time_zone: "Mars/Olympus".into(), ..query("昨天的工单") };
     let err = c.search(authed(bad, &t)).await.unwrap_err();
