@@ -20,11 +20,16 @@
 //!
 //! Within a bounded time window (both ends, at most a year: "last week", 昨天, "October") the
 //! words are a `bool.should` instead of a `must`: every document of the window may answer
-//! ("what happened last week?"), those showing the words first, then the newest.
+//! ("what happened last week?"), those showing the words first, then the newest. When the
+//! window is the router's reading of the question's time phrase (`time_range_from_question`)
+//! rather than the caller's filter, it ranks instead: a document outside it that shows a word
+//! follows every document inside it ([`window_first`]), since the phrase may say when something
+//! in the documents happens ("sailings this week") rather than when a document was written.
 //!
 //! The permission filter sits in `bool.filter` of every query, so a document the user may not
 //! see never leaves the cluster. Only DSL that both Elasticsearch 8/9 and OpenSearch 2/3 accept
-//! is used: `bool`, `multi_match`, `term(s)`, `range`, `ids`, `match_all`, `highlight`,
+//! is used: `bool`, `multi_match`, `term(s)`, `range`, `ids`, `match_all`, `constant_score`,
+//! `function_score` (a `filter` function with a `weight`), `highlight`,
 //! `_source` includes, `sort`, `size`, `timeout`, `track_total_hits`.
 
 use std::time::Duration;

@@ -74,6 +74,8 @@ async fn the_questions_own_window_ranks_its_documents_first_and_keeps_older_ones
         })
     };
     assert!(older.iter().all(shows_a_word), "an older ticket only when it shows a word: {older:?}");
+    let visible = |id: &String| seeds.iter().any(|d| &d.id == id && d.visible_to("alice"));
+    assert!(older.iter().all(visible), "the permission filter holds outside the window too: {older:?}");
 }
 
 #[tokio::test]
