@@ -138,7 +138,7 @@ impl RankingConfig {
     }
 }
 
-/// Off: measured flat on the tuning companies (Spruce −0.001, Orca +0.004, Kestrel ±0) and
+/// Off: measured flat on the tuning companies (nDCG@10 Spruce −0.002, Orca +0.003, Kestrel ±0) and
 /// below on both held-out ones (Nimbus −0.003, Heron −0.005; BENCHMARKS.md, session 14).
 fn default_any_ending() -> bool {
     false
