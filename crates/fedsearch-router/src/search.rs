@@ -167,15 +167,15 @@ fn undated_factor(selection: &crate::config::SelectionSection, dated_question: b
 /// months ("last month", "June and July", "the past 60 days"), not a quarter.
 const EVENT_WINDOW_DAYS: i64 = 62;
 
-/// A window of at most [`EVENT_WINDOW_DAYS`], or an open-ended past ("more than a week ago",
-/// which `fedsearch_timeexpr` starts in 1970): what went wrong back then. A period that goes on
-/// after today counts whole (Q3 asked in July is a quarter, though its window stops at today).
 /// The question's own time window a source is sent, in seconds (both ends included), if any.
 fn question_window(rewritten: &crate::rewrite::Rewritten) -> Option<(i64, i64)> {
     let range = rewritten.filters.as_ref()?.time_range.as_ref().filter(|_| rewritten.time_range_from_question)?;
     Some((range.from.as_ref()?.seconds, range.to.as_ref()?.seconds))
 }
 
+/// A window of at most [`EVENT_WINDOW_DAYS`], or an open-ended past ("more than a week ago",
+/// which `fedsearch_timeexpr` starts in 1970): what went wrong back then. A period that goes on
+/// after today counts whole (Q3 asked in July is a quarter, though its window stops at today).
 fn is_event_window(window: &fedsearch_timeexpr::Window) -> bool {
     use chrono::Datelike;
     let to = window.period_to.unwrap_or(window.to);
