@@ -271,6 +271,21 @@ pub fn any_ending(word: &str) -> Option<String> {
     Some(format!("{stem}*"))
 }
 
+/// One concept's DokuWiki query: its alternatives ORed, each English word with any ending when
+/// `any_ending` (two forms of one word then make one prefix, `container*`, not two).
+fn concept_query(alts: &[String], any_ending: bool) -> String {
+    if !any_ending {
+        return alts.join(" or ");
+    }
+    let mut words: Vec<String> = Vec::new();
+    for w in alts.iter().map(|a| self::any_ending(a).unwrap_or_else(|| a.clone())) {
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    words.join(" or ")
+}
+
 /// The searches for a sub-query's `text`, `terms` and `original_text`.
 pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchConfig) -> Plan {
     let mut searches: Vec<Planned> = Vec::new();
@@ -320,17 +335,7 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
         // a shared search may have matched its least specific alternative
         let weight = if alts.len() > 1 { weights.fold(2.0, f64::min) } else { weights.fold(1.0, f64::max) };
         let original = alts.iter().any(|a| asked.contains(&key(a.trim_matches('"'))));
-        let query = if config.any_ending {
-            let mut words: Vec<String> = Vec::new();
-            for w in alts.iter().map(|a| any_ending(a).unwrap_or_else(|| a.clone())) {
-                if !words.contains(&w) {
-                    words.push(w);
-                }
-            }
-            words.join(" or ")
-        } else {
-            alts.join(" or ")
-        };
+        let query = concept_query(&alts, config.any_ending);
         searches.push(Planned { query, alternatives: alts, is_text: false, weight, label, original });
     }
     Plan { searches }
