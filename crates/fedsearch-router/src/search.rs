@@ -167,10 +167,27 @@ fn undated_factor(selection: &crate::config::SelectionSection, dated_question: b
 /// months ("last month", "June and July", "the past 60 days"), not a quarter.
 const EVENT_WINDOW_DAYS: i64 = 62;
 
-/// The question's own time window a source is sent, in seconds (both ends included), if any.
-fn question_window(rewritten: &crate::rewrite::Rewritten) -> Option<(i64, i64)> {
-    let range = rewritten.filters.as_ref()?.time_range.as_ref().filter(|_| rewritten.time_range_from_question)?;
-    Some((range.from.as_ref()?.seconds, range.to.as_ref()?.seconds))
+/// Settles whether the window read from the question ranks at `source` rather than filters, and
+/// returns it (seconds, both ends included) when re-scoring should weigh its hits by it.
+/// - Where every document of the window is one of the items asked for (`one_set`: "which
+///   notices did we publish last month"), the window is the set: it filters.
+/// - A SQL template filters on a column of its own choosing, not necessarily the hit's date, so
+///   its hits are not weighed by the window.
+fn question_window(
+    source: &crate::registry::Source,
+    rewritten: &mut crate::rewrite::Rewritten,
+    one_set: bool,
+) -> Option<(i64, i64)> {
+    rewritten.time_range_from_question &= !one_set;
+    if !rewritten.time_range_from_question || source.config.kind == "sql" {
+        return None;
+    }
+    let range = rewritten.filters.as_ref()?.time_range.as_ref()?;
+    let span = (range.from.as_ref()?.seconds, range.to.as_ref()?.seconds);
+    if source.config.kind == "search" {
+        rewritten.how.push_str(", ranked first (what shows the words may follow)");
+    }
+    Some(span)
 }
 
 /// A window of at most [`EVENT_WINDOW_DAYS`], or an open-ended past ("more than a week ago",
@@ -307,16 +324,9 @@ pub async fn run(
     for r in routing.selected.iter_mut() {
         let Some(source) = state.registry.get(&r.source) else { continue };
         let mut rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms);
-        // Where every document of the window is one of the items asked for (`one_set`: "which
-        // notices did we publish last month"), the window is the set: it filters.
         let one_set = start.sources.iter().any(|s| s.source == r.source && s.one_set);
-        rewritten.time_range_from_question &= !one_set;
-        // A SQL template filters on a column of its own choosing, not necessarily the hit's date.
-        if let Some(span) = question_window(&rewritten).filter(|_| source.config.kind != "sql") {
+        if let Some(span) = question_window(source, &mut rewritten, one_set) {
             windows.insert(r.source.clone(), span);
-            if source.config.kind == "search" {
-                rewritten.how.push_str(", ranked first (what shows the words may follow)");
-            }
         }
         r.query = rewritten.text.clone();
         r.rewrite = rewritten.how;

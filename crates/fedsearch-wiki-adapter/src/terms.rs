@@ -272,13 +272,13 @@ pub fn any_ending(word: &str) -> Option<String> {
 }
 
 /// One concept's DokuWiki query: its alternatives ORed, each English word with any ending when
-/// `any_ending` (two forms of one word then make one prefix, `container*`, not two).
-fn concept_query(alts: &[String], any_ending: bool) -> String {
-    if !any_ending {
+/// `with_any_ending` (two forms of one word then make one prefix, `container*`, not two).
+fn concept_query(alts: &[String], with_any_ending: bool) -> String {
+    if !with_any_ending {
         return alts.join(" or ");
     }
     let mut words: Vec<String> = Vec::new();
-    for w in alts.iter().map(|a| self::any_ending(a).unwrap_or_else(|| a.clone())) {
+    for w in alts.iter().map(|a| any_ending(a).unwrap_or_else(|| a.clone())) {
         if !words.contains(&w) {
             words.push(w);
         }

@@ -19,23 +19,25 @@ fn all_of(source: &str) -> Filters {
     Filters { doc_types: vec![doc_type.into()], ..Default::default() }
 }
 
+/// The tickets filter for the last 3 days as of the seed time (no seed document is within hours
+/// of either bound), and the tickets alice may see in them.
+async fn last_three_days(url: &str) -> (Filters, BTreeSet<String>) {
+    let seeded = seeded_at(url).await;
+    let range = TimeRange {
+        from: Some(fedsearch_core::time::from_chrono(seeded - chrono::Duration::hours(72))),
+        to: Some(fedsearch_core::time::from_chrono(seeded + chrono::Duration::hours(1))),
+    };
+    let inside =
+        id_set(seed_docs().iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.hours_ago <= 72));
+    (Filters { time_range: Some(range), ..all_of("tickets") }, inside)
+}
+
 #[tokio::test]
 async fn a_time_range_keeps_only_documents_inside_it() {
     let url = opensearch_url();
     let mut s = serve(&config(&url, "")).await;
-    let seeded = seeded_at(&url).await;
-    let seeds = seed_docs();
-    // Last 3 days as of the seed time; no seed document is within hours of either bound.
-    let from = seeded - chrono::Duration::hours(72);
-    let to = seeded + chrono::Duration::hours(1);
-    let range = TimeRange {
-        from: Some(fedsearch_core::time::from_chrono(from)),
-        to: Some(fedsearch_core::time::from_chrono(to)),
-    };
-    let mut filters = all_of("tickets");
-    filters.time_range = Some(range);
+    let (filters, expected) = last_three_days(&url).await;
     let got = ids(&mut s, "tickets", "", filters).await;
-    let expected = id_set(seeds.iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.hours_ago <= 72));
     let everything = ids(&mut s, "tickets", "", all_of("tickets")).await;
     assert_eq!(got, expected);
     assert!(!got.is_empty() && got.len() < everything.len(), "{got:?} vs {everything:?}");
@@ -45,14 +47,8 @@ async fn a_time_range_keeps_only_documents_inside_it() {
 async fn the_questions_own_window_ranks_its_documents_first_and_keeps_older_ones_that_match() {
     let url = opensearch_url();
     let mut s = serve(&config(&url, "")).await;
-    let seeded = seeded_at(&url).await;
     let seeds = seed_docs();
-    let range = TimeRange {
-        from: Some(fedsearch_core::time::from_chrono(seeded - chrono::Duration::hours(72))),
-        to: Some(fedsearch_core::time::from_chrono(seeded + chrono::Duration::hours(1))),
-    };
-    let filters = Filters { time_range: Some(range), ..all_of("tickets") };
-    let inside = id_set(seeds.iter().filter(|d| d.index == "tickets" && d.visible_to("alice") && d.hours_ago <= 72));
+    let (filters, inside) = last_three_days(&url).await;
     // "payment timeout in the last three days": the window as the caller's filter
     let filtered =
         search_one(&mut s.client, sub_query("q", "tickets", "payment timeout", "alice", filters.clone())).await.ok();
