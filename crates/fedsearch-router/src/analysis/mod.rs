@@ -465,4 +465,18 @@ mod tests {
         assert!(unpaid.contains(&"未付".to_string()) && unpaid.contains(&"unpaid".to_string()), "{unpaid:?}");
         assert!(g.expand("Which invoices are not yet paid?").contains(&"未付".to_string()));
     }
+
+    #[test]
+    fn general_enterprise_words_cross_languages_both_ways() {
+        let g = Glossary::new(true, &[]);
+        let rule = g.expand("What are the deadlines for reporting a serious injury to the regulator?");
+        for zh in ["严重伤害", "监管部门"] {
+            assert!(rule.contains(&zh.to_string()), "{zh} missing from {rule:?}");
+        }
+        let authority = g.expand("理赔专员自己最多能批多少钱的赔款？");
+        assert!(authority.contains(&"specialist".to_string()), "{authority:?}");
+        let lapsed = g.expand("How much do we charge once a service contract has lapsed?");
+        assert!(lapsed.contains(&"失效".to_string()), "{lapsed:?}");
+        assert!(g.expand("出现服务降级怎么办").contains(&"degradation".to_string()));
+    }
 }
