@@ -79,18 +79,43 @@ impl Terms {
         for t in self.keywords.iter().chain(&self.words).chain(&self.chinese_words) {
             push_unique(&mut own, t);
         }
+        self.join_phrases(&mut own);
         let (synonyms, orphans) = self.synonyms_of(&own);
         for (t, syn) in own.iter().zip(synonyms) {
+            let t = if t.contains(' ') { format!("\"{t}\"") } else { t.clone() };
             if syn.is_empty() {
-                push_unique(&mut v, t);
+                push_unique(&mut v, &t);
             } else {
-                push_unique(&mut v, &std::iter::once(t.clone()).chain(syn).collect::<Vec<_>>().join("|"));
+                push_unique(&mut v, &std::iter::once(t).chain(syn).collect::<Vec<_>>().join("|"));
             }
         }
         for t in &orphans {
             push_unique(&mut v, t);
         }
         v
+    }
+
+    /// A glossary phrase of several Latin words the question holds ("serious injury", "credit
+    /// hold") becomes one term in place of its words (sent quoted, as every term of several words): its translations then go with the
+    /// phrase, and a page in the other language that shows the phrase's translation is not
+    /// also asked to show each English word of it.
+    fn join_phrases(&self, own: &mut Vec<String>) {
+        use crate::analysis::{Prepared, Term};
+        for found in self.concepts.iter().flat_map(|c| &c.found) {
+            if !found.contains(' ') || found.chars().any(crate::analysis::is_cjk) {
+                continue;
+            }
+            let phrase = Prepared::new(found);
+            let words: Vec<usize> =
+                (0..own.len()).filter(|&t| !own[t].contains(' ') && Term::new(&own[t]).found_in(&phrase)).collect();
+            if words.len() < 2 {
+                continue;
+            }
+            own[words[0]] = found.clone();
+            for &t in words[1..].iter().rev() {
+                own.remove(t);
+            }
+        }
     }
 
     /// Each term's synonyms from the concepts: a concept goes to the term that is one of its
@@ -555,6 +580,22 @@ mod tests {
         let wiki = t.for_adapter(true);
         assert!(wiki.contains(&"东西签收".to_string()), "{wiki:?}");
         assert!(wiki.iter().any(|w| w.starts_with("签收|")), "{wiki:?}");
+    }
+
+    #[tokio::test]
+    async fn a_glossary_phrase_of_several_question_words_travels_as_one_term() {
+        let r =
+            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let q = "What are the deadlines for reporting a serious injury to the regulator?";
+        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let wiki = t.for_adapter(true);
+        let injury = wiki.iter().find(|w| w.starts_with("\"serious injury\"|")).unwrap_or_else(|| panic!("{wiki:?}"));
+        assert!(injury.contains("严重伤害"), "{injury}");
+        assert!(!wiki.iter().any(|w| w == "injury" || w.starts_with("serious|")), "no word of it alone: {wiki:?}");
+        assert!(wiki.iter().any(|w| w.starts_with("regulator|")), "{wiki:?}");
+        // Other sources keep the words, the translations as terms of their own.
+        let search = t.for_adapter(false);
+        assert!(search.contains(&"injury".to_string()) && search.contains(&"严重伤害".to_string()), "{search:?}");
     }
 
     #[tokio::test]
