@@ -409,6 +409,11 @@ mod tests {
         registry_with(crate::analysis::Glossary::default())
     }
 
+    /// No sources, the built-in glossary.
+    fn builtin_glossary_only() -> Registry {
+        Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap()
+    }
+
     fn registry_with(glossary: crate::analysis::Glossary) -> Registry {
         let yaml = r#"
 - { name: orders, kind: sql, adapter: "http://127.0.0.1:1", description: d, routing: { time_phrases: true, patterns: ['SO\d{8}', 'C\d{4}'], keywords: [发货, 买的, order] } }
@@ -561,8 +566,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_wiki_gets_each_term_with_its_translations_as_one_concept() {
-        let r =
-            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let r = builtin_glossary_only();
         let q = "After how many days overdue do we stop taking new bookings?";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         let wiki = t.for_adapter(true);
@@ -584,8 +588,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_glossary_phrase_of_several_question_words_travels_as_one_term() {
-        let r =
-            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let r = builtin_glossary_only();
         let q = "What are the deadlines for reporting a serious injury to the regulator?";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         let wiki = t.for_adapter(true);
@@ -610,8 +613,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_glossary_term_inside_a_longer_chinese_word_travels_with_it() {
-        let r =
-            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        let r = builtin_glossary_only();
         let q = "那票货有没有买保险？";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         let wiki = t.for_adapter(true);
