@@ -77,7 +77,7 @@ pub struct SearchConfig {
     pub ranking: RankingConfig,
     /// DokuWiki matches whole words: search an English word of a term with any ending
     /// (`reporting` as `report*`, finding report, reports, reported), see
-    /// [`crate::terms::any_ending`]. Off by default (see [`default_any_ending`]). Confluence's
+    /// [`crate::terms::any_ending`]. Off by default (see `default_any_ending`). Confluence's
     /// CQL stems on its own and ignores this.
     #[serde(default = "default_any_ending")]
     pub any_ending: bool,
@@ -164,7 +164,9 @@ pub struct VersionsConfig {
     /// Only the first this many lines of a page are scanned (status banners sit at the top).
     #[serde(default = "default_scan_lines")]
     pub scan_lines: usize,
-    /// Parsed version metadata kept for (page id, mtime) pairs.
+    /// Parsed version metadata and page text are kept for (page id, mtime) pairs; the capacity
+    /// of that cache is in units: a page counts 1, plus 1 per KiB of the plain text kept
+    /// with it for passages (at most 4,000 characters), so 10,000 units hold at most ~10 MB of text.
     #[serde(default = "default_cache_entries")]
     pub cache_entries: u64,
     /// Replaces the built-in line patterns when set (see [`crate::version::default_patterns`]).

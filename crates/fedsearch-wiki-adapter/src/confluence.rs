@@ -246,6 +246,7 @@ impl Confluence {
             namespace: space.unwrap_or_default(),
             id,
             extra,
+            matched: Vec::new(),
         })
     }
 

@@ -211,6 +211,7 @@ impl DokuWiki {
             score: item.get("score").and_then(Value::as_i64).map(|s| s as f64),
             id,
             extra: Vec::new(),
+            matched: Vec::new(),
         })
     }
 

@@ -10,8 +10,9 @@
 //! logical source: filters, limits, hits), [`dokuwiki`] + [`xmlrpc`] (DokuWiki over XML-RPC),
 //! [`confluence`] (CQL over REST; verified against documented shapes only), [`terms`] (a
 //! sub-query → several OR-ed searches), [`merge`] (their answers → one ranked list),
-//! [`version`] (version lines in page text, `_<year>` ids), [`text`] (clean, bounded snippets),
-//! [`http`] (shared HTTP error mapping), [`diagnose`] (the self-check of `fedsearch doctor`).
+//! [`passages`] (what a snippet does not show of a page's matches), [`version`] (version lines
+//! in page text, `_<year>` ids), [`text`] (clean, bounded snippets), [`http`] (shared HTTP error
+//! mapping), [`diagnose`] (the self-check of `fedsearch doctor`).
 
 pub mod config;
 pub mod confluence;
@@ -20,6 +21,7 @@ pub mod dokuwiki;
 pub mod http;
 pub mod identity;
 pub mod merge;
+pub mod passages;
 pub mod source;
 pub mod terms;
 pub mod text;

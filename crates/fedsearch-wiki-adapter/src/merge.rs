@@ -34,7 +34,8 @@
 //! DokuWiki's own scores, then the newer `mtime`, then the page id (a stable order).
 //! `metadata.matched_terms` lists the terms whose searches found the page and
 //! `metadata.wiki_score` the summed DokuWiki score. The snippet comes from the most specific
-//! search that has one (DokuWiki gives snippets for its first 15 results only).
+//! search that has one (DokuWiki gives snippets for its first 15 results only); `Found.matched`
+//! keeps every matching search's alternatives, for [`crate::passages`].
 //!
 //! Measured with `scripts/eval.sh orca|spruce --fetch --context-tokens 1500` (2026-12-02,
 //! router, fusion and the other adapters of b6de4c4), the defaults: nDCG@10 Orca 0.814 → 0.823,
@@ -215,6 +216,8 @@ pub fn merge(plan: &Plan, answers: Vec<(usize, Vec<Found>)>, ranking: &RankingCo
             e.matched.sort_unstable_by_key(|m| m.0);
             let labels: Vec<&str> =
                 e.matched.iter().filter_map(|(i, _)| plan.searches.get(*i)).map(|s| s.label.as_str()).collect();
+            e.found.matched =
+                e.matched.iter().filter_map(|(i, _)| plan.searches.get(*i)).map(|s| s.alternatives.clone()).collect();
             e.found.score = Some((score * 10_000.0).round() / 10_000.0);
             e.found.extra.push(("matched_terms".into(), labels.join(", ")));
             e.found.extra.push(("wiki_score".into(), format!("{}", e.wiki_score)));
@@ -240,6 +243,7 @@ mod tests {
             score: Some(score as f64),
             namespace: "public".into(),
             extra: vec![],
+            matched: vec![],
         }
     }
 

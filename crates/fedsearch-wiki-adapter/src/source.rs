@@ -39,7 +39,7 @@ use crate::{
     confluence::{self, Confluence},
     dokuwiki::{self, DokuWiki, History},
     identity::{Credential, Identity},
-    merge,
+    merge, passages,
     terms::{self, Plan},
     text,
     version::{self, Parser, Stated},
@@ -56,6 +56,19 @@ pub struct PageFacts {
     pub stated: Stated,
     /// `None`: the wiki listed no revision, or does not offer `wiki.getPageVersions`.
     pub history: Option<History>,
+    /// The page's plain text, its first [`PAGE_TEXT_CHARS`] characters: where
+    /// [`crate::passages`] finds what the snippet does not show.
+    pub text: String,
+}
+
+/// Characters of a page's plain text kept with its facts.
+const PAGE_TEXT_CHARS: usize = 4_000;
+
+impl PageFacts {
+    /// Its weight in the cache: 1 for the facts, plus 1 per KiB of kept text.
+    fn weight(&self) -> u32 {
+        1 + u32::try_from(self.text.len() / 1024).unwrap_or(u32::MAX)
+    }
 }
 
 /// Reading version lines and revision histories of pages: the parser, how many pages, and the
@@ -74,6 +87,7 @@ impl Versions {
             parser,
             lookups,
             cache: moka::future::Cache::builder()
+                .weigher(|_, facts: &Arc<PageFacts>| facts.weight())
                 .max_capacity(cache_entries)
                 .time_to_idle(Duration::from_secs(24 * 3600))
                 .build(),
@@ -106,6 +120,8 @@ pub struct Found {
     pub namespace: String,
     /// More metadata.
     pub extra: Vec<(String, String)>,
+    /// The alternatives of each search that found the page (set by [`crate::merge`]).
+    pub matched: Vec<Vec<String>>,
 }
 
 /// A page's full text as a connector read it.
@@ -198,7 +214,8 @@ async fn read_version(
             (None, matches!(e, AdapterError::FailedPrecondition(_)))
         }
     };
-    let facts = PageFacts { stated: v.parser.parse(&f.id, &text), history };
+    let plain = text::truncate_chars(&text::collapse_whitespace(&text::strip_dokuwiki_markup(&text)), PAGE_TEXT_CHARS);
+    let facts = PageFacts { stated: v.parser.parse(&f.id, &text), history, text: plain };
     if let Some(key) = key
         && settled
     {
@@ -396,6 +413,9 @@ impl Source {
                     if let Some(h) = p.as_ref().and_then(|p| p.history.as_ref()) {
                         apply_history(f, v, h);
                     }
+                    if let Some(p) = p {
+                        f.snippet = passages::extend(&f.snippet, &p.text, &f.matched);
+                    }
                 }
                 versions
             }
@@ -464,6 +484,7 @@ impl Source {
                 score: found[at].score,
                 namespace: page.namespace,
                 extra: page.extra,
+                matched: Vec::new(),
             };
             if !self.keep(&current, filters) {
                 continue;
@@ -625,6 +646,7 @@ mod tests {
             score: Some(3.0),
             namespace: ns.into(),
             extra: vec![],
+            matched: vec![],
         }
     }
 

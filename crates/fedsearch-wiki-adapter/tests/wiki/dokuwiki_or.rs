@@ -223,3 +223,16 @@ async fn with_any_ending_a_word_finds_the_pages_that_use_another_form_of_it() {
     }
     assert!(hits.iter().all(|h| h.local_id.starts_with("public:")), "carol reads public only: {:?}", ids(&hits));
 }
+
+#[tokio::test]
+async fn a_page_found_by_two_searches_shows_both_in_its_snippet() {
+    // 无理由退货 sits near the top of the return policy, 原路退款 near its end: DokuWiki's
+    // snippet of one search shows only its own words, the page's text shows the other
+    let mut served = serve(shared_config()).await;
+    let (hits, done) = search_query(&mut served.client, query("退货 退款", &["无理由退货", "原路退款"], "carol")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    let policy = hits.iter().find(|h| h.local_id == "public:return_policy").unwrap_or_else(|| panic!("{hits:?}"));
+    for shown in ["无理由退货", "原路退款"] {
+        assert!(policy.snippet.contains(shown), "{shown} not in {}", policy.snippet);
+    }
+}
