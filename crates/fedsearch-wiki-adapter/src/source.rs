@@ -56,7 +56,7 @@ pub struct PageFacts {
     pub stated: Stated,
     /// `None`: the wiki listed no revision, or does not offer `wiki.getPageVersions`.
     pub history: Option<History>,
-    /// The page's plain text, its first [`PAGE_TEXT_CHARS`] characters: where
+    /// The page's plain text, its first `PAGE_TEXT_CHARS` (4,000) characters: where
     /// [`crate::passages`] finds what the snippet does not show.
     pub text: String,
 }
