@@ -11,8 +11,11 @@
 //! - `coverage` = Σ over question tokens the hit shows of weight × IDF / Σ over the question's
 //!   tokens that any candidate shows of weight × IDF. Tokens are [`crate::analysis::tokens`]
 //!   (stemmed words, CJK bigrams); a token from a glossary expansion (the other language's word)
-//!   weighs 0.6; IDF is over the candidates, so a word every candidate shows counts little.
-//!   `title_coverage`: the same of its title alone.
+//!   weighs 0.6; IDF is over the candidates, so a word every candidate shows counts little. A
+//!   hit that shows one term of a glossary concept the question holds is credited with the
+//!   concept's every term (a Chinese page that shows 逾期 shows "overdue" too), so a page in the
+//!   other language is not held to the part of the question its language can show.
+//!   `title_coverage`: the same of its title alone, without that credit.
 //! - `bm25`: BM25 of the same weighted tokens (title counted twice), relative to the best
 //!   candidate's: unlike coverage it counts repeats and discounts long snippets.
 //! - `names`: the share of the names and ids the question names (order numbers, and customers or
@@ -228,6 +231,30 @@ fn shown_matrix(
     shown.iter().map(|s| question.iter().map(|(t, _)| shows(s, index.tokens[t.as_str()])).collect()).collect()
 }
 
+/// Per concept, the question-token indices of each of its terms (a term only when the question's
+/// tokens hold all of its tokens).
+fn concept_terms(index: &Index<'_>, concepts: &[crate::analysis::Concept]) -> Vec<Vec<Vec<usize>>> {
+    let term_at = |term: &String| -> Option<Vec<usize>> {
+        let at: Option<Vec<usize>> =
+            fedsearch_core::text::tokens(term).iter().map(|t| index.tokens.get(t.as_str()).copied()).collect();
+        at.filter(|at| !at.is_empty())
+    };
+    concepts.iter().map(|c| c.found.iter().chain(&c.others).filter_map(term_at).collect()).collect()
+}
+
+/// A hit that shows every token of one term of a concept shows the concept's every term.
+fn credit_concepts(shows: &mut [Vec<bool>], concepts: &[Vec<Vec<usize>>]) {
+    for row in shows.iter_mut() {
+        for terms in concepts {
+            if terms.iter().any(|term| term.iter().all(|&t| row[t])) {
+                for &t in terms.iter().flatten() {
+                    row[t] = true;
+                }
+            }
+        }
+    }
+}
+
 /// Each hit's share of the question it shows, 0..=1, in the hits' order.
 pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
     let index = Index::new(question, &[], &[]);
@@ -372,6 +399,10 @@ pub struct Asked<'a> {
     /// The glossary expansions the weighted tokens came from: a token only a phrase of several
     /// tokens gave (`服务单` → 服务, 务单; "support ticket") counts only where the hit shows the phrase.
     pub expansions: &'a [String],
+    /// The glossary concepts the question holds: a hit that shows any term of one is credited
+    /// with the concept's every term in coverage (a Chinese page shows 逾期 and is credited
+    /// with "overdue" too), so a page in the other language is not held to part of the question.
+    pub concepts: &'a [crate::analysis::Concept],
     /// The question asks for every item that matches ([`crate::analysis::asks_for_list`]): no
     /// variety is imposed.
     pub list: bool,
@@ -396,6 +427,7 @@ impl<'a> Asked<'a> {
             state_values: &NO_STATE_VALUES,
             ids: &[],
             expansions: &[],
+            concepts: &[],
             list: false,
             definition: false,
             windows: HashMap::new(),
@@ -411,7 +443,11 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
     let lowered: Vec<String> = hits.iter().map(|h| if needed { lowered_text(h) } else { String::new() }).collect();
     let shown: Vec<Shown> =
         hits.iter().zip(&lowered).map(|(h, text)| Shown::of(h, &index, question.len(), text)).collect();
-    let cov = fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows));
+    let mut shows = shown_matrix(question, &index, &shown, Shown::shows);
+    credit_concepts(&mut shows, &concept_terms(&index, asked.concepts));
+    let cov = fedsearch_core::text::coverage_of(question, &shows);
+    // Titles are not credited: measured Spruce −0.004, Orca ±0, Kestrel +0.001 (BENCHMARKS.md,
+    // session 15).
     let title =
         fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, |s, i| s.title[i] > 0));
     let bm25 = bm25(question, &index, &shown);
@@ -728,6 +764,29 @@ mod tests {
         let hits = vec![hit("a:1", "退款 手续费", 1.0), hit("a:2", "nothing here", 1.0)];
         let c = coverage(&q, &hits);
         assert!(c[0] > 0.5 && c[1] == 0.0, "{c:?}");
+    }
+
+    #[test]
+    fn a_page_in_the_other_language_is_credited_with_the_questions_own_words_for_a_concept() {
+        let g = Glossary::new(true, &[]);
+        let q = "After how many days overdue do we stop new bookings?";
+        let tokens = question(q, &g);
+        let concepts = g.concepts(q);
+        let hits = vec![
+            hit("wiki:credit", "客户信用管理制度：账款逾期 60 天停止接受新订舱", 1.0),
+            hit("wiki:en", "Overdue accounts: new bookings stop after 60 days", 1.0),
+            hit("wiki:other", "Holiday rota", 1.0),
+        ];
+        let plain = features(&Asked::new(q, &tokens, &[]), &hits);
+        let mut asked = Asked::new(q, &tokens, &[]);
+        asked.concepts = &concepts;
+        let credited = features(&asked, &hits);
+        assert!(credited[0].coverage > plain[0].coverage + 0.2, "{:?} → {:?}", plain[0].coverage, credited[0].coverage);
+        assert!(credited[1].coverage >= plain[1].coverage);
+        assert_eq!(credited[2].coverage, 0.0, "shows no concept");
+        let gap = |f: &[RerankFeatures]| f[1].coverage - f[0].coverage;
+        assert!(gap(&credited) < gap(&plain), "the page in the other language draws closer: {credited:?}");
+        assert_eq!(credited[0].title_coverage, plain[0].title_coverage, "titles are not credited");
     }
 
     fn old(id: &str, title: &str, score: f64, current: &str) -> Hit {

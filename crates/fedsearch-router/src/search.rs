@@ -415,6 +415,7 @@ pub async fn run(
     asked.definition = crate::intent::asks_for_definition(&req.query);
     asked.ids = &terms.entities;
     asked.expansions = &terms.expansions;
+    asked.concepts = &terms.concepts;
     asked.windows = windows;
     asked.reference_sources = routing
         .selected
