@@ -53,6 +53,10 @@ fn passage(text: &str, lowered: &str, alternative: &str) -> Option<String> {
         .match_indices(&term)
         .map(|(i, _)| i)
         .find(|&i| cjk || !lowered[..i].chars().next_back().is_some_and(char::is_alphanumeric))?;
+    // Lowercasing may move offsets even where the total length is kept (İ grows, Ω shrinks).
+    if !text.is_char_boundary(at) || !text.is_char_boundary(at + term.len()) {
+        return None;
+    }
     let start = back_chars(text, at, BEFORE);
     let end = forward_chars(text, at + term.len(), AFTER);
     Some(text[start..end].trim().to_string())
@@ -96,6 +100,14 @@ mod tests {
         let out = extend("", text, &[alts(&["serious", "严重伤害"])]);
         assert!(out.contains("严重伤害的事件"), "{out}");
         assert_eq!(extend("", text, &[alts(&["damaged"])]), "", "not inside undamaged");
+    }
+
+    #[test]
+    fn text_whose_lowercase_moves_offsets_is_never_sliced_apart() {
+        // İ lowercases to three bytes, the ohm sign Ω to two: same length, shifted offsets
+        for text in ["\u{130} abc \u{2126} def", "\u{2126}\u{130}abc", "\u{130}严重伤害\u{2126}"] {
+            let _ = extend("", text, &[alts(&["abc"]), alts(&["def"]), alts(&["严重伤害"])]);
+        }
     }
 
     #[test]
