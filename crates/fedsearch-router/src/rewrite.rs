@@ -96,9 +96,9 @@ impl Terms {
     }
 
     /// A glossary phrase of several Latin words the question holds ("serious injury", "credit
-    /// hold") becomes one term in place of its words (sent quoted, as every term of several words): its translations then go with the
-    /// phrase, and a page in the other language that shows the phrase's translation is not
-    /// also asked to show each English word of it.
+    /// hold") becomes one term in place of its words (sent quoted, as every term of several
+    /// words): its translations then go with the phrase, and a page in the other language that
+    /// shows the phrase's translation is not also asked to show each English word of it.
     fn join_phrases(&self, own: &mut Vec<String>) {
         use crate::analysis::{Prepared, Term};
         for found in self.concepts.iter().flat_map(|c| &c.found) {
