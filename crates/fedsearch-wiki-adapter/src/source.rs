@@ -214,8 +214,8 @@ async fn read_version(
             (None, matches!(e, AdapterError::FailedPrecondition(_)))
         }
     };
-    let plain = text::truncate_chars(&text::collapse_whitespace(&text::strip_dokuwiki_markup(&text)), PAGE_TEXT_CHARS);
-    let facts = PageFacts { stated: v.parser.parse(&f.id, &text), history, text: plain };
+    let facts =
+        PageFacts { stated: v.parser.parse(&f.id, &text), history, text: text::plain_text(&text, PAGE_TEXT_CHARS) };
     if let Some(key) = key
         && settled
     {
@@ -475,10 +475,7 @@ impl Source {
             let current = Found {
                 id: page.id.clone(),
                 title: page.title,
-                snippet: text::truncate_chars(
-                    &text::collapse_whitespace(&text::strip_dokuwiki_markup(&page.content)),
-                    CURRENT_SNIPPET_CHARS,
-                ),
+                snippet: text::plain_text(&page.content, CURRENT_SNIPPET_CHARS),
                 url: page.url,
                 updated_at: page.updated_at,
                 score: found[at].score,

@@ -202,11 +202,15 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
     out
 }
 
+/// DokuWiki markup as plain text on one line, its first `max` characters.
+pub fn plain_text(markup: &str, max: usize) -> String {
+    truncate_chars(&collapse_whitespace(&strip_dokuwiki_markup(markup)), max)
+}
+
 /// A DokuWiki search snippet (HTML with `<strong class="search_hit">`, escaped entities, raw
 /// wiki markup) as bounded plain text.
 pub fn dokuwiki_snippet(html: &str) -> String {
-    let plain = decode_entities(&strip_tags(html));
-    truncate_chars(&collapse_whitespace(&strip_dokuwiki_markup(&plain)), SNIPPET_MAX_CHARS)
+    plain_text(&decode_entities(&strip_tags(html)), SNIPPET_MAX_CHARS)
 }
 
 /// Confluence's highlight markers around matched words in `excerpt` and `title`.
