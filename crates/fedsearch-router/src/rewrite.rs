@@ -409,9 +409,11 @@ mod tests {
         registry_with(crate::analysis::Glossary::default())
     }
 
-    /// No sources, the built-in glossary.
-    fn builtin_glossary_only() -> Registry {
-        Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap()
+    /// The terms of `q` with no sources and the built-in glossary's expansions.
+    fn with_builtin_glossary(q: &str) -> Terms {
+        let r =
+            Registry::new(&[], &CircuitBreakerConfig::default(), crate::analysis::Glossary::new(true, &[])).unwrap();
+        extract(&r, q, clock(), r.glossary().expand(q))
     }
 
     fn registry_with(glossary: crate::analysis::Glossary) -> Registry {
@@ -566,9 +568,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_wiki_gets_each_term_with_its_translations_as_one_concept() {
-        let r = builtin_glossary_only();
-        let q = "After how many days overdue do we stop taking new bookings?";
-        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let t = with_builtin_glossary("After how many days overdue do we stop taking new bookings?");
         let wiki = t.for_adapter(true);
         let overdue = wiki.iter().find(|w| w.starts_with("overdue|")).unwrap();
         assert!(overdue.starts_with("overdue|逾期"), "the other script first: {overdue}");
@@ -579,8 +579,7 @@ mod tests {
         let search = t.for_adapter(false);
         assert!(search.contains(&"overdue".to_string()) && search.contains(&"逾期".to_string()), "{search:?}");
         // A Chinese question: the concept goes to the word that is the glossary's term.
-        let q = "东西签收以后几天之内可以退吗？";
-        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let t = with_builtin_glossary("东西签收以后几天之内可以退吗？");
         let wiki = t.for_adapter(true);
         assert!(wiki.contains(&"东西签收".to_string()), "{wiki:?}");
         assert!(wiki.iter().any(|w| w.starts_with("签收|")), "{wiki:?}");
@@ -588,9 +587,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_glossary_phrase_of_several_question_words_travels_as_one_term() {
-        let r = builtin_glossary_only();
-        let q = "What are the deadlines for reporting a serious injury to the regulator?";
-        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let t = with_builtin_glossary("What are the deadlines for reporting a serious injury to the regulator?");
         let wiki = t.for_adapter(true);
         let injury = wiki.iter().find(|w| w.starts_with("\"serious injury\"|")).unwrap_or_else(|| panic!("{wiki:?}"));
         assert!(injury.contains("严重伤害"), "{injury}");
@@ -613,9 +610,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_glossary_term_inside_a_longer_chinese_word_travels_with_it() {
-        let r = builtin_glossary_only();
-        let q = "那票货有没有买保险？";
-        let t = extract(&r, q, clock(), r.glossary().expand(q));
+        let t = with_builtin_glossary("那票货有没有买保险？");
         let wiki = t.for_adapter(true);
         let insured = wiki.iter().find(|w| w.starts_with("买保险|")).expect("买保险 carries the concept");
         assert!(insured.starts_with("买保险|保险|"), "the glossary's own word first, then translations: {insured}");
