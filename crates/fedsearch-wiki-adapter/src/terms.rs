@@ -4,7 +4,9 @@
 //! sub-query therefore becomes a [`Plan`] of at most `search.max_searches` searches, each one
 //! *concept*:
 //! - the text as sent, when it has at most `search.text_max_words` words (it may carry the
-//!   user's own syntax: `"phrases"`, `-exclude`), only cleaned of characters the wiki faults on;
+//!   user's own syntax: `"phrases"`, `-exclude`), only cleaned of characters the wiki faults on
+//!   — unless it is one alternative of a term with synonyms (`规定` of `规定|policy|rule`), whose
+//!   search finds it already (a page showing the word would otherwise count it twice);
 //! - one per distinct term of `SubQuery.terms`, in the router's order; a term written `a|b` is
 //!   one concept with synonyms (`a or b` in one DokuWiki search, counted once when ranking);
 //! - when `terms` is empty, terms split from `text` and then `original_text`: `"quoted
@@ -287,11 +289,22 @@ fn concept_query(alts: &[String], with_any_ending: bool) -> String {
 }
 
 /// The searches for a sub-query's `text`, `terms` and `original_text`.
+/// Whether `text` is one alternative of a term with synonyms (`规定` of `规定|policy|rule`): that
+/// term's search already finds what the text would, and a second search of the same word would
+/// count a page that shows it twice (a Chinese page with 规定 above the English policy that
+/// answers).
+fn one_of_a_concept(text: &str, given: &[String]) -> bool {
+    let text = key(&neutralise(text));
+    given.iter().filter(|t| t.contains('|')).any(|t| t.split('|').any(|a| key(&neutralise(a)) == text))
+}
+
 pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchConfig) -> Plan {
     let mut searches: Vec<Planned> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let text = clean(text);
-    if !text.is_empty() && text.split_whitespace().count() <= config.text_max_words {
+    let given: Vec<String> = terms.iter().map(|t| clean(t)).filter(|t| !t.is_empty()).collect();
+    if !text.is_empty() && text.split_whitespace().count() <= config.text_max_words && !one_of_a_concept(&text, &given)
+    {
         seen.insert(key(&neutralise(&text)));
         searches.push(Planned {
             query: text.clone(),
@@ -302,7 +315,6 @@ pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchCo
             original: true,
         });
     }
-    let given: Vec<String> = terms.iter().map(|t| clean(t)).filter(|t| !t.is_empty()).collect();
     let candidates: Vec<Vec<String>> = if given.is_empty() {
         let mut split = split_terms(&text);
         split.extend(split_terms(original_text));
@@ -450,6 +462,19 @@ mod tests {
         assert_eq!(queries(&plan("\"rejection fee\"", &[], "", &cfg())), ["\"rejection fee\""]);
         assert_eq!(queries(&plan("支付超时", &[], "", &cfg())), ["支付超时"]);
         assert_eq!(queries(&plan("refund", &["Refund".into()], "", &cfg())), ["refund"]);
+    }
+
+    #[test]
+    fn a_text_that_is_one_synonym_of_a_term_is_not_searched_twice() {
+        let terms: Vec<String> = vec!["规定|policy|rule".into(), "台风|typhoon".into()];
+        let p = plan("规定", &terms, "台风延误按规定要赔吗", &cfg());
+        assert_eq!(p.searches.len(), 2, "{:?}", queries(&p));
+        assert!(p.searches.iter().all(|s| !s.is_text));
+        assert_eq!(p.searches[0].alternatives, ["规定", "policy", "rule"]);
+        // a text of its own (not a synonym of any term) is still searched as sent
+        let p = plan("规定 台风", &terms, "", &cfg());
+        assert!(p.searches[0].is_text);
+        assert_eq!(p.searches.len(), 3);
     }
 
     #[test]
