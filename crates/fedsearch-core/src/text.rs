@@ -71,6 +71,62 @@ fn stem_cow(word: &str) -> Cow<'_, str> {
     Cow::Borrowed(word)
 }
 
+/// At most this many other forms of one word ([`word_forms`]).
+const MAX_FORMS: usize = 4;
+
+/// Other forms of a lowercase English word that an index without stemming (OpenSearch's
+/// `standard` analyzer) keeps apart from it: its base when it is inflected (`damaged` →
+/// `damage`, `bookings` → `booking`, `shipping` → `ship`) and the plural of the word and of its
+/// base (`surveyor` → `surveyors`, `policy` → `policies`). Spelling only, no dictionary: a base
+/// may not be a word (`damag`), which an index simply does not hold. Empty for anything but
+/// ASCII letters, for words under three letters and for stop words.
+pub fn word_forms(word: &str) -> Vec<String> {
+    if word.len() < 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) || is_stop_word(word) {
+        return Vec::new();
+    }
+    let stemmed = stem(word);
+    let mut bases = vec![word.to_string()];
+    if stemmed != word {
+        // -ed and -ing may have dropped a final e (damaged, charging): both spellings of the base.
+        let e_dropped = word.ends_with("ed") || word.ends_with("ing");
+        bases.push(stemmed.clone());
+        if e_dropped && !stemmed.ends_with('e') {
+            bases.push(format!("{stemmed}e"));
+        }
+    }
+    let mut forms: Vec<String> = Vec::new();
+    let mut push = |f: String| {
+        if f != word && f.len() >= 3 && !forms.contains(&f) && forms.len() < MAX_FORMS {
+            forms.push(f);
+        }
+    };
+    for b in &bases[1..] {
+        push(b.clone());
+    }
+    // The plural of a base: of the word itself when it is not inflected, else of its bases
+    // (a word in -s is a plural already, its base the singular).
+    let singular = if stemmed == word { &bases[..] } else { &bases[1..] };
+    if !word.ends_with('s') || stemmed == word {
+        for b in singular {
+            push(plural(b));
+        }
+    }
+    forms
+}
+
+/// The regular English plural of a noun: `policy` → `policies`, `box` → `boxes`, `fee` → `fees`.
+fn plural(noun: &str) -> String {
+    let b = noun.as_bytes();
+    let consonant_y = b.len() >= 2 && b[b.len() - 1] == b'y' && !b"aeiou".contains(&b[b.len() - 2]);
+    if consonant_y {
+        format!("{}ies", &noun[..noun.len() - 1])
+    } else if ["s", "x", "z", "ch", "sh"].iter().any(|e| noun.ends_with(e)) {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
 /// Whether `w` is a stop word (lowercased).
 pub fn is_stop_word(w: &str) -> bool {
     static SET: LazyLock<foldhash::HashSet<&'static str>> = LazyLock::new(|| STOP_WORDS.iter().copied().collect());
@@ -197,6 +253,23 @@ pub fn coverage_of(question: &[(String, f64)], shows: &[Vec<bool>]) -> Vec<f64> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_word_has_its_base_and_plural_forms() {
+        let forms = |w: &str| word_forms(w);
+        assert_eq!(forms("surveyor"), ["surveyors"]);
+        assert_eq!(forms("surveyors"), ["surveyor"]);
+        assert_eq!(forms("policy"), ["policies"]);
+        assert_eq!(forms("policies"), ["policy"]);
+        assert_eq!(forms("damaged"), ["damag", "damage", "damags", "damages"]);
+        assert_eq!(forms("bookings"), ["booking"]);
+        assert_eq!(forms("shipping"), ["ship", "shipe", "ships", "shipes"]);
+        assert_eq!(forms("box"), ["boxes"]);
+        assert!(forms("the").is_empty() && forms("SO2026").is_empty() && forms("退款").is_empty());
+        for w in ["surveyor", "damaged", "bookings", "policy", "shipping"] {
+            assert!(forms(w).len() <= MAX_FORMS && !forms(w).contains(&w.to_string()), "{w}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -170,6 +170,15 @@ pub struct SourceConfig {
     /// translations at full weight.
     #[serde(default = "default_expansion_boost")]
     pub expansion_boost: f64,
+    /// Boost of a clause of its own for the other forms of the question's English words
+    /// ([`fedsearch_core::text::word_forms`]: `surveyors` for "surveyor", `damage` for
+    /// "damaged") that an index without stemming (the `standard` analyzer) keeps apart
+    /// (0..=4; 0, the default: no such clause). Off by default: measured in session 16
+    /// (BENCHMARKS.md) at 1 it read Orca 0.883 → 0.886 with Spruce and Kestrel ±0, but the
+    /// held-out Nimbus 0.805 → 0.796 and Heron 0.852 → 0.846. With an English-stemming
+    /// analyzer the forms meet the same stems as the words: leave it at 0.
+    #[serde(default = "default_inflection_boost")]
+    pub inflection_boost: f64,
 }
 
 fn default_snippet_chars() -> usize {
@@ -185,6 +194,10 @@ fn default_snippet_fragments() -> usize {
 
 fn default_expansion_boost() -> f64 {
     1.0
+}
+
+fn default_inflection_boost() -> f64 {
+    0.0
 }
 
 /// Boost of one exact entity match on an `id_fields` field without its own `^boost`: a `term`
@@ -460,6 +473,9 @@ impl Validate for EsAdapterConfig {
             }
             if !(0.0..=4.0).contains(&s.expansion_boost) {
                 return Err(format!("`{}` must be between 0 and 4", at("expansion_boost")));
+            }
+            if !(0.0..=4.0).contains(&s.inflection_boost) {
+                return Err(format!("`{}` must be between 0 and 4", at("inflection_boost")));
             }
             if s.snippet_chars == 0 || s.snippet_chars > MAX_SNIPPET_CHARS {
                 return Err(format!("`{}` must be between 1 and {MAX_SNIPPET_CHARS}", at("snippet_chars")));

@@ -241,6 +241,7 @@ mod tests {
             metadata_fields: vec!["status".into(), "order_no".into(), "owner.team".into(), "missing".into()],
             filterable_fields: vec![],
             expansion_boost: 0.5,
+            inflection_boost: 0.0,
         }
     }
 

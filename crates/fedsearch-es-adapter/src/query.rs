@@ -14,6 +14,9 @@
 //!   not made of the terms alone (so nothing is sent twice);
 //! - the extracted `terms` (with other-language glossary synonyms), joined, `operator: or`:
 //!   a document that matches any one of them can be returned, ranked by how many it matches;
+//! - the other forms of the question's English words (`surveyors` for "surveyor", `damage` for
+//!   "damaged": [`fedsearch_core::text::word_forms`]), `operator: or`, at `inflection_boost`:
+//!   an index without stemming keeps them apart;
 //! - an `ids` clause for the entities (the document whose own id the question names), and one
 //!   exact `term` per entity and `id_fields` field, with a flat boost, so the document that
 //!   *is* `SO20261001` ranks first.
@@ -236,6 +239,22 @@ fn split_expansions(terms: &[String], question: &str) -> (Vec<String>, Vec<Strin
     terms.iter().cloned().partition(|t| asked.is_empty() || asked.contains(&t.trim().trim_matches('"').to_lowercase()))
 }
 
+/// The other forms of the English words of `terms` ([`fedsearch_core::text::word_forms`]) that
+/// neither the terms nor the question hold.
+fn inflections(terms: &[String], question: &str) -> Vec<String> {
+    let asked: std::collections::HashSet<String> =
+        fedsearch_core::text::words(&question.to_lowercase()).map(str::to_string).collect();
+    let mut forms: Vec<String> = Vec::new();
+    for t in terms.iter().map(|t| t.trim().to_lowercase()).filter(|t| !t.contains(' ')) {
+        for f in fedsearch_core::text::word_forms(&t) {
+            if !asked.contains(&f) && !terms.iter().any(|x| x.trim().eq_ignore_ascii_case(&f)) && !forms.contains(&f) {
+                forms.push(f);
+            }
+        }
+    }
+    forms
+}
+
 /// The alternatives of `bool.should` (see the module docs); empty when there is nothing to
 /// score by.
 fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original: &str) -> Vec<Value> {
@@ -262,6 +281,7 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
         MatchType::Phrase => MatchType::default(),
         other => other,
     };
+    let forms = inflections(&own, question);
     let own = joined_terms(&own);
     if !own.is_empty() {
         should.push(multi_match(&fields, &own, match_type, None, Some(Operator::Or)));
@@ -270,6 +290,11 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
     if !expansions.is_empty() && source.expansion_boost > 0.0 {
         let mut clause = multi_match(&fields, &expansions, match_type, None, Some(Operator::Or));
         clause["multi_match"]["boost"] = source.expansion_boost.into();
+        should.push(clause);
+    }
+    if !forms.is_empty() && source.inflection_boost > 0.0 {
+        let mut clause = multi_match(&fields, &joined_terms(&forms), match_type, None, Some(Operator::Or));
+        clause["multi_match"]["boost"] = source.inflection_boost.into();
         should.push(clause);
     }
     let mut entities: Vec<&str> = Vec::new();
@@ -460,6 +485,7 @@ mod tests {
             metadata_fields: vec!["status".into(), "order_no".into()],
             filterable_fields: vec!["status".into(), "priority".into()],
             expansion_boost: 0.5,
+            inflection_boost: 0.0,
         }
     }
 
@@ -591,6 +617,23 @@ mod tests {
             [&json!("Why was the refund for order SO20261001 late?"), &json!("SO20261001 refund 退款")]
         );
         assert!(should(&body).iter().all(|c| c["multi_match"].get("boost").is_none()));
+    }
+
+    #[test]
+    fn other_forms_of_the_questions_english_words_are_a_clause_of_their_own() {
+        let s = SourceConfig { inflection_boost: 0.7, ..source() };
+        let q = SubQuery {
+            original_text: "Why were the refunds delayed? Is the delay over?".into(),
+            terms: vec!["refunds".into(), "delayed".into(), "退款".into()],
+            ..full_query()
+        };
+        let body = search_body(&s, &q, Duration::from_secs(1)).unwrap();
+        let forms = should(&body).iter().find(|c| c["multi_match"]["boost"] == json!(0.7)).expect("a forms clause");
+        // `delay` is a word of the question already, so only what it does not hold is added.
+        assert_eq!(forms["multi_match"]["query"], json!("refund delaye delays delayes"));
+        assert_eq!(forms["multi_match"]["operator"], json!("or"));
+        let off = search_body(&source(), &q, Duration::from_secs(1)).unwrap();
+        assert!(texts(&off).iter().all(|t| !t.as_str().unwrap().contains("delays")));
     }
 
     #[test]

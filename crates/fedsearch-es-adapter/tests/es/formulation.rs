@@ -106,6 +106,28 @@ async fn a_chinese_synonym_in_terms_finds_a_chinese_only_document_for_an_english
 }
 
 #[tokio::test]
+async fn other_forms_of_an_english_word_find_a_document_on_an_index_without_stemming() {
+    let url = opensearch_url();
+    let mut docs = docs();
+    docs.push(doc("F-FORMS", "Container roof leak", "Hanseatic Surveyors confirmed the water damage.", &["support"]));
+    let scratch = ScratchIndex::create(&url, "forms", &docs).await;
+    let off = source_yaml("off", &scratch.name, "cross_fields", "");
+    let on = source_yaml("on", &scratch.name, "cross_fields", "\n    inflection_boost: 1");
+    let mut s = serve(&config(&url, &format!("{off}{on}"))).await;
+    // The `standard` analyzer keeps "surveyor" and "Surveyors", "damaged" and "damage" apart.
+    let text = "which surveyor looks at damaged goods";
+    let asked = |source: &str| SubQuery {
+        terms: ["surveyor", "damaged", "goods"].map(String::from).to_vec(),
+        ..question(source, source, text)
+    };
+    let without = search_one(&mut s.client, asked("off")).await.ok();
+    assert!(!without.ids().contains(&"F-FORMS".to_string()), "{:?}", without.ids());
+    let with = search_one(&mut s.client, asked("on")).await.ok();
+    assert_eq!(with.ids().first().map(String::as_str), Some("F-FORMS"), "got {:?}", with.ids());
+    assert!(with.hits[0].snippet.contains("Surveyors"), "the form found is shown: {}", with.hits[0].snippet);
+}
+
+#[tokio::test]
 async fn an_entity_on_an_id_field_ranks_its_document_first() {
     let url = opensearch_url();
     let mut wordy = doc(
