@@ -61,9 +61,11 @@ const CHINESE: &[&str] = &[
     "按哪",
 ];
 
-/// Whether the question asks for a rule, a limit or a procedure rather than for records.
+/// Whether the question asks for a rule, a limit or a procedure rather than for records. A
+/// question that asks for records in one state ([`asks_for_state`]: "which claims are still
+/// open, and how much is claimed in each") asks for records, whatever rule cue it holds.
 pub fn asks_for_rule(question: &str) -> bool {
-    cued(&question.to_lowercase(), &ENGLISH, CHINESE)
+    cued(&question.to_lowercase(), &ENGLISH, CHINESE) && asks_for_state(question).is_none()
 }
 
 /// Whether a lowercased question shows one of a kind's cues: its English forms or one of its
@@ -275,6 +277,13 @@ mod tests {
             assert!(!asks_for_rule(q), "{q}");
         }
         assert!(!asks_for_rule("Is the maybe-shipped order here?"), "whole words only");
+        // Records in one state, though "how much" and 最多 are rule cues elsewhere.
+        for q in
+            ["Which invoices are still unpaid, and how much is owed on each?", "还没关闭的工单里，最多的是哪个客户？"]
+        {
+            assert!(asks_for_state(q).is_some() && !asks_for_rule(q), "{q}");
+        }
+        assert!(asks_for_rule("How much is owed before an account is put on hold?"));
     }
 
     #[test]
