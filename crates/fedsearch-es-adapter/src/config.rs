@@ -174,9 +174,9 @@ pub struct SourceConfig {
     /// ([`fedsearch_core::text::word_forms`]: `surveyors` for "surveyor", `damage` for
     /// "damaged") that an index without stemming (the `standard` analyzer) keeps apart
     /// (0..=4; 0, the default: no such clause). Off by default: measured in session 16
-    /// (BENCHMARKS.md) at 1 it read Orca 0.883 → 0.886 with Spruce and Kestrel ±0, but the
-    /// held-out Nimbus 0.805 → 0.796 and Heron 0.852 → 0.846. With an English-stemming
-    /// analyzer the forms meet the same stems as the words: leave it at 0.
+    /// (BENCHMARKS.md) at 1 it read Orca +0.001 to +0.003 with Spruce and Kestrel ±0, but the
+    /// held-out Nimbus −0.009. With an English-stemming analyzer the forms meet the same stems
+    /// as the words: leave it at 0.
     #[serde(default = "default_inflection_boost")]
     pub inflection_boost: f64,
 }

@@ -240,7 +240,8 @@ fn split_expansions(terms: &[String], question: &str) -> (Vec<String>, Vec<Strin
 }
 
 /// The other forms of the English words of `terms` ([`fedsearch_core::text::word_forms`]) that
-/// neither the terms nor the question hold.
+/// neither the terms nor the question hold. Called with the question's own terms: the forms of
+/// a glossary translation (the English for a Chinese question) measured worse.
 fn inflections(terms: &[String], question: &str) -> Vec<String> {
     let asked: std::collections::HashSet<String> =
         fedsearch_core::text::words(&question.to_lowercase()).map(str::to_string).collect();
@@ -281,7 +282,7 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
         MatchType::Phrase => MatchType::default(),
         other => other,
     };
-    let forms = inflections(&own, question);
+    let forms = inflections(&split_expansions(&own, question).0, question);
     let own = joined_terms(&own);
     if !own.is_empty() {
         should.push(multi_match(&fields, &own, match_type, None, Some(Operator::Or)));
