@@ -137,9 +137,10 @@ pub struct RerankSection {
     /// How many fused candidates are re-scored (at least top_k, at most 50).
     #[serde(default = "default_candidates")]
     pub candidates: u32,
-    /// Ask the records sources (`kind: sql`) once more for the ids the first hits name
-    /// ([`crate::referenced`]): a second round of at most 400 ms on questions whose documents
-    /// name records the question did not.
+    /// Ask the records sources (`kind: sql`) once more for the ids the first hits name, and the
+    /// document sources for the rows among the first hits ([`crate::referenced`]): a second
+    /// round of at most 400 ms on questions whose documents name records the question did not,
+    /// or whose records have documents about them the question's words did not find.
     #[serde(default = "default_true")]
     pub follow_references: bool,
     /// The deployment's own status values for records still open or done, beside the built-in

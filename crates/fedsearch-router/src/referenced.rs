@@ -10,6 +10,13 @@
 //! source applies its permission predicate as for any sub-query). Each row found goes just below
 //! the hit that named it; the list keeps `top_k` hits.
 //!
+//! The other way round, the documents about the records: a row among the first [`SCAN`] hits
+//! (the order a question about "yesterday's order" found by its date, a customer's account) has
+//! tickets and cases about it that the question's words did not reach — they name the order, not
+//! "yesterday". The document sources that answered are asked once more with the rows' ids as
+//! entities (a search source pins a document whose id field holds one), and each document that
+//! shows one of those ids goes just below its row.
+//!
 //! The second round has what is left of the answer's budget, at most [`BUDGET`]; a source that
 //! does not answer in time changes nothing. Only [`MAX_IDS`] ids are asked per search.
 
@@ -79,6 +86,71 @@ pub fn wanted(hits: &[Hit], records: &[Records<'_>], asked: &[String]) -> Vec<Re
     out
 }
 
+/// The ids of the rows among the first [`SCAN`] hits (hits of a `records` source, each row's
+/// key: `orders:orders_placed:SO20261001` → `SO20261001`) that the question did not name
+/// (`asked`), as one reference per document source to ask (`documents`), at most [`MAX_IDS`]
+/// ids.
+pub fn about(hits: &[Hit], records: &[&str], documents: &[&str], asked: &[String]) -> Vec<Reference> {
+    let mut ids: Vec<(usize, &str)> = Vec::new();
+    for (at, h) in hits.iter().enumerate().take(SCAN) {
+        let id = key(&h.id);
+        let known =
+            asked.iter().any(|a| a.eq_ignore_ascii_case(id)) || ids.iter().any(|(_, i)| i.eq_ignore_ascii_case(id));
+        if records.contains(&h.source.as_str()) && !known && ids.len() < MAX_IDS {
+            ids.push((at, id));
+        }
+    }
+    documents
+        .iter()
+        .flat_map(|d| ids.iter().map(move |&(at, id)| Reference { at, source: d.to_string(), id: id.to_string() }))
+        .collect()
+}
+
+/// Whether `row` shows `id` in its title, snippet or metadata, as a whole token (not inside a
+/// longer id).
+fn shows_id(row: &SourceHit, id: &str) -> bool {
+    let whole = |text: &str| {
+        let lowered = text.to_lowercase();
+        let id = id.to_lowercase();
+        lowered.match_indices(&id).any(|(i, _)| {
+            let before = lowered[..i].chars().next_back();
+            let after = lowered[i + id.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    };
+    whole(&row.title) || whole(&row.snippet) || row.metadata.values().any(|v| whole(v))
+}
+
+/// The hits for the documents returned about the rows ([`about`]): each document that shows one
+/// of the ids its source was asked for, as a candidate just below the first row of that id
+/// ([`SHARE`] of its fused score). A document the list already holds further down (found by
+/// the question's words, weakly) is not repeated: it is lifted to that score instead (`hits`
+/// is changed). Returns the new hits and the ids of every document found about a row.
+pub fn found_about(hits: &mut [Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>) -> (Vec<Hit>, Vec<String>) {
+    let mut out: Vec<Hit> = Vec::new();
+    let mut ids: Vec<String> = Vec::new();
+    for (source, row) in rows {
+        let Some(r) = wanted.iter().find(|r| r.source == source && shows_id(&row, &r.id)) else { continue };
+        let id = format!("{source}:{}", row.local_id);
+        let floor = hits[r.at].fused_score * SHARE;
+        if let Some(h) = hits.iter_mut().find(|h| h.id == id || h.duplicates.iter().any(|d| d.id == id)) {
+            if h.fused_score < floor {
+                h.fused_score = floor;
+                ids.push(h.id.clone());
+            }
+            continue;
+        }
+        if out.iter().any(|h| h.id == id) {
+            continue;
+        }
+        let mut hit = hit_of(&source, row, &hits[r.at], "about");
+        hit.fused_score = floor;
+        ids.push(hit.id.clone());
+        out.push(hit);
+    }
+    (out, ids)
+}
+
 /// What every second-round sub-query shares with the search: its clock, explicit filters and
 /// the caller's credentials per source.
 pub struct Round<'a> {
@@ -123,9 +195,10 @@ pub fn dispatches(wanted: &[Reference], round: &Round<'_>) -> Vec<Dispatch> {
         .collect()
 }
 
-/// The fused hit for a row of `source` that hit `by` named.
-fn hit_of(source: &str, row: SourceHit, by: &Hit) -> Hit {
-    let summary = format!("named by {}", by.id);
+/// The fused hit for a row of `source` that hit `by` named (`how`: "named by"), or a document
+/// about the row `by` ("about").
+fn hit_of(source: &str, row: SourceHit, by: &Hit, how: &str) -> Hit {
+    let summary = format!("{how} {}", by.id);
     Hit {
         id: format!("{source}:{}", row.local_id),
         source: source.to_string(),
@@ -162,28 +235,27 @@ pub fn found(hits: &[Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>)
         if listed(hits, &source, &r.id) || out.iter().any(|h| h.source == source && key(&h.id) == key(&row.local_id)) {
             continue;
         }
-        let mut hit = hit_of(&source, row, &hits[r.at]);
+        let mut hit = hit_of(&source, row, &hits[r.at], "named by");
         hit.fused_score *= SHARE;
         out.push(hit);
     }
     out
 }
 
-/// Asks the records sources for what the first hits name (see the module docs): the rows, as
-/// candidates to re-score with the others.
-pub async fn complete(
+/// Asks the sources of `wanted` for its ids (see the module docs): every answer, with its
+/// source, for [`found`] (rows by id) or [`found_about`] (documents that show an id).
+pub async fn ask(
     registry: &crate::registry::Registry,
     user: &fedsearch_core::Identity,
-    wanted: Vec<Reference>,
+    wanted: &[Reference],
     round: &Round<'_>,
-    hits: &[Hit],
     until: Instant,
-) -> Vec<Hit> {
+) -> Vec<(String, SourceHit)> {
     if wanted.is_empty() {
         return Vec::new();
     }
     let until = until.min(Instant::now() + BUDGET);
-    let subs = dispatches(&wanted, round);
+    let subs = dispatches(wanted, round);
     let expected = subs.len();
     let (tx, mut rx) = mpsc::channel::<SourceEvent>(64);
     // Dropped at the end: a source still working is cancelled.
@@ -197,7 +269,7 @@ pub async fn complete(
             Ok(None) | Err(_) => break,
         }
     }
-    found(hits, &wanted, rows)
+    rows
 }
 
 #[cfg(test)]
@@ -230,6 +302,60 @@ mod tests {
         let w = wanted(&hits, &records, &["RF3002".to_string()]);
         assert_eq!(w, vec![Reference { at: 0, source: "orders".into(), id: "SO20261004".into() }], "{w:?}");
         assert!(wanted(&hits, &[], &[]).is_empty(), "no records source, nothing asked");
+    }
+
+    fn row(id: &str, title: &str, meta: &[(&str, &str)]) -> SourceHit {
+        SourceHit {
+            local_id: id.into(),
+            title: title.into(),
+            metadata: meta.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_rows_among_the_first_hits_are_asked_of_every_document_source() {
+        let hits = vec![
+            hit("orders:orders_placed:SO20261001", "SO20261001 earbuds", &[]),
+            hit("tickets:T-1", "Where is my parcel?", &[]),
+            hit("orders:refund_by_id:RF3002", "RF3002", &[]),
+        ];
+        let a = about(&hits, &["orders"], &["tickets", "wiki"], &["RF3002".to_string()]);
+        let pairs: Vec<(usize, &str, &str)> = a.iter().map(|r| (r.at, r.source.as_str(), r.id.as_str())).collect();
+        assert_eq!(pairs, [(0, "tickets", "SO20261001"), (0, "wiki", "SO20261001")], "RF3002 was asked already");
+        assert!(about(&hits, &[], &["tickets"], &[]).is_empty(), "no records source: no rows");
+        assert!(about(&hits, &["orders"], &[], &[]).is_empty(), "no document source: nothing to ask");
+        let far = [vec![hit("tickets:T-0", "x", &[]); SCAN], hits.clone()].concat();
+        assert!(about(&far, &["orders"], &["tickets"], &[]).is_empty(), "only the first hits are read");
+    }
+
+    #[test]
+    fn documents_that_show_a_rows_id_go_below_it_and_weak_ones_already_listed_are_lifted() {
+        let mut hits = vec![
+            hit("orders:orders_placed:SO20261001", "SO20261001 earbuds", &[]),
+            hit("kb:KB-1", "Shipping times", &[]),
+            hit("tickets:T-9", "Backorder", &[("order_no", "SO20261001")]),
+        ];
+        hits[0].fused_score = 1.0;
+        hits[1].fused_score = 0.9;
+        hits[2].fused_score = 0.01;
+        let wanted = about(&hits, &["orders"], &["tickets"], &[]);
+        let rows = vec![
+            ("tickets".to_string(), row("T-1", "Where is SO20261001?", &[])),
+            ("tickets".to_string(), row("T-2", "Where is SO202610012?", &[])),
+            ("tickets".to_string(), row("T-3", "Coffee grinder", &[])),
+            ("tickets".to_string(), row("T-9", "Backorder", &[("order_no", "SO20261001")])),
+        ];
+        let (new, ids) = found_about(&mut hits, &wanted, rows);
+        assert_eq!(
+            new.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["tickets:T-1"],
+            "only documents showing the id"
+        );
+        assert!((new[0].fused_score - SHARE).abs() < 1e-9);
+        assert_eq!(new[0].explanation.as_ref().unwrap().summary, "about orders:orders_placed:SO20261001");
+        assert!((hits[2].fused_score - SHARE).abs() < 1e-9, "the listed document is lifted, not repeated");
+        assert_eq!(ids, ["tickets:T-1", "tickets:T-9"]);
     }
 
     #[test]

@@ -412,6 +412,9 @@ pub struct Asked<'a> {
     /// Per source, the question's own time window it was sent (`SubQuery.time_range_from_question`;
     /// seconds, both ends included): a hit dated outside it keeps [`OUTSIDE_WINDOW_SHARE`].
     pub windows: HashMap<String, (i64, i64)>,
+    /// Documents found about a row among the first hits ([`crate::referenced::found_about`]):
+    /// the question's window dated the row ("yesterday's order"), not them.
+    pub about_records: HashSet<String>,
 }
 
 impl<'a> Asked<'a> {
@@ -431,6 +434,7 @@ impl<'a> Asked<'a> {
             list: false,
             definition: false,
             windows: HashMap::new(),
+            about_records: HashSet::new(),
         }
     }
 }
@@ -526,6 +530,9 @@ pub const OUTSIDE_WINDOW_SHARE: f64 = 0.5;
 /// Whether `h` is dated outside the question's window its source was sent (undated: no).
 fn outside_window(h: &Hit, asked: &Asked<'_>) -> bool {
     let (Some((from, to)), Some(at)) = (asked.windows.get(&h.source), &h.updated_at) else { return false };
+    if asked.about_records.contains(&h.id) {
+        return false;
+    }
     at.seconds < *from || at.seconds > *to
 }
 
@@ -707,6 +714,12 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h), ["notices:undated", "notices:new", "notices:old"], "the old one keeps half");
+        // A document found about a row the window dated is not held to the window.
+        asked.about_records.insert("notices:old".into());
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["notices:old", "notices:undated", "notices:new"], "about a record");
+        asked.about_records.clear();
         asked.windows.clear();
         asked.windows.insert("tickets".into(), (500, 2_000));
         let mut h = hits();

@@ -148,6 +148,23 @@ fn referenced_records(
     crate::referenced::wanted(hits, &records, asked)
 }
 
+/// The ids of the rows among the first hits, to ask the selected document sources (not `kind:
+/// sql`) that answered for the documents about them ([`crate::referenced::about`]).
+fn documents_about(
+    state: &RouterState,
+    routing: &fedsearch_proto::api::RoutingDecision,
+    statuses: &HashMap<String, SourceStatus>,
+    hits: &[fedsearch_proto::types::Hit],
+    asked: &[String],
+) -> Vec<crate::referenced::Reference> {
+    let answered = |name: &str| statuses.get(name).is_some_and(|s| s.state() == SourceState::Ok);
+    let sources: Vec<&crate::registry::Source> =
+        routing.selected.iter().filter_map(|r| state.registry.get(&r.source)).filter(|s| answered(s.name())).collect();
+    let of_kind = |sql: bool| sources.iter().filter(|s| (s.config.kind == "sql") == sql).map(|s| s.name()).collect();
+    let (records, documents): (Vec<&str>, Vec<&str>) = (of_kind(true), of_kind(false));
+    crate::referenced::about(hits, &records, &documents, asked)
+}
+
 /// The names and ids the question names, each in every spelling known (lowercased): the ids
 /// routing found and the two-script names of the sources' vocabularies.
 fn named(entities: &[String], two_script: &[(String, String)]) -> Vec<Vec<String>> {
@@ -432,13 +449,23 @@ pub async fn run(
         explicit_as_of: req.as_of.is_some(),
         time_zone: clock.zone.name().to_string(),
     };
-    let wanted = if state.config.rerank.follow_references {
-        referenced_records(state, &routing, &statuses, &fused.hits, &terms.entities)
+    let (wanted, about) = if state.config.rerank.follow_references {
+        (
+            referenced_records(state, &routing, &statuses, &fused.hits, &terms.entities),
+            documents_about(state, &routing, &statuses, &fused.hits, &terms.entities),
+        )
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
-    let rows = crate::referenced::complete(&state.registry, user, wanted, &round, &fused.hits, answer_by).await;
-    if !rows.is_empty() {
+    let (rows, docs) = tokio::join!(
+        crate::referenced::ask(&state.registry, user, &wanted, &round, answer_by),
+        crate::referenced::ask(&state.registry, user, &about, &round, answer_by),
+    );
+    let mut rows = crate::referenced::found(&fused.hits, &wanted, rows);
+    let (docs, about_ids) = crate::referenced::found_about(&mut fused.hits, &about, docs);
+    asked.about_records = about_ids.into_iter().collect();
+    rows.extend(docs);
+    if !rows.is_empty() || !asked.about_records.is_empty() {
         fused.hits.extend(rows);
         crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     }
