@@ -121,48 +121,42 @@ pub fn clock(state: &RouterState, user: &Identity, req: &SearchRequest) -> Resul
     Ok(crate::rewrite::Clock { as_of, zone })
 }
 
-/// The ids the first hits name that a selected records source (`kind: sql`) that answered
-/// recognises by its routing patterns or its Describe patterns ([`crate::referenced`]).
-fn referenced_records(
+/// The second round's questions ([`crate::referenced`]), from the selected sources that
+/// answered: the ids the first hits name that a records source (`kind: sql`) recognises by its
+/// routing patterns or its Describe patterns, and the ids of the rows among the first hits, to
+/// ask the document sources (every other kind) for the documents about them.
+fn second_round(
     state: &RouterState,
     routing: &fedsearch_proto::api::RoutingDecision,
     statuses: &HashMap<String, SourceStatus>,
     hits: &[fedsearch_proto::types::Hit],
     asked: &[String],
-) -> Vec<crate::referenced::Reference> {
+) -> (Vec<crate::referenced::Reference>, Vec<crate::referenced::Reference>) {
     let answered = |name: &str| statuses.get(name).is_some_and(|s| s.state() == SourceState::Ok);
-    let sources: Vec<(&crate::registry::Source, std::sync::Arc<crate::describe::Vocabulary>)> = routing
+    let (records, documents): (Vec<&crate::registry::Source>, Vec<&crate::registry::Source>) = routing
         .selected
         .iter()
         .filter_map(|r| state.registry.get(&r.source))
-        .filter(|s| s.config.kind == "sql" && answered(s.name()))
-        .map(|s| (s, s.vocabulary_in_use()))
+        .filter(|s| answered(s.name()))
+        .partition(|s| s.config.kind == "sql");
+    let vocabularies: Vec<std::sync::Arc<crate::describe::Vocabulary>> =
+        records.iter().map(|s| s.vocabulary_in_use()).collect();
+    let patterns: Vec<Vec<regex::Regex>> = records
+        .iter()
+        .zip(&vocabularies)
+        .map(|(s, v)| s.patterns.iter().chain(&v.patterns).cloned().collect())
         .collect();
-    let patterns: Vec<Vec<regex::Regex>> =
-        sources.iter().map(|(s, v)| s.patterns.iter().chain(&v.patterns).cloned().collect()).collect();
-    let records: Vec<crate::referenced::Records<'_>> = sources
+    let named: Vec<crate::referenced::Records<'_>> = records
         .iter()
         .zip(&patterns)
-        .map(|((s, _), p)| crate::referenced::Records { source: s.name(), patterns: p })
+        .map(|(s, p)| crate::referenced::Records { source: s.name(), patterns: p })
         .collect();
-    crate::referenced::wanted(hits, &records, asked)
-}
-
-/// The ids of the rows among the first hits, to ask the selected document sources (not `kind:
-/// sql`) that answered for the documents about them ([`crate::referenced::about`]).
-fn documents_about(
-    state: &RouterState,
-    routing: &fedsearch_proto::api::RoutingDecision,
-    statuses: &HashMap<String, SourceStatus>,
-    hits: &[fedsearch_proto::types::Hit],
-    asked: &[String],
-) -> Vec<crate::referenced::Reference> {
-    let answered = |name: &str| statuses.get(name).is_some_and(|s| s.state() == SourceState::Ok);
-    let sources: Vec<&crate::registry::Source> =
-        routing.selected.iter().filter_map(|r| state.registry.get(&r.source)).filter(|s| answered(s.name())).collect();
-    let of_kind = |sql: bool| sources.iter().filter(|s| (s.config.kind == "sql") == sql).map(|s| s.name()).collect();
-    let (records, documents): (Vec<&str>, Vec<&str>) = (of_kind(true), of_kind(false));
-    crate::referenced::about(hits, &records, &documents, asked)
+    let record_names: Vec<&str> = records.iter().map(|s| s.name()).collect();
+    let document_names: Vec<&str> = documents.iter().map(|s| s.name()).collect();
+    (
+        crate::referenced::wanted(hits, &named, asked),
+        crate::referenced::about(hits, &record_names, &document_names, asked),
+    )
 }
 
 /// The names and ids the question names, each in every spelling known (lowercased): the ids
@@ -450,10 +444,7 @@ pub async fn run(
         time_zone: clock.zone.name().to_string(),
     };
     let (wanted, about) = if state.config.rerank.follow_references {
-        (
-            referenced_records(state, &routing, &statuses, &fused.hits, &terms.entities),
-            documents_about(state, &routing, &statuses, &fused.hits, &terms.entities),
-        )
+        second_round(state, &routing, &statuses, &fused.hits, &terms.entities)
     } else {
         (Vec::new(), Vec::new())
     };

@@ -11,28 +11,25 @@ use fedsearch_adapter_kit::{
 };
 use fedsearch_proto::types::SourceHit;
 
-/// `tickets` always returns one ticket about order SO20261004.
-struct Tickets;
+/// A source that answers a sub-query with what `answer` makes of it (nothing to fetch).
+struct Scripted {
+    name: &'static str,
+    answer: fn(&SubQuery) -> Vec<SourceHit>,
+}
 
-impl Adapter for Tickets {
+impl Adapter for Scripted {
     fn describe(&self) -> DescribeResponse {
         DescribeResponse {
-            adapter: "tickets".into(),
-            sources: vec![SourceDescription { name: "tickets".into(), kind: "scripted".into(), ..Default::default() }],
+            adapter: self.name.into(),
+            sources: vec![SourceDescription { name: self.name.into(), kind: "scripted".into(), ..Default::default() }],
         }
     }
 
-    async fn search(&self, _: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
-        let mut ticket = SourceHit {
-            local_id: "TCK-5002".into(),
-            title: "Payment timeout, customer could not pay".into(),
-            snippet: "The gateway timed out while the customer paid.".into(),
-            rank: 1,
-            score: Some(2.0),
-            ..Default::default()
-        };
-        ticket.metadata.insert("order_no".into(), "SO20261004".into());
-        sink.send(vec![ticket]).await;
+    async fn search(&self, q: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
+        let hits = (self.answer)(&q);
+        if !hits.is_empty() {
+            sink.send(hits).await;
+        }
         Ok(())
     }
 
@@ -41,40 +38,55 @@ impl Adapter for Tickets {
     }
 }
 
+fn user(q: &SubQuery) -> &str {
+    q.user.as_ref().map(|u| u.subject.as_str()).unwrap_or_default()
+}
+
+/// A hit of `id` titled `title`, its metadata `meta`, at rank 1 with `score`.
+fn hit(id: &str, title: &str, score: f64, meta: &[(&str, &str)]) -> SourceHit {
+    SourceHit {
+        local_id: id.into(),
+        title: title.into(),
+        rank: 1,
+        score: Some(score),
+        metadata: meta.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    }
+}
+
+/// `tickets` always returns one ticket about order SO20261004.
+fn tickets(_: &SubQuery) -> Vec<SourceHit> {
+    let mut t = hit("TCK-5002", "Payment timeout, customer could not pay", 2.0, &[("order_no", "SO20261004")]);
+    t.snippet = "The gateway timed out while the customer paid.".into();
+    vec![t]
+}
+
 /// `orders` answers a sub-query only with the orders it names, and only to alice (the permission
 /// predicate of a real records source).
-struct Orders;
+fn orders(q: &SubQuery) -> Vec<SourceHit> {
+    q.entities
+        .iter()
+        .filter(|e| e.starts_with("SO") && user(q) == "alice")
+        .map(|e| hit(&format!("order_by_number:{e}"), &format!("{e} Office chairs — payment_failed"), 1.0, &[]))
+        .collect()
+}
 
-impl Adapter for Orders {
-    fn describe(&self) -> DescribeResponse {
-        DescribeResponse {
-            adapter: "orders".into(),
-            sources: vec![SourceDescription { name: "orders".into(), kind: "scripted".into(), ..Default::default() }],
-        }
+/// `orders` finds yesterday's order by its date: one row, for any question without ids.
+fn orders_by_date(q: &SubQuery) -> Vec<SourceHit> {
+    if q.entities.is_empty() {
+        vec![hit("orders_placed:SO20261001", "SO20261001 Wireless earbuds — backordered", 1.0, &[])]
+    } else {
+        Vec::new()
     }
+}
 
-    async fn search(&self, q: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
-        let user = q.user.as_ref().map(|u| u.subject.as_str()).unwrap_or_default();
-        let rows: Vec<SourceHit> = q
-            .entities
-            .iter()
-            .filter(|e| e.starts_with("SO") && user == "alice")
-            .map(|e| SourceHit {
-                local_id: format!("order_by_number:{e}"),
-                title: format!("{e} Office chairs — payment_failed"),
-                rank: 1,
-                score: Some(1.0),
-                ..Default::default()
-            })
-            .collect();
-        if !rows.is_empty() {
-            sink.send(rows).await;
-        }
-        Ok(())
-    }
-
-    async fn fetch(&self, _: FetchRequest) -> Result<FetchResponse, AdapterError> {
-        Err(AdapterError::NotFound("nothing to fetch".into()))
+/// `tickets` holds a ticket about SO20261001 that none of the question's words find: it answers
+/// only a sub-query naming the order, and only to alice.
+fn tickets_about_orders(q: &SubQuery) -> Vec<SourceHit> {
+    if q.entities.iter().any(|e| e == "SO20261001") && user(q) == "alice" {
+        vec![hit("TCK-5009", "Customer asks when the backorder ships", 3.0, &[("order_no", "SO20261001")])]
+    } else {
+        Vec::new()
     }
 }
 
@@ -90,8 +102,8 @@ fn sources<'a>(tickets: &'a str, orders: &'a str) -> [(&'a str, &'a str, &'a str
 
 #[tokio::test]
 async fn an_order_a_ticket_names_joins_the_answer_for_a_user_the_source_allows() {
-    let tickets = start_adapter(Tickets).await;
-    let orders = start_adapter(Orders).await;
+    let tickets = start_adapter(Scripted { name: "tickets", answer: tickets }).await;
+    let orders = start_adapter(Scripted { name: "orders", answer: orders }).await;
     let router = start_router(&router_yaml(&sources(&tickets.url(), &orders.url()), "")).await;
 
     let ids = ask(&router, "why could the customer not pay", "alice").await;
@@ -102,80 +114,17 @@ async fn an_order_a_ticket_names_joins_the_answer_for_a_user_the_source_allows()
 
 #[tokio::test]
 async fn follow_references_off_asks_nothing_more() {
-    let tickets = start_adapter(Tickets).await;
-    let orders = start_adapter(Orders).await;
+    let tickets = start_adapter(Scripted { name: "tickets", answer: tickets }).await;
+    let orders = start_adapter(Scripted { name: "orders", answer: orders }).await;
     let off = "rerank: { follow_references: false }";
     let router = start_router(&router_yaml(&sources(&tickets.url(), &orders.url()), off)).await;
     assert_eq!(ask(&router, "why could the customer not pay", "alice").await, ["tickets:TCK-5002"]);
 }
 
-/// `orders` finds yesterday's order by its date: one row, for any question without ids.
-struct OrdersByDate;
-
-impl Adapter for OrdersByDate {
-    fn describe(&self) -> DescribeResponse {
-        DescribeResponse {
-            adapter: "orders".into(),
-            sources: vec![SourceDescription { name: "orders".into(), kind: "scripted".into(), ..Default::default() }],
-        }
-    }
-
-    async fn search(&self, q: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
-        if q.entities.is_empty() {
-            let row = SourceHit {
-                local_id: "orders_placed:SO20261001".into(),
-                title: "SO20261001 Wireless earbuds — backordered".into(),
-                rank: 1,
-                score: Some(1.0),
-                ..Default::default()
-            };
-            sink.send(vec![row]).await;
-        }
-        Ok(())
-    }
-
-    async fn fetch(&self, _: FetchRequest) -> Result<FetchResponse, AdapterError> {
-        Err(AdapterError::NotFound("nothing to fetch".into()))
-    }
-}
-
-/// `tickets` holds a ticket about SO20261001 that none of the question's words find: it answers
-/// only a sub-query naming the order, and only to alice.
-struct TicketsAboutOrders;
-
-impl Adapter for TicketsAboutOrders {
-    fn describe(&self) -> DescribeResponse {
-        DescribeResponse {
-            adapter: "tickets".into(),
-            sources: vec![SourceDescription { name: "tickets".into(), kind: "scripted".into(), ..Default::default() }],
-        }
-    }
-
-    async fn search(&self, q: SubQuery, sink: HitSink) -> Result<(), AdapterError> {
-        let user = q.user.as_ref().map(|u| u.subject.as_str()).unwrap_or_default();
-        if q.entities.iter().any(|e| e == "SO20261001") && user == "alice" {
-            let mut ticket = SourceHit {
-                local_id: "TCK-5009".into(),
-                title: "Customer asks when the backorder ships".into(),
-                rank: 1,
-                score: Some(3.0),
-                ..Default::default()
-            };
-            ticket.metadata.insert("order_no".into(), "SO20261001".into());
-            sink.send(vec![ticket]).await;
-        }
-        Ok(())
-    }
-
-    async fn fetch(&self, _: FetchRequest) -> Result<FetchResponse, AdapterError> {
-        Err(AdapterError::NotFound("nothing to fetch".into()))
-    }
-}
-
 #[tokio::test]
 async fn the_tickets_about_an_order_the_question_found_by_its_date_join_the_answer() {
-    let tickets = start_adapter(TicketsAboutOrders).await;
-    let orders = start_adapter(OrdersByDate).await;
+    let tickets = start_adapter(Scripted { name: "tickets", answer: tickets_about_orders }).await;
+    let orders = start_adapter(Scripted { name: "orders", answer: orders_by_date }).await;
     let router = start_router(&router_yaml(&sources(&tickets.url(), &orders.url()), "")).await;
     let q = "what is the state of the order placed yesterday";
     assert_eq!(ask(&router, q, "alice").await, ["orders:orders_placed:SO20261001", "tickets:TCK-5009"]);
