@@ -87,16 +87,19 @@ pub fn wanted(hits: &[Hit], records: &[Records<'_>], asked: &[String]) -> Vec<Re
 }
 
 /// The ids of the rows among the first [`SCAN`] hits (hits of a `records` source, each row's
-/// key: `orders:orders_placed:SO20261001` → `SO20261001`) that the question did not name
-/// (`asked`), as one reference per document source to ask (`documents`), at most [`MAX_IDS`]
-/// ids.
-pub fn about(hits: &[Hit], records: &[&str], documents: &[&str], asked: &[String]) -> Vec<Reference> {
+/// key: `orders:orders_placed:SO20261001` → `SO20261001`, when one of that source's patterns
+/// matches the whole key: a row keyed `42` or `active` names nothing a document would show) that
+/// the question did not name (`asked`), as one reference per document source to ask
+/// (`documents`), at most [`MAX_IDS`] ids.
+pub fn about(hits: &[Hit], records: &[Records<'_>], documents: &[&str], asked: &[String]) -> Vec<Reference> {
+    let whole = |p: &Regex, id: &str| p.find(id).is_some_and(|m| m.start() == 0 && m.end() == id.len());
     let mut ids: Vec<(usize, &str)> = Vec::new();
     for (at, h) in hits.iter().enumerate().take(SCAN) {
         let id = key(&h.id);
         let known =
             asked.iter().any(|a| a.eq_ignore_ascii_case(id)) || ids.iter().any(|(_, i)| i.eq_ignore_ascii_case(id));
-        if records.contains(&h.source.as_str()) && !known && ids.len() < MAX_IDS {
+        let record = records.iter().any(|r| r.source == h.source && r.patterns.iter().any(|p| whole(p, id)));
+        if record && !known && ids.len() < MAX_IDS {
             ids.push((at, id));
         }
     }
@@ -320,13 +323,17 @@ mod tests {
             hit("tickets:T-1", "Where is my parcel?", &[]),
             hit("orders:refund_by_id:RF3002", "RF3002", &[]),
         ];
-        let a = about(&hits, &["orders"], &["tickets", "wiki"], &["RF3002".to_string()]);
+        let p = orders();
+        let records = [Records { source: "orders", patterns: &p }];
+        let a = about(&hits, &records, &["tickets", "wiki"], &["RF3002".to_string()]);
         let pairs: Vec<(usize, &str, &str)> = a.iter().map(|r| (r.at, r.source.as_str(), r.id.as_str())).collect();
         assert_eq!(pairs, [(0, "tickets", "SO20261001"), (0, "wiki", "SO20261001")], "RF3002 was asked already");
         assert!(about(&hits, &[], &["tickets"], &[]).is_empty(), "no records source: no rows");
-        assert!(about(&hits, &["orders"], &[], &[]).is_empty(), "no document source: nothing to ask");
+        assert!(about(&hits, &records, &[], &[]).is_empty(), "no document source: nothing to ask");
         let far = [vec![hit("tickets:T-0", "x", &[]); SCAN], hits.clone()].concat();
-        assert!(about(&far, &["orders"], &["tickets"], &[]).is_empty(), "only the first hits are read");
+        assert!(about(&far, &records, &["tickets"], &[]).is_empty(), "only the first hits are read");
+        let keyed = vec![hit("orders:by_row:42", "row 42", &[]), hit("orders:x:SO20261001-B", "SO20261001-B", &[])];
+        assert!(about(&keyed, &records, &["tickets"], &[]).is_empty(), "a key no pattern matches whole names nothing");
     }
 
     #[test]
@@ -339,7 +346,8 @@ mod tests {
         hits[0].fused_score = 1.0;
         hits[1].fused_score = 0.9;
         hits[2].fused_score = 0.01;
-        let wanted = about(&hits, &["orders"], &["tickets"], &[]);
+        let p = orders();
+        let wanted = about(&hits, &[Records { source: "orders", patterns: &p }], &["tickets"], &[]);
         let rows = vec![
             ("tickets".to_string(), row("T-1", "Where is SO20261001?", &[])),
             ("tickets".to_string(), row("T-2", "Where is SO202610012?", &[])),

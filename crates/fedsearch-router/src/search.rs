@@ -151,12 +151,8 @@ fn second_round(
         .zip(&patterns)
         .map(|(s, p)| crate::referenced::Records { source: s.name(), patterns: p })
         .collect();
-    let record_names: Vec<&str> = records.iter().map(|s| s.name()).collect();
     let document_names: Vec<&str> = documents.iter().map(|s| s.name()).collect();
-    (
-        crate::referenced::wanted(hits, &named, asked),
-        crate::referenced::about(hits, &record_names, &document_names, asked),
-    )
+    (crate::referenced::wanted(hits, &named, asked), crate::referenced::about(hits, &named, &document_names, asked))
 }
 
 /// The names and ids the question names, each in every spelling known (lowercased): the ids
