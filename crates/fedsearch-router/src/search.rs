@@ -430,6 +430,12 @@ pub async fn run(
         .filter(|r| state.registry.get(&r.source).is_some_and(|s| !s.config.routing.time_phrases))
         .map(|r| r.source.clone())
         .collect();
+    asked.record_sources = routing
+        .selected
+        .iter()
+        .filter(|r| state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"))
+        .map(|r| r.source.clone())
+        .collect();
     let weights = state.config.rerank.weights();
     crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     let round = crate::referenced::Round {
