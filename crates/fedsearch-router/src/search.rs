@@ -424,18 +424,17 @@ pub async fn run(
     asked.expansions = &terms.expansions;
     asked.concepts = &terms.concepts;
     asked.windows = windows;
-    asked.reference_sources = routing
-        .selected
-        .iter()
-        .filter(|r| state.registry.get(&r.source).is_some_and(|s| !s.config.routing.time_phrases))
-        .map(|r| r.source.clone())
-        .collect();
-    asked.record_sources = routing
-        .selected
-        .iter()
-        .filter(|r| state.registry.get(&r.source).is_some_and(|s| s.config.kind == "sql"))
-        .map(|r| r.source.clone())
-        .collect();
+    // The selected sources of one kind: reference material (no `time_phrases`), records (`sql`).
+    let selected_where = |keep: fn(&crate::registry::Source) -> bool| {
+        routing
+            .selected
+            .iter()
+            .filter(|r| state.registry.get(&r.source).is_some_and(keep))
+            .map(|r| r.source.clone())
+            .collect()
+    };
+    asked.reference_sources = selected_where(|s| !s.config.routing.time_phrases);
+    asked.record_sources = selected_where(|s| s.config.kind == "sql");
     let weights = state.config.rerank.weights();
     crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     let round = crate::referenced::Round {
