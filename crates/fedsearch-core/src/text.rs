@@ -253,6 +253,8 @@ pub fn coverage_of(question: &[(String, f64)], shows: &[Vec<bool>]) -> Vec<f64> 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_word_has_its_base_and_plural_forms() {
         let forms = |w: &str| word_forms(w);
@@ -269,8 +271,6 @@ mod tests {
             assert!(forms(w).len() <= MAX_FORMS && !forms(w).contains(&w.to_string()), "{w}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn every_stop_word_is_one_and_no_other_word_is() {

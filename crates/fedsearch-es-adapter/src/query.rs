@@ -282,7 +282,12 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
         MatchType::Phrase => MatchType::default(),
         other => other,
     };
-    let forms = inflections(&split_expansions(&own, question).0, question);
+    // Off by default: no work for a clause that is not sent.
+    let forms = if source.inflection_boost > 0.0 {
+        inflections(&split_expansions(&own, question).0, question)
+    } else {
+        Vec::new()
+    };
     let own = joined_terms(&own);
     if !own.is_empty() {
         should.push(multi_match(&fields, &own, match_type, None, Some(Operator::Or)));
@@ -293,7 +298,7 @@ fn scoring_clauses(source: &SourceConfig, query: &SubQuery, text: &str, original
         clause["multi_match"]["boost"] = source.expansion_boost.into();
         should.push(clause);
     }
-    if !forms.is_empty() && source.inflection_boost > 0.0 {
+    if !forms.is_empty() {
         let mut clause = multi_match(&fields, &joined_terms(&forms), match_type, None, Some(Operator::Or));
         clause["multi_match"]["boost"] = source.inflection_boost.into();
         should.push(clause);

@@ -112,9 +112,9 @@ pub fn about(hits: &[Hit], records: &[Records<'_>], documents: &[&str], asked: &
 /// Whether `row` shows `id` in its title, snippet or metadata, as a whole token (not inside a
 /// longer id).
 fn shows_id(row: &SourceHit, id: &str) -> bool {
+    let id = id.to_lowercase();
     let whole = |text: &str| {
         let lowered = text.to_lowercase();
-        let id = id.to_lowercase();
         lowered.match_indices(&id).any(|(i, _)| {
             let before = lowered[..i].chars().next_back();
             let after = lowered[i + id.len()..].chars().next();

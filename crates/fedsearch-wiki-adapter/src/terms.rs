@@ -288,7 +288,6 @@ fn concept_query(alts: &[String], with_any_ending: bool) -> String {
     words.join(" or ")
 }
 
-/// The searches for a sub-query's `text`, `terms` and `original_text`.
 /// Whether `text` is one alternative of a term with synonyms (`规定` of `规定|policy|rule`): that
 /// term's search already finds what the text would, and a second search of the same word would
 /// count a page that shows it twice (a Chinese page with 规定 above the English policy that
@@ -298,6 +297,7 @@ fn one_of_a_concept(text: &str, given: &[String]) -> bool {
     given.iter().filter(|t| t.contains('|')).any(|t| t.split('|').any(|a| key(&neutralise(a)) == text))
 }
 
+/// The searches for a sub-query's `text`, `terms` and `original_text`.
 pub fn plan(text: &str, terms: &[String], original_text: &str, config: &SearchConfig) -> Plan {
     let mut searches: Vec<Planned> = Vec::new();
     let mut seen = std::collections::HashSet::new();
