@@ -1,7 +1,16 @@
-//! The router's side of fusion: a session that forwards each source's batches to the fusion
-//! service as they arrive, and falls back to fusing in-process (same algorithm, the
-//! `fedsearch-fusion` library) when the service is unreachable or fails mid-way. Batches are
-//! also kept locally so a late failure loses nothing.
+//! The router's side of fusion: a session that hands the sources' batches to the fusion service
+//! and falls back to fusing in-process (same algorithm, the `fedsearch-fusion` library) when the
+//! service is unreachable, fails or is late. Batches are also kept locally so a late failure
+//! loses nothing.
+//!
+//! The `Fuse` stream opens as the sub-queries go out (its start travels while the sources work).
+//! Then, one of two ways:
+//! - **Snapshots asked** (SearchStream): each batch and end is forwarded as it arrives, so the
+//!   service answers a snapshot after each source.
+//! - **No snapshots** (Search): nothing is fused before the last source is done, so the batches
+//!   and ends wait in the router and go out together when the session finishes: a few HTTP/2
+//!   frames and one wake-up of the service instead of one per batch and end. The service
+//!   computes the same list from the same inputs.
 
 use std::time::Duration;
 
@@ -39,6 +48,9 @@ struct Remote {
 pub struct FusionSession {
     start: FuseStart,
     remote: Option<Remote>,
+    /// Batches and ends go to the service at [`FusionSession::finish`], not as they arrive (no
+    /// snapshots asked).
+    buffered: bool,
     fallback_reason: Option<String>,
     record: Vec<(String, Vec<SourceHit>)>,
     ended: Vec<(String, SourceState)>,
@@ -52,6 +64,7 @@ impl FusionSession {
         let mut session = Self {
             start: start.clone(),
             remote: None,
+            buffered: !start.snapshots,
             fallback_reason: None,
             record: Vec::new(),
             ended: Vec::new(),
@@ -97,15 +110,36 @@ impl FusionSession {
         }
     }
 
+    /// Forwards every recorded batch, then every end (a buffered session, as it finishes).
+    fn forward_recorded(&mut self) {
+        if self.remote.is_none() {
+            return;
+        }
+        let batches = self
+            .record
+            .iter()
+            .map(|(source, hits)| fuse_input::Input::Batch(SourceBatch { source: source.clone(), hits: hits.clone() }));
+        let ends = self
+            .ended
+            .iter()
+            .map(|(source, state)| fuse_input::Input::End(SourceEnd { source: source.clone(), state: *state as i32 }));
+        let inputs: Vec<fuse_input::Input> = batches.chain(ends).collect();
+        for input in inputs {
+            self.forward(input);
+        }
+    }
+
     pub async fn add_batch(&mut self, source: &str, hits: Vec<SourceHit>) {
-        if self.remote.is_some() {
+        if self.remote.is_some() && !self.buffered {
             self.forward(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() }));
         }
         self.record.push((source.to_string(), hits));
     }
 
     pub async fn end_source(&mut self, source: &str, state: SourceState) {
-        self.forward(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 }));
+        if !self.buffered {
+            self.forward(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 }));
+        }
         self.ended.push((source.to_string(), state));
     }
 
@@ -152,26 +186,13 @@ impl FusionSession {
     /// Closes the session and returns the fused list, waiting for the service at most the
     /// configured timeout and never past `until` (then fusing in-process).
     pub async fn finish(mut self, until: Instant) -> (FusedList, FusedBy) {
+        if self.buffered {
+            self.forward_recorded();
+        }
         if let Some(remote) = self.remote.take() {
             let Remote { tx, mut outputs } = remote;
             drop(tx);
-            let wait = async {
-                loop {
-                    match outputs.message().await {
-                        Ok(Some(FuseOutput { output: Some(fuse_output::Output::Result(list)) })) => {
-                            return Ok((list, outputs));
-                        }
-                        Ok(Some(_)) => continue,
-                        Ok(None) => return Err("fusion service ended without a result".to_string()),
-                        Err(e) => {
-                            return Err(format!(
-                                "fusion service failed ({})",
-                                fedsearch_core::grpc::code_name(e.code())
-                            ));
-                        }
-                    }
-                }
-            };
+            let wait = async { result(&mut outputs).await.map(|list| (list, outputs)) };
             let until = until.min(Instant::now() + self.timeout);
             match tokio::time::timeout_at(until, wait).await {
                 Ok(Ok((list, mut outputs))) => {
@@ -192,5 +213,17 @@ impl FusionSession {
             }
         };
         (list, FusedBy::InProcess(reason))
+    }
+}
+
+/// The final list of a `Fuse` stream, skipping snapshots; `Err` says why there is none.
+async fn result(outputs: &mut tonic::Streaming<FuseOutput>) -> Result<FusedList, String> {
+    loop {
+        match outputs.message().await {
+            Ok(Some(FuseOutput { output: Some(fuse_output::Output::Result(list)) })) => return Ok(list),
+            Ok(Some(_)) => continue,
+            Ok(None) => return Err("fusion service ended without a result".to_string()),
+            Err(e) => return Err(format!("fusion service failed ({})", fedsearch_core::grpc::code_name(e.code()))),
+        }
     }
 }

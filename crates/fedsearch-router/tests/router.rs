@@ -973,3 +973,106 @@ async fn two_routers_share_cached_answers_through_redis_but_never_across_users()
     assert_eq!(state_of(&resp, "kb"), SourceState::Ok);
     assert_eq!(record.started.load(Ordering::SeqCst), 3);
 }
+
+/// A fusion service that fuses with the `fedsearch-fusion` library, as the real one does, and
+/// records the order of each stream's inputs ("start" or "start with snapshots", "batch", "end").
+#[derive(Clone, Default)]
+struct RecordingFusion {
+    streams: std::sync::Arc<std::sync::Mutex<Vec<Vec<&'static str>>>>,
+}
+
+#[tonic::async_trait]
+impl fedsearch_proto::fusion::fusion_server::Fusion for RecordingFusion {
+    type FuseStream = Pin<Box<dyn futures::Stream<Item = Result<fedsearch_proto::fusion::FuseOutput, Status>> + Send>>;
+
+    async fn fuse(
+        &self,
+        request: Request<Streaming<fedsearch_proto::fusion::FuseInput>>,
+    ) -> Result<Response<Self::FuseStream>, Status> {
+        use fedsearch_proto::fusion::{FuseOutput, fuse_input::Input, fuse_output::Output};
+        let mut inbound = request.into_inner();
+        let streams = self.streams.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        tokio::spawn(async move {
+            let (mut fuser, mut seen, mut snapshots) = (None, Vec::new(), false);
+            while let Ok(Some(input)) = inbound.message().await {
+                match input.input.unwrap() {
+                    Input::Start(start) => {
+                        snapshots = start.snapshots;
+                        seen.push(if snapshots { "start with snapshots" } else { "start" });
+                        fuser = Some(fedsearch_fusion::Fuser::new(&start).unwrap());
+                    }
+                    Input::Batch(b) => {
+                        seen.push("batch");
+                        fuser.as_mut().unwrap().add_batch(&b.source, b.hits);
+                    }
+                    Input::End(e) => {
+                        seen.push("end");
+                        let f = fuser.as_mut().unwrap();
+                        f.end_source(&e.source);
+                        if snapshots {
+                            let _ = tx.send(Ok(FuseOutput { output: Some(Output::Snapshot(f.snapshot())) })).await;
+                        }
+                    }
+                }
+            }
+            streams.lock().unwrap().push(seen);
+            let result = fuser.unwrap().finish();
+            let _ = tx.send(Ok(FuseOutput { output: Some(Output::Result(result)) })).await;
+        });
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))))
+    }
+}
+
+#[tokio::test]
+async fn a_search_is_fused_by_the_service_in_one_call_and_a_stream_batch_by_batch() {
+    let fusion = RecordingFusion::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fusion_addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(fedsearch_proto::fusion::fusion_server::FusionServer::new(fusion.clone()))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let a = ScriptedAdapter::new(
+        "a",
+        scripts(vec![
+            ("fast", Script::answer(make_hits("fast", 2), Duration::ZERO)),
+            ("later", Script::answer(make_hits("later", 2), Duration::from_millis(50))),
+        ]),
+    );
+    let ra = start_adapter(a).await;
+    let router = start_router(&router_yaml(
+        &[("fast", &ra.url(), ""), ("later", &ra.url(), "")],
+        &format!("fusion: {{ endpoint: \"http://{fusion_addr}\", timeout: 30s }}"),
+    ))
+    .await;
+    let mut c = client(&router).await;
+
+    // Search: nothing is fused before the last source is done, so the batches and ends wait in
+    // the router and follow the start together, every batch before any end.
+    let resp = c.search(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    assert!(!resp.fusion.as_ref().unwrap().in_process_fallback, "{:?}", resp.fusion);
+    assert_eq!(resp.hits.len(), 4);
+    assert_eq!(fusion.streams.lock().unwrap().pop().unwrap(), ["start", "batch", "batch", "end", "end"]);
+
+    // SearchStream: the stream opens as the sub-queries go out, asking for snapshots, and each
+    // source's batch and end follow as they arrive (in an order the sources' timing decides).
+    let mut stream = c.search_stream(authed(query("q"), &token("alice", &[]))).await.unwrap().into_inner();
+    let (mut snapshots, mut result) = (0, None);
+    while let Some(ev) = stream.message().await.unwrap() {
+        match ev.event.unwrap() {
+            search_event::Event::Snapshot(_) => snapshots += 1,
+            search_event::Event::Result(r) => result = Some(r),
+            _ => {}
+        }
+    }
+    let result = result.expect("a final result");
+    assert!(!result.fusion.as_ref().unwrap().in_process_fallback, "{:?}", result.fusion);
+    assert_eq!(result.hits.len(), 4);
+    assert_eq!(snapshots, 2, "a snapshot after each source");
+    let mut seen = fusion.streams.lock().unwrap().pop().unwrap();
+    assert_eq!(seen.remove(0), "start with snapshots");
+    seen.sort_unstable();
+    assert_eq!(seen, ["batch", "batch", "end", "end"]);
+}
