@@ -14,4 +14,7 @@ pub enum BenchError {
     /// The target could not be reached or did not become healthy.
     #[error("{0}")]
     Unavailable(String),
+    /// The scripted sources' timer thread could not be started.
+    #[error("the timer thread did not start: {0}")]
+    Timer(std::io::Error),
 }

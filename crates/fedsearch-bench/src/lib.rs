@@ -9,7 +9,8 @@
 //! - [`scripted`]: the `scripted-adapter` process (a `ScriptedAdapter` behind `serve_adapter`);
 //! - [`load`]: open-loop (fixed rate) and closed-loop (fixed concurrency) drivers;
 //! - [`report`]: latency histograms, error counts and the Markdown/JSON report;
-//! - [`health`]: waiting for a service's `grpc.health.v1` status.
+//! - [`health`]: waiting for a service's `grpc.health.v1` status;
+//! - [`timer`]: the scripted sources' timer, exact to the kernel's timer slack.
 
 pub mod error;
 pub mod health;
@@ -17,5 +18,6 @@ pub mod load;
 pub mod loopback;
 pub mod report;
 pub mod scripted;
+pub mod timer;
 
 pub use error::BenchError;

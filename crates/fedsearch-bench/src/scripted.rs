@@ -11,7 +11,7 @@ use fedsearch_adapter_kit::{
     SourceHit, SubQuery, testing::make_hits,
 };
 
-use crate::{BenchError, loopback};
+use crate::{BenchError, loopback, timer::PreciseTimer};
 
 /// Most hits a scripted source holds (the kit refuses sub-query limits above 200).
 pub const MAX_HITS: usize = 200;
@@ -64,6 +64,7 @@ impl ScriptedArgs {
             source: self.source.clone(),
             hits: make_hits(&self.source, self.hits).into(),
             latency: Duration::from_millis(self.latency_ms),
+            timer: PreciseTimer::start().map_err(BenchError::Timer)?,
         };
         let config = ServerConfig {
             listen,
@@ -82,12 +83,14 @@ impl ScriptedArgs {
 ///
 /// Not the kit's test double (`testing::ScriptedAdapter`): that one keeps a copy of every
 /// sub-query it was asked (a long run grew each adapter to ~200 MB), clones its whole script per
-/// sub-query and sleeps the last 2 ms on a blocking thread. This one waits on the runtime's
-/// millisecond timer only, as the peer's mock sources wait on asyncio's.
+/// sub-query and sleeps the last 2 ms on a blocking thread. This one waits on the process's
+/// [`PreciseTimer`]: tokio's millisecond timer answered up to a millisecond late, which the
+/// benchmark counted as fedsearch's overhead.
 pub struct BenchAdapter {
     source: String,
     hits: Arc<[SourceHit]>,
     latency: Duration,
+    timer: PreciseTimer,
 }
 
 impl Adapter for BenchAdapter {
@@ -107,7 +110,7 @@ impl Adapter for BenchAdapter {
             return Err(AdapterError::NotFound(format!("no source `{}`", query.source)));
         }
         if !self.latency.is_zero() {
-            tokio::time::sleep(self.latency).await;
+            self.timer.sleep(self.latency).await;
         }
         sink.send(self.hits.iter().take(query.limit as usize).cloned().collect()).await;
         Ok(())
