@@ -37,8 +37,10 @@
 # not measured, before each), BENCH_PEER_CONCURRENCIES="50 200", BENCH_PEER_RATE=500 (q/s; several, space-separated, e.g. "500 1000"),
 # BENCH_PEER_QUERY=支付超时问题, BENCH_PEER_BASE_PORT=31000, BENCH_PEER_SIDES="peer fedsearch
 # fedsearch-inproc", BENCH_PEER_DIR=../shared/bench/seed-peer, BENCH_PEER_VENV=/tmp/peer-venv,
-# BENCH_PEER_WORKERS=N (TOKIO_WORKER_THREADS for every fedsearch process; default: tokio's, one
-# per core, here 2 — a pod with a CPU limit of 1, as deploy/k8s sets, runs 1),
+# BENCH_PEER_WORKERS=N (TOKIO_WORKER_THREADS for every fedsearch process; default 1, what each
+# service runs in its pod: deploy/k8s gives each a CPU limit of 1 and tokio sizes its runtime to
+# the cgroup's quota; set it empty for tokio's default on this host, one worker per core),
+# BENCH_PEER_ROUTER_WORKERS=N (the router's alone; default: BENCH_PEER_WORKERS),
 # BENCH_PEER_SKIP_BUILD=1, BENCH_PEER_BIN=DIR (the binaries, default target/release), BENCH_PEER_BASE_BIN=DIR (adds the side fedsearch-base: DIR's router,
 # fusion and scripted-adapter, an earlier build, a stack of their own per scenario — before/after
 # in one run),
@@ -78,8 +80,9 @@ HANG_DEADLINE=${BENCH_PEER_HANG_DEADLINE-200ms}
 HANG_RATE=${BENCH_PEER_HANG_RATE:-50}
 IDLE_WAIT=${BENCH_PEER_IDLE_WAIT:-10}
 SECTION="## Against the seed peer"
-WORKERS=${BENCH_PEER_WORKERS:-}
+WORKERS=${BENCH_PEER_WORKERS-1}
 [ -n "$WORKERS" ] && export TOKIO_WORKER_THREADS=$WORKERS
+ROUTER_WORKERS=${BENCH_PEER_ROUTER_WORKERS:-$WORKERS}
 
 [ -d "$PEER_DIR" ] || die "no seed peer at $PEER_DIR (the side-by-side needs ../shared/bench/seed-peer)"
 command -v h2load >/dev/null || apt_install nghttp2-client
@@ -95,6 +98,9 @@ fi
 for b in router fusion scripted-adapter fedsearch-loadgen fedsearch; do [ -x "$BIN/$b" ] || die "missing $BIN/$b"; done
 
 . "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh" bench-peer
+# The router's environment: the token secret, and its worker count when one is set.
+router_env=(env FEDSEARCH_AUTH__HS256_SECRET="$SECRET")
+[ -n "$ROUTER_WORKERS" ] && router_env+=(TOKIO_WORKER_THREADS="$ROUTER_WORKERS")
 port() { # N — BASE_PORT + N, refused when something already listens there
   local p=$((BASE_PORT + $1))
   if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then die "port $p is taken (set BENCH_PEER_BASE_PORT)"; fi
@@ -199,7 +205,7 @@ start_stack() {
         router_yaml "$1" "fusion: {}  # in-process" "$internal_tls" "${STACK_SOURCES[@]}"
       fi >"$WORK/router-$side@$scen.yaml"
     }
-    listen_start "router-$side@$scen" conf_router env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@$scen.yaml"
+    listen_start "router-$side@$scen" conf_router "${router_env[@]}" "$bin/router" --config "$WORK/router-$side@$scen.yaml"
     rport=$PORT; rpid=$LAST_PID
     wait_healthy "router-$side@$scen" "$rport"
     SIDE_PORT[$side@$scen]=$rport; SIDE_ROUTER[$side@$scen]=$rpid; SIDE_LOG[$side@$scen]="$WORK/router-$side@$scen.log"
@@ -438,7 +444,7 @@ if [ -n "$HANG_DEADLINE" ] && [ -n "${SLOW_SOURCES[*]:-}" ]; then
       ROUTER_STREAMS=$streams router_yaml "$1" "fusion: { endpoint: \"http://127.0.0.1:$SLOW_FUSION_PORT\", timeout: 500ms }" "$tls" \
         "${SLOW_SOURCES[0]}" "${SLOW_SOURCES[1]}" "hang:$hang_port:never" >"$WORK/router-$side@hang.yaml"
     }
-    listen_start "router-$side@hang" conf_hang_router env FEDSEARCH_AUTH__HS256_SECRET="$SECRET" "$bin/router" --config "$WORK/router-$side@hang.yaml"
+    listen_start "router-$side@hang" conf_hang_router "${router_env[@]}" "$bin/router" --config "$WORK/router-$side@hang.yaml"
     rport=$PORT; hpid=$LAST_PID
     wait_healthy "router-$side@hang" "$rport"
     for how in deadline field; do
@@ -506,6 +512,7 @@ if [ -n "$PERF_DATA" ]; then
   fi
 fi
 if [ -n "$WORKERS" ]; then WORKERS_TEXT="$WORKERS (BENCH_PEER_WORKERS)"; else WORKERS_TEXT="the tokio default, one per core ($(nproc))"; fi
+[ "$ROUTER_WORKERS" != "$WORKERS" ] && WORKERS_TEXT+="; the router: $ROUTER_WORKERS (BENCH_PEER_ROUTER_WORKERS)"
 python3 - "$RUNS" "$WORK/section.md" <<PY
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
