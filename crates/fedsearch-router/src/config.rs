@@ -332,8 +332,10 @@ impl Default for RerankWeights {
         }
     }
 }
+/// 40 rather than 30 (session 17): Orca +0.002, Kestrel +0.005 (a relevant manual fused at 31–40
+/// now re-scored into the top ten), Spruce ±0; 50 read the same gains with two small losses.
 fn default_candidates() -> u32 {
-    30
+    40
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
