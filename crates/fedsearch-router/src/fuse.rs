@@ -110,15 +110,21 @@ impl FusionSession {
         }
     }
 
-    /// Forwards every recorded batch, then every end (a buffered session, as it finishes).
+    /// Forwards what was recorded, one batch per source (its hits in arrival order), then every
+    /// end (a buffered session, as it finishes): at most two inputs per source, whatever number of
+    /// batches the adapters sent.
     fn forward_recorded(&mut self) {
         if self.remote.is_none() {
             return;
         }
-        let batches = self
-            .record
-            .iter()
-            .map(|(source, hits)| fuse_input::Input::Batch(SourceBatch { source: source.clone(), hits: hits.clone() }));
+        let mut per_source: Vec<SourceBatch> = Vec::new();
+        for (source, hits) in &self.record {
+            match per_source.iter_mut().find(|b| &b.source == source) {
+                Some(batch) => batch.hits.extend(hits.iter().cloned()),
+                None => per_source.push(SourceBatch { source: source.clone(), hits: hits.clone() }),
+            }
+        }
+        let batches = per_source.into_iter().map(fuse_input::Input::Batch);
         let ends = self
             .ended
             .iter()
