@@ -48,9 +48,6 @@ struct Remote {
 pub struct FusionSession {
     start: FuseStart,
     remote: Option<Remote>,
-    /// Batches and ends go to the service at [`FusionSession::finish`], not as they arrive (no
-    /// snapshots asked).
-    buffered: bool,
     fallback_reason: Option<String>,
     record: Vec<(String, Vec<SourceHit>)>,
     ended: Vec<(String, SourceState)>,
@@ -64,7 +61,6 @@ impl FusionSession {
         let mut session = Self {
             start: start.clone(),
             remote: None,
-            buffered: !start.snapshots,
             fallback_reason: None,
             record: Vec::new(),
             ended: Vec::new(),
@@ -110,6 +106,12 @@ impl FusionSession {
         }
     }
 
+    /// Whether batches and ends go to the service at [`FusionSession::finish`] rather than as
+    /// they arrive: no snapshots were asked.
+    fn buffered(&self) -> bool {
+        !self.start.snapshots
+    }
+
     /// Forwards what was recorded, one batch per source (its hits in arrival order), then every
     /// end (a buffered session, as it finishes): at most two inputs per source, whatever number of
     /// batches the adapters sent.
@@ -136,14 +138,14 @@ impl FusionSession {
     }
 
     pub async fn add_batch(&mut self, source: &str, hits: Vec<SourceHit>) {
-        if self.remote.is_some() && !self.buffered {
+        if self.remote.is_some() && !self.buffered() {
             self.forward(fuse_input::Input::Batch(SourceBatch { source: source.to_string(), hits: hits.clone() }));
         }
         self.record.push((source.to_string(), hits));
     }
 
     pub async fn end_source(&mut self, source: &str, state: SourceState) {
-        if !self.buffered {
+        if !self.buffered() {
             self.forward(fuse_input::Input::End(SourceEnd { source: source.to_string(), state: state as i32 }));
         }
         self.ended.push((source.to_string(), state));
@@ -192,7 +194,7 @@ impl FusionSession {
     /// Closes the session and returns the fused list, waiting for the service at most the
     /// configured timeout and never past `until` (then fusing in-process).
     pub async fn finish(mut self, until: Instant) -> (FusedList, FusedBy) {
-        if self.buffered {
+        if self.buffered() {
             self.forward_recorded();
         }
         if let Some(remote) = self.remote.take() {
