@@ -201,6 +201,94 @@ pub fn weighted_tokens(question: &str, extra: &[String], extra_weight: f64) -> V
     out
 }
 
+/// Words after which a number is a date or an amount, not part of a name: months ("November
+/// 2026") and words of quantity ("within 30", "last 7").
+const NOT_NAMING: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "within",
+    "last",
+    "next",
+    "past",
+    "first",
+    "top",
+    "least",
+    "every",
+    "per",
+    "around",
+    "nearly",
+    "almost",
+    "total",
+    "max",
+    "min",
+    "maximum",
+    "minimum",
+    "approx",
+    "approximately",
+    "exactly",
+    "extra",
+    "another",
+    "additional",
+];
+
+/// Words before which a number is an amount: "class 7 days" is seven days of something.
+const UNITS: &[&str] = &[
+    "day", "days", "week", "weeks", "month", "months", "year", "years", "hour", "hours", "minute", "minutes", "second",
+    "seconds", "working", "calendar", "business", "percent", "times", "kg", "km", "pcs", "units", "items", "people",
+    "persons",
+];
+
+/// The numbered names a text holds, lowercased, each once: a word of two or more letters that is
+/// not a stop word, a month or a word of quantity, followed by a number of one to four digits
+/// that no unit follows ("class 7", "Terminal 2", "incident 12"; not "November 2026", "within 30
+/// days", "gate 5 days"). The number tells one item from its neighbours. A pair split by
+/// punctuation ("cargo. 7 items") is none.
+pub fn numbered_names(text: &str) -> Vec<String> {
+    let raw: Vec<&str> = text.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::new();
+    for (i, pair) in raw.windows(2).enumerate() {
+        let (name, number) = (pair[0], pair[1]);
+        let lowered = name.trim_start_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        let is_name = lowered.len() >= 2
+            && lowered.bytes().all(|b| b.is_ascii_alphabetic())
+            && !is_stop_word(&lowered)
+            && !NOT_NAMING.contains(&lowered.as_str());
+        let digits = number.trim_end_matches(['.', ',', '?', '!', ';', ':', ')']);
+        let is_number = (1..=4).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+        let unit_follows = digits.len() < number.len() && number.ends_with('%')
+            || raw.get(i + 2).is_some_and(|next| {
+                let next = next.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+                digits.len() == number.len() && UNITS.contains(&next.as_str())
+            });
+        let pair = format!("{lowered} {digits}");
+        if is_name && is_number && !unit_follows && !out.contains(&pair) {
+            out.push(pair);
+        }
+    }
+    out
+}
+
 /// The tokens of several texts (a hit's title, snippet and metadata values), as one set.
 pub fn token_set<'a>(parts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
     let mut set = HashSet::new();
@@ -254,6 +342,22 @@ pub fn coverage_of(question: &[(String, f64)], shows: &[Vec<bool>]) -> Vec<f64> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_followed_by_a_number_is_a_numbered_name() {
+        assert_eq!(numbered_names("Do we accept class 7 radioactive cargo?"), ["class 7"]);
+        assert_eq!(
+            numbered_names("Incident 12 and incident 13, Terminal 2."),
+            ["incident 12", "incident 13", "terminal 2"]
+        );
+        assert!(numbered_names("What changed in November 2026?").is_empty(), "a month and a year are a date");
+        assert!(numbered_names("in 2026 for 7 days").is_empty(), "a stop word names nothing");
+        assert!(numbered_names("refunds within 30 days, the last 7").is_empty(), "amounts");
+        assert!(numbered_names("gate 5 days late, class 3% more").is_empty(), "a unit follows");
+        assert!(numbered_names("the cargo. 7 items later").is_empty(), "punctuation splits the pair");
+        assert!(numbered_names("order 12345 and P200 7").is_empty(), "five digits are an id; P200 is no word");
+        assert!(numbered_names("class 7A, 运输 7").is_empty());
+    }
 
     #[test]
     fn a_word_has_its_base_and_plural_forms() {

@@ -19,7 +19,9 @@
 //! - `bm25`: BM25 of the same weighted tokens (title counted twice), relative to the best
 //!   candidate's: unlike coverage it counts repeats and discounts long snippets.
 //! - `names`: the share of the names and ids the question names (order numbers, and customers or
-//!   people in either script from the sources' vocabularies: [`crate::aliases`]) it shows.
+//!   people in either script from the sources' vocabularies: [`crate::aliases`]) and of its
+//!   numbered names ("class 7", "Terminal 2": [`fedsearch_core::text::numbered_names`]; "class 7"
+//!   is not shown by "class 70") it shows.
 //! - `reciprocal_rank`: 1 / its best rank in a source.
 //! - `kind_named`: the question names its kind, its doc_type or source ("which tickets").
 //! - `named_id`: the question names the hit's own id (`TCK-5002`): the record asked about. A
@@ -265,16 +267,28 @@ pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
     fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, Shown::shows))
 }
 
-/// Share of `names` (each a name in its spellings, lowercased) that `h` shows in its id, title,
-/// snippet or metadata (`lowered`: [`lowered_text`] of `h`); 0 when the question names nothing.
-fn names_shown(h: &Hit, lowered: &str, names: &[Vec<String>]) -> f64 {
-    if names.is_empty() {
+/// Share of `names` (each a name in its spellings, lowercased) and `numbered` names that `h`
+/// shows in its id, title, snippet or metadata (`lowered`: [`lowered_text`] of `h`); 0 when
+/// the question names nothing.
+fn names_shown(h: &Hit, lowered: &str, names: &[Vec<String>], numbered: &[String]) -> f64 {
+    let asked = names.len() + numbered.len();
+    if asked == 0 {
         return 0.0;
     }
     let id = h.id.to_lowercase();
-    let shows = |n: &str| id.contains(n) || lowered.contains(n);
-    let shown = names.iter().filter(|spellings| spellings.iter().any(|n| shows(n))).count();
-    shown as f64 / names.len() as f64
+    let shows = |n: &str| holds_name(&id, n) || holds_name(lowered, n);
+    let shown = names.iter().filter(|spellings| spellings.iter().any(|n| shows(n))).count()
+        + numbered.iter().filter(|n| shows(n)).count();
+    shown as f64 / asked as f64
+}
+
+/// Whether `text` holds `name`; a name ending in a digit only where no digit follows it ("class 7"
+/// is not in "class 70").
+fn holds_name(text: &str, name: &str) -> bool {
+    if !name.ends_with(|c: char| c.is_ascii_digit()) {
+        return text.contains(name);
+    }
+    text.match_indices(name).any(|(at, _)| !text[at + name.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// 1 / the best rank any source gave the hit (its merged duplicates included).
@@ -387,6 +401,10 @@ pub struct Asked<'a> {
     pub tokens: &'a [(String, f64)],
     /// Each name or id the question names, in every spelling known (lowercased).
     pub names: &'a [Vec<String>],
+    /// The numbered names the question holds ("class 7", "terminal 2":
+    /// [`fedsearch_core::text::numbered_names`]), lowercased: `names` counts them too, but
+    /// they name no record.
+    pub numbered: Vec<String>,
     /// The question's own tokens in order ([`Asked::sequence`]).
     pub sequence: Vec<String>,
     /// The question asks for a rule or procedure ([`crate::intent::asks_for_rule`]).
@@ -428,6 +446,7 @@ impl<'a> Asked<'a> {
         Asked {
             tokens,
             names,
+            numbered: fedsearch_core::text::numbered_names(question),
             sequence: sequence(question),
             asks_for_rule: false,
             reference_sources: HashSet::new(),
@@ -449,7 +468,7 @@ impl<'a> Asked<'a> {
 fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
     let question = asked.tokens;
     let index = Index::new(question, &asked.sequence, asked.expansions);
-    let needed = !asked.names.is_empty() || !index.phrases.is_empty();
+    let needed = !asked.names.is_empty() || !asked.numbered.is_empty() || !index.phrases.is_empty();
     let lowered: Vec<String> = hits.iter().map(|h| if needed { lowered_text(h) } else { String::new() }).collect();
     let shown: Vec<Shown> =
         hits.iter().zip(&lowered).map(|(h, text)| Shown::of(h, &index, question.len(), text)).collect();
@@ -477,7 +496,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
             title_coverage: title[i],
-            names: names_shown(h, &lowered[i], asked.names),
+            names: names_shown(h, &lowered[i], asked.names, &asked.numbered),
             reciprocal_rank: reciprocal_rank(h),
             outside_window: if outside_window(h, asked) { 1.0 } else { 0.0 },
             score: 0.0,
@@ -824,6 +843,28 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &Asked::new("", &q, &[]), &weights);
         assert_eq!(h[0].id, "wiki:runbook", "without the name the topic wins");
+    }
+
+    #[test]
+    fn a_hit_showing_the_numbered_name_the_question_asks_about_outranks_one_sharing_its_other_words() {
+        let g = Glossary::new(true, &[]);
+        let asked = "Do we accept class 7 radioactive cargo for sea freight?";
+        let q = question(asked, &g);
+        let hits = || {
+            vec![
+                hit("guides:RAIL", "Rail freight: cargo accepted, quicker than the sea route", 1.0),
+                hit("guides:DG", "Dangerous goods by sea freight: class 1 and class 7 are not accepted", 0.9),
+                hit("guides:DG-70", "Sea freight class 70 cargo accepted", 0.9),
+            ]
+        };
+        let weights = RerankWeights::default();
+        let mut h = hits();
+        rerank(&mut h, &Asked::new(asked, &q, &[]), &weights);
+        assert_eq!(h[0].id, "guides:DG", "{:?}", h.iter().map(|h| &h.id).collect::<Vec<_>>());
+        let names = |h: &Hit| h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).unwrap().names;
+        assert_eq!(names(&h[0]), 1.0);
+        assert!(h[1..].iter().all(|h| names(h) == 0.0), "class 70 is not class 7");
+        assert!(Asked::new("Do we accept radioactive cargo?", &q, &[]).numbered.is_empty());
     }
 
     #[test]
