@@ -289,6 +289,25 @@ pub fn numbered_names(text: &str) -> Vec<String> {
     out
 }
 
+/// The codes a text holds, lowercased, each once: a run of ASCII letters, digits, `-` and `.`
+/// that starts with a letter and holds a digit, three characters or more ("UN38.3", "B2606",
+/// "E-217", "KM-D100"; not "30km", "Q3"). Like a numbered name, a code tells one thing from its
+/// neighbours.
+pub fn codes(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.')) {
+        let code = run.trim_matches(|c: char| c == '-' || c == '.');
+        let starts_with_letter = code.starts_with(|c: char| c.is_ascii_alphabetic());
+        if code.len() >= 3 && starts_with_letter && code.bytes().any(|b| b.is_ascii_digit()) {
+            let lowered = code.to_ascii_lowercase();
+            if !out.contains(&lowered) {
+                out.push(lowered);
+            }
+        }
+    }
+    out
+}
+
 /// The tokens of several texts (a hit's title, snippet and metadata values), as one set.
 pub fn token_set<'a>(parts: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
     let mut set = HashSet::new();
@@ -357,6 +376,13 @@ mod tests {
         assert!(numbered_names("the cargo. 7 items later").is_empty(), "punctuation splits the pair");
         assert!(numbered_names("order 12345 and P200 7").is_empty(), "five digits are an id; P200 is no word");
         assert!(numbered_names("class 7A, 运输 7").is_empty());
+    }
+
+    #[test]
+    fn a_run_of_letters_and_digits_that_starts_with_a_letter_is_a_code() {
+        assert_eq!(codes("UN38.3 测试摘要是必须的吗？"), ["un38.3"]);
+        assert_eq!(codes("哪些除颤仪装的还是 B2606 电池, E-217 and KM-D100."), ["b2606", "e-217", "km-d100"]);
+        assert!(codes("30km in Q3, 2026-10-20, 5.5 and words").is_empty());
     }
 
     #[test]

@@ -20,8 +20,9 @@
 //!   candidate's: unlike coverage it counts repeats and discounts long snippets.
 //! - `names`: the share of the names and ids the question names (order numbers, and customers or
 //!   people in either script from the sources' vocabularies: [`crate::aliases`]) and of its
-//!   numbered names ("class 7", "Terminal 2": [`fedsearch_core::text::numbered_names`]; "class 7"
-//!   is not shown by "class 70") it shows.
+//!   numbered names and codes ("class 7", "Terminal 2", "UN38.3", "B2606":
+//!   [`fedsearch_core::text::numbered_names`], [`fedsearch_core::text::codes`]; "class 7" is not
+//!   shown by "class 70") it shows.
 //! - `reciprocal_rank`: 1 / its best rank in a source.
 //! - `kind_named`: the question names its kind, its doc_type or source ("which tickets").
 //! - `named_id`: the question names the hit's own id (`TCK-5002`): the record asked about. A
@@ -401,8 +402,9 @@ pub struct Asked<'a> {
     pub tokens: &'a [(String, f64)],
     /// Each name or id the question names, in every spelling known (lowercased).
     pub names: &'a [Vec<String>],
-    /// The numbered names the question holds ("class 7", "terminal 2":
-    /// [`fedsearch_core::text::numbered_names`]), lowercased: `names` counts them too, but
+    /// The numbered names and codes the question holds ("class 7", "terminal 2", "un38.3":
+    /// [`fedsearch_core::text::numbered_names`], [`fedsearch_core::text::codes`]), lowercased:
+    /// `names` counts them too, but
     /// they name no record.
     pub numbered: Vec<String>,
     /// The question's own tokens in order ([`Asked::sequence`]).
@@ -446,7 +448,11 @@ impl<'a> Asked<'a> {
         Asked {
             tokens,
             names,
-            numbered: fedsearch_core::text::numbered_names(question),
+            numbered: {
+                let mut n = fedsearch_core::text::numbered_names(question);
+                n.extend(fedsearch_core::text::codes(question));
+                n
+            },
             sequence: sequence(question),
             asks_for_rule: false,
             reference_sources: HashSet::new(),
@@ -865,6 +871,15 @@ mod tests {
         assert_eq!(names(&h[0]), 1.0);
         assert!(h[1..].iter().all(|h| names(h) == 0.0), "class 70 is not class 7");
         assert!(Asked::new("Do we accept radioactive cargo?", &q, &[]).numbered.is_empty());
+        let code = "UN38.3 测试摘要是必须的吗？";
+        let q = question(code, &g);
+        let mut h = vec![
+            hit("guides:CUSTOMS", "出口报关资料 测试摘要", 1.0),
+            hit("guides:DG", "DG guide: UN38.3 test summary", 0.9),
+        ];
+        rerank(&mut h, &Asked::new(code, &q, &[]), &weights);
+        let of = |id: &str| names(h.iter().find(|h| h.id == id).unwrap());
+        assert_eq!((of("guides:DG"), of("guides:CUSTOMS")), (1.0, 0.0), "a code the question holds counts as a name");
     }
 
     #[test]
