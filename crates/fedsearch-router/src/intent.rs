@@ -96,6 +96,21 @@ pub fn asks_for_definition(question: &str) -> bool {
     cued(&question.to_lowercase(), &ENGLISH_DEFINITION, CHINESE_DEFINITION)
 }
 
+/// English forms that ask for a reason ("why is …", "how come", "what is the reason").
+static ENGLISH_WHY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:why|how come|what is the reason|what's the reason|reason for|reason why)\b")
+        .expect("the why cues compile")
+});
+
+/// Chinese forms that ask for a reason.
+const CHINESE_WHY: &[&str] = &["为什么", "为啥", "怎么会", "什么原因", "啥原因", "原因是"];
+
+/// Whether the question asks for a reason ("Why is Pearl River's order on hold?", 为什么不能再订舱):
+/// about a record, the record's state is what the rule that explains it names.
+pub fn asks_why(question: &str) -> bool {
+    cued(&question.to_lowercase(), &ENGLISH_WHY, CHINESE_WHY)
+}
+
 /// Page titles of a glossary: a list of definitions that shares words with most questions of its
 /// domain and answers few of them.
 static GLOSSARY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -292,6 +307,20 @@ mod tests {
             assert!(asks_for_state(q).is_some() && !asks_for_rule(q), "{q}");
         }
         assert!(asks_for_rule("How much is owed before an account is put on hold?"));
+    }
+
+    #[test]
+    fn questions_asking_for_a_reason_are_told_from_other_questions() {
+        for q in [
+            "Why is Pearl River's AED order on hold?",
+            "优品跨境为什么不能再订舱了？",
+            "How come the invoice is disputed?",
+        ] {
+            assert!(asks_why(q), "{q}");
+        }
+        for q in ["Which orders are on hold?", "备用机最多能借多久？", "Whyte Logistics invoices"] {
+            assert!(!asks_why(q), "{q}");
+        }
     }
 
     #[test]

@@ -155,6 +155,21 @@ fn second_round(
     (crate::referenced::wanted(hits, &named, asked), crate::referenced::about(hits, &named, &document_names, asked))
 }
 
+/// How many of the first fused hits a why-question's record is looked for in.
+const WHY_SCAN: usize = 3;
+
+/// The state of the record a why-question asks about: the `status` of the first records row
+/// among the first [`WHY_SCAN`] hits, in its spellings (`credit_hold`, `credit hold`). The rule
+/// that explains the record names that state ("逾期 60 天：客户状态改为 credit_hold"), so it counts
+/// as a name the question names. None when the value is a single plain word ("open", "paid"):
+/// too common to point at one rule.
+fn why_state(hits: &[fedsearch_proto::types::Hit], is_records: impl Fn(&str) -> bool) -> Option<Vec<String>> {
+    let row = hits.iter().take(WHY_SCAN).find(|h| is_records(&h.source))?;
+    let status = row.metadata.get("status")?.trim().to_lowercase();
+    let spaced = status.replace(['_', '-'], " ");
+    (spaced != status).then(|| vec![status, spaced])
+}
+
 /// The names and ids the question names, each in every spelling known (lowercased): the ids
 /// routing found and the two-script names of the sources' vocabularies.
 fn named(entities: &[String], two_script: &[(String, String)]) -> Vec<Vec<String>> {
@@ -413,7 +428,10 @@ pub async fn run(
     // fusing in-process should it not answer, re-ranking and packing.
     let fusion_by = deadline.max(Instant::now()) + answer_by.saturating_duration_since(deadline) / 2;
     let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
-    let names = named(&terms.entities, &two_script);
+    let mut names = named(&terms.entities, &two_script);
+    if crate::intent::asks_why(&req.query) {
+        names.extend(why_state(&fused.hits, |s| state.registry.get(s).is_some_and(|s| s.config.kind == "sql")));
+    }
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
     asked.asks_for_rule = crate::intent::asks_for_rule(&req.query);
     asked.state = crate::intent::asks_for_state(&req.query);
@@ -523,6 +541,23 @@ async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::E
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_why_question_names_the_state_of_the_first_record_among_the_first_hits() {
+        let hit = |id: &str, status: &str| fedsearch_proto::types::Hit {
+            id: id.into(),
+            source: id.split(':').next().unwrap().into(),
+            metadata: [("status".to_string(), status.to_string())].into_iter().collect(),
+            ..Default::default()
+        };
+        let records = |s: &str| s == "shipments";
+        let hits =
+            [hit("wiki:a", "current"), hit("shipments:CU-1012", "credit_hold"), hit("shipments:CU-1", "on_hold")];
+        assert_eq!(why_state(&hits, records), Some(vec!["credit_hold".to_string(), "credit hold".to_string()]));
+        assert_eq!(why_state(&[hit("shipments:FI-1", "paid")], records), None, "one plain word points at no rule");
+        let late = [hit("wiki:a", ""), hit("wiki:b", ""), hit("wiki:c", ""), hit("shipments:CU-1012", "credit_hold")];
+        assert_eq!(why_state(&late, records), None, "only the first hits");
+    }
 
     #[test]
     fn fusing_and_answering_come_out_of_the_callers_budget() {
