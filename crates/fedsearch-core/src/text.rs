@@ -71,6 +71,24 @@ fn stem_cow(word: &str) -> Cow<'_, str> {
     Cow::Borrowed(word)
 }
 
+/// The stem a token is matched by: [`stem`], less a final silent `e` (not of `ee`, nor of a stem
+/// of three letters), so the bare word meets its inflected forms — `damage` meets "damaged"
+/// (`damag`), `charge` "charging", `case` "cases", `dispute` "disputed".
+pub fn token_stem(word: &str) -> Cow<'_, str> {
+    let s = stem_cow(word);
+    if s.len() > 3 && s.ends_with('e') && !s.ends_with("ee") {
+        match s {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[..b.len() - 1]),
+            Cow::Owned(mut o) => {
+                o.pop();
+                Cow::Owned(o)
+            }
+        }
+    } else {
+        s
+    }
+}
+
 /// At most this many other forms of one word ([`word_forms`]).
 const MAX_FORMS: usize = 4;
 
@@ -162,7 +180,7 @@ pub fn each_token(text: &str, mut push: impl FnMut(&str)) {
     for w in words(&lowered) {
         let w = w.trim_matches('-');
         if w.chars().count() >= 2 && !is_stop_word(w) && w.chars().any(char::is_alphabetic) {
-            push(&stem_cow(w));
+            push(&token_stem(w));
         }
     }
     // Each run of CJK characters: its bigrams (a one-character run whole), as slices.
@@ -383,6 +401,14 @@ mod tests {
         assert_eq!(codes("UN38.3 测试摘要是必须的吗？"), ["un38.3"]);
         assert_eq!(codes("哪些除颤仪装的还是 B2606 电池, E-217 and KM-D100."), ["b2606", "e-217", "km-d100"]);
         assert!(codes("30km in Q3, 2026-10-20, 5.5 and words").is_empty());
+    }
+
+    #[test]
+    fn a_bare_word_and_its_inflected_forms_share_a_token() {
+        for (a, b) in [("damage", "damaged"), ("charge", "charging"), ("case", "cases"), ("dispute", "disputed")] {
+            assert_eq!(tokens(a), tokens(b), "{a} / {b}");
+        }
+        assert_eq!(tokens("fee free use"), ["fee", "free", "use"], "ee and three letters keep their e");
     }
 
     #[test]

@@ -150,15 +150,10 @@ impl Prepared {
     }
 }
 
-/// The stem terms are matched by: [`stem`], less a final silent `e` (not of `ee`, nor of a word
-/// of three letters), so the bare verb meets its other forms — `insure` meets "insured"
-/// (`insur`), `damage` "damaged", `case` "cases" (`cas`), `dispute` "disputed".
+/// The stem terms are matched by: a token's ([`fedsearch_core::text::token_stem`]), so the bare
+/// verb meets its other forms — `insure` meets "insured" (`insur`), `damage` "damaged".
 fn match_stem(word: &str) -> String {
-    let mut s = stem(word);
-    if s.len() > 3 && s.ends_with('e') && !s.ends_with("ee") {
-        s.pop();
-    }
-    s
+    fedsearch_core::text::token_stem(word).into_owned()
 }
 
 /// A glossary or keyword term, ready to match: CJK terms by substring, Latin terms by the stems
