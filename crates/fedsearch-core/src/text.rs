@@ -1,8 +1,8 @@
 //! Text analysis every service shares: tokens that match across spellings — lowercased Latin
 //! words of 2+ letters without stop words, lightly stemmed (`shipments` → `shipment`,
-//! `refunded` → `refund`, `shipping` → `ship`), and every bigram of each run of CJK characters
-//! (a one-character run is kept whole), the standard CJK analysis: 发货 in 为什么还没发货 meets
-//! 发货 in a description without a dictionary.
+//! `refunded` → `refund`, `shipping` → `ship`; `damaged` and `damage` → `damag`), and every
+//! bigram of each run of CJK characters (a one-character run is kept whole), the standard CJK
+//! analysis: 发货 in 为什么还没发货 meets 发货 in a description without a dictionary.
 
 use std::{borrow::Cow, collections::HashSet, sync::LazyLock};
 
