@@ -402,10 +402,10 @@ pub struct Asked<'a> {
     pub tokens: &'a [(String, f64)],
     /// Each name or id the question names, in every spelling known (lowercased).
     pub names: &'a [Vec<String>],
-    /// The numbered names and codes the question holds ("class 7", "terminal 2", "un38.3":
-    /// [`fedsearch_core::text::numbered_names`], [`fedsearch_core::text::codes`]), lowercased:
-    /// `names` counts them too, but
-    /// they name no record.
+    /// The numbered names and codes the question holds that `names` does not ("class 7",
+    /// "terminal 2", "un38.3": [`fedsearch_core::text::numbered_names`],
+    /// [`fedsearch_core::text::codes`]), lowercased: the `names` feature counts them too, but they
+    /// name no record.
     pub numbered: Vec<String>,
     /// The question's own tokens in order ([`Asked::sequence`]).
     pub sequence: Vec<String>,
@@ -448,11 +448,7 @@ impl<'a> Asked<'a> {
         Asked {
             tokens,
             names,
-            numbered: {
-                let mut n = fedsearch_core::text::numbered_names(question);
-                n.extend(fedsearch_core::text::codes(question));
-                n
-            },
+            numbered: numbered(question, names),
             sequence: sequence(question),
             asks_for_rule: false,
             reference_sources: HashSet::new(),
@@ -468,6 +464,15 @@ impl<'a> Asked<'a> {
             record_sources: HashSet::new(),
         }
     }
+}
+
+/// The numbered names and codes of `question` that are none of the spellings of `names` (an
+/// order number is a code and an id the question names: counted once).
+fn numbered(question: &str, names: &[Vec<String>]) -> Vec<String> {
+    let mut n = fedsearch_core::text::numbered_names(question);
+    n.extend(fedsearch_core::text::codes(question));
+    n.retain(|x| !names.iter().flatten().any(|spelling| spelling == x));
+    n
 }
 
 /// Every candidate's features, in the hits' order: each hit's text is tokenized once.
@@ -871,6 +876,12 @@ mod tests {
         assert_eq!(names(&h[0]), 1.0);
         assert!(h[1..].iter().all(|h| names(h) == 0.0), "class 70 is not class 7");
         assert!(Asked::new("Do we accept radioactive cargo?", &q, &[]).numbered.is_empty());
+        let order = [vec!["so20261001".to_string()]];
+        assert_eq!(
+            Asked::new("Why has SO20261001 not shipped?", &q, &order).numbered,
+            Vec::<String>::new(),
+            "an id once"
+        );
         let code = "UN38.3 测试摘要是必须的吗？";
         let q = question(code, &g);
         let mut h = vec![
