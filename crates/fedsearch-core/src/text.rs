@@ -294,7 +294,7 @@ pub fn numbered_names(text: &str) -> Vec<String> {
             && !NOT_NAMING.contains(&lowered.as_str());
         let digits = number.trim_end_matches(['.', ',', '?', '!', ';', ':', ')']);
         let is_number = (1..=4).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
-        let unit_follows = digits.len() < number.len() && number.ends_with('%')
+        let unit_follows = (digits.len() < number.len() && number.ends_with('%'))
             || raw.get(i + 2).is_some_and(|next| {
                 let next = next.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
                 digits.len() == number.len() && UNITS.contains(&next.as_str())

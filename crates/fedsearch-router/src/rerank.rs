@@ -861,15 +861,12 @@ mod tests {
         let g = Glossary::new(true, &[]);
         let asked = "Do we accept class 7 radioactive cargo for sea freight?";
         let q = question(asked, &g);
-        let hits = || {
-            vec![
-                hit("guides:RAIL", "Rail freight: cargo accepted, quicker than the sea route", 1.0),
-                hit("guides:DG", "Dangerous goods by sea freight: class 1 and class 7 are not accepted", 0.9),
-                hit("guides:DG-70", "Sea freight class 70 cargo accepted", 0.9),
-            ]
-        };
         let weights = RerankWeights::default();
-        let mut h = hits();
+        let mut h = vec![
+            hit("guides:RAIL", "Rail freight: cargo accepted, quicker than the sea route", 1.0),
+            hit("guides:DG", "Dangerous goods by sea freight: class 1 and class 7 are not accepted", 0.9),
+            hit("guides:DG-70", "Sea freight class 70 cargo accepted", 0.9),
+        ];
         rerank(&mut h, &Asked::new(asked, &q, &[]), &weights);
         assert_eq!(h[0].id, "guides:DG", "{:?}", h.iter().map(|h| &h.id).collect::<Vec<_>>());
         let names = |h: &Hit| h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).unwrap().names;

@@ -428,9 +428,19 @@ pub async fn run(
     // fusing in-process should it not answer, re-ranking and packing.
     let fusion_by = deadline.max(Instant::now()) + answer_by.saturating_duration_since(deadline) / 2;
     let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
+    // The selected sources of one kind: reference material (no `time_phrases`), records (`sql`).
+    let selected_where = |keep: fn(&crate::registry::Source) -> bool| {
+        routing
+            .selected
+            .iter()
+            .filter(|r| state.registry.get(&r.source).is_some_and(keep))
+            .map(|r| r.source.clone())
+            .collect()
+    };
+    let record_sources: foldhash::HashSet<String> = selected_where(|s| s.config.kind == "sql");
     let mut names = named(&terms.entities, &two_script);
     if crate::intent::asks_why(&req.query) {
-        names.extend(why_state(&fused.hits, |s| state.registry.get(s).is_some_and(|s| s.config.kind == "sql")));
+        names.extend(why_state(&fused.hits, |s| record_sources.contains(s)));
     }
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
     asked.asks_for_rule = crate::intent::asks_for_rule(&req.query);
@@ -442,17 +452,8 @@ pub async fn run(
     asked.expansions = &terms.expansions;
     asked.concepts = &terms.concepts;
     asked.windows = windows;
-    // The selected sources of one kind: reference material (no `time_phrases`), records (`sql`).
-    let selected_where = |keep: fn(&crate::registry::Source) -> bool| {
-        routing
-            .selected
-            .iter()
-            .filter(|r| state.registry.get(&r.source).is_some_and(keep))
-            .map(|r| r.source.clone())
-            .collect()
-    };
     asked.reference_sources = selected_where(|s| !s.config.routing.time_phrases);
-    asked.record_sources = selected_where(|s| s.config.kind == "sql");
+    asked.record_sources = record_sources;
     let weights = state.config.rerank.weights();
     crate::rerank::rerank(&mut fused.hits, &asked, &weights);
     let round = crate::referenced::Round {

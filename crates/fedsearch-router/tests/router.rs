@@ -794,13 +794,28 @@ async fn as_of_and_the_users_zone_decide_what_yesterday_means_and_reach_the_adap
     assert!(err.message().contains("time_zone"), "{}", err.message());
 }
 
+/// The output stream of the test fusion services.
+type FuseOutputs = Pin<Box<dyn futures::Stream<Item = Result<fedsearch_proto::fusion::FuseOutput, Status>> + Send>>;
+
+/// Serves `fusion` on a free port of 127.0.0.1 and returns its address.
+async fn serve_fusion(fusion: impl fedsearch_proto::fusion::fusion_server::Fusion) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(fedsearch_proto::fusion::fusion_server::FusionServer::new(fusion))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    addr
+}
+
 /// A fusion service that takes the stream and then stops: it never reads an input nor answers,
 /// like a stopped (SIGSTOP) process whose kernel still accepts.
 struct StalledFusion;
 
 #[tonic::async_trait]
 impl fedsearch_proto::fusion::fusion_server::Fusion for StalledFusion {
-    type FuseStream = Pin<Box<dyn futures::Stream<Item = Result<fedsearch_proto::fusion::FuseOutput, Status>> + Send>>;
+    type FuseStream = FuseOutputs;
 
     async fn fuse(
         &self,
@@ -816,13 +831,7 @@ impl fedsearch_proto::fusion::fusion_server::Fusion for StalledFusion {
 
 #[tokio::test]
 async fn a_stalled_fusion_service_cannot_hold_a_search_past_its_deadline() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let fusion_addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(fedsearch_proto::fusion::fusion_server::FusionServer::new(StalledFusion))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
+    let fusion_addr = serve_fusion(StalledFusion).await;
     let many: Vec<_> =
         (0..40).map(|i| (format!("s{i}"), Script::answer(make_hits(&format!("s{i}"), 5), Duration::ZERO))).collect();
     let a = ScriptedAdapter::new("a", many.into_iter().collect());
@@ -983,7 +992,7 @@ struct RecordingFusion {
 
 #[tonic::async_trait]
 impl fedsearch_proto::fusion::fusion_server::Fusion for RecordingFusion {
-    type FuseStream = Pin<Box<dyn futures::Stream<Item = Result<fedsearch_proto::fusion::FuseOutput, Status>> + Send>>;
+    type FuseStream = FuseOutputs;
 
     async fn fuse(
         &self,
@@ -1027,13 +1036,7 @@ impl fedsearch_proto::fusion::fusion_server::Fusion for RecordingFusion {
 #[tokio::test]
 async fn a_search_is_fused_by_the_service_in_one_call_and_a_stream_batch_by_batch() {
     let fusion = RecordingFusion::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let fusion_addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(fedsearch_proto::fusion::fusion_server::FusionServer::new(fusion.clone()))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
+    let fusion_addr = serve_fusion(fusion.clone()).await;
     let a = ScriptedAdapter::new(
         "a",
         scripts(vec![

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-pub use fedsearch_core::text::{is_cjk, is_stop_word, stem, tokens, words};
+pub use fedsearch_core::text::{is_cjk, is_stop_word, tokens, words};
 
 /// Function words that separate content words in Chinese text (longest first when matched).
 const CJK_STOP_WORDS: &[&str] = &[
