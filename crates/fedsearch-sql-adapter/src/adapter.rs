@@ -183,6 +183,8 @@ impl SqlAdapter {
         let mut seen_hits = std::collections::HashSet::new();
         // (template, rows, chain) of the last step, for its follow-ups.
         let mut frontier: Vec<(&Template, Vec<Record>, String)> = Vec::new();
+        // Every first lookup's rows, for the keyed follow-ups.
+        let mut firsts: Vec<(&Template, Vec<Record>)> = Vec::new();
         for (run, result) in plan.runs.iter().zip(results) {
             let rows = match result {
                 Ok(rows) => rows,
@@ -201,20 +203,25 @@ impl SqlAdapter {
                 }
             }
             if !run.template.follow_ups.is_empty() {
-                frontier.push((run.template, rows, run.template.name.clone()));
+                frontier.push((run.template, rows.clone(), run.template.name.clone()));
             }
+            firsts.push((run.template, rows));
         }
         let now = query.as_of.as_ref().and_then(fedsearch_core::time::to_chrono).unwrap_or_else(chrono::Utc::now);
         let limits = &self.catalog.follow_up_limits;
         let mut seen = std::collections::HashSet::new();
+        let ran: std::collections::HashSet<&str> = plan.runs.iter().map(|r| r.template.name.as_str()).collect();
+        let firsts: Vec<(&Template, &[Record])> = firsts.iter().map(|(t, rows)| (*t, rows.as_slice())).collect();
+        let haystack = select::keyword_haystack(&query);
+        let mut keyed = crate::followup::keyed(&self.catalog, &haystack, &firsts, &ran, query.limit, now, &mut seen);
         let mut runs_left = limits.max_runs as usize;
         // Follow-ups cut by the deadline: (parent hit id, template).
         let mut timed_out: Vec<(String, String)> = Vec::new();
         for _depth in 0..limits.max_depth {
-            if frontier.is_empty() || runs_left == 0 {
+            if (frontier.is_empty() && keyed.is_empty()) || runs_left == 0 {
                 break;
             }
-            let mut next = Vec::new();
+            let mut next = std::mem::take(&mut keyed);
             for (template, rows, via) in &frontier {
                 next.extend(crate::followup::next(&self.catalog, template, rows, via, query.limit, now, &mut seen));
             }

@@ -19,6 +19,9 @@
 //! values) pair runs once. Every step shares the sub-query's deadline. Hits of a follow-up carry
 //! `via` (the chain of templates, `customer_by_phone > customer_recent_orders`) and `via_row`
 //! (the id of the row that started it).
+//!
+//! Keyed follow-ups ([`keyed`]) need no config: a template the question asks for by its keywords
+//! but not by its patterns runs with the key its patterns capture taken from a first lookup's row.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -69,12 +72,7 @@ pub fn next<'a>(
                     _ => fits = false,
                 }
             }
-            if !fits || !matches!(select::finish(target, limit, &mut values, false, now), Ok(true)) {
-                continue;
-            }
-            if !seen.insert(format!("{}\u{0}{values:?}", target.name)) {
-                continue;
-            }
+            let Some(values) = fits.then(|| ready(target, values, limit, now, seen)).flatten() else { continue };
             out.push(Next {
                 template: target,
                 values,
@@ -84,4 +82,69 @@ pub fn next<'a>(
         }
     }
     out
+}
+
+/// `values` completed with the target's defaults and the row limit, unless a required
+/// parameter is still missing or the (template, values) pair is in `seen` (which it joins).
+fn ready(
+    target: &Template,
+    mut values: BTreeMap<String, Value>,
+    limit: u32,
+    now: DateTime<Utc>,
+    seen: &mut HashSet<String>,
+) -> Option<BTreeMap<String, Value>> {
+    let complete = matches!(select::finish(target, limit, &mut values, false, now), Ok(true));
+    (complete && seen.insert(format!("{}\u{0}{values:?}", target.name))).then_some(values)
+}
+
+/// Keyed follow-ups, which need no config: a template the question asks for by its keywords
+/// ("what did this container cost" → the charges of a booking), keyed by a parameter its
+/// patterns capture (`booking_no`) that the question does not name, runs with that parameter
+/// taken from the same-named column of a row the first lookups found (the booking that carries
+/// the container). `ran` are the templates that ran already; `haystack` is where keywords are
+/// looked for ([`select::keyword_haystack`]). Bounded like `follow_ups`: the first `max_fan_out`
+/// rows of each lookup, and the caller's run limit.
+pub fn keyed<'a>(
+    catalog: &'a Catalog,
+    haystack: &str,
+    first: &[(&Template, &[Record])],
+    ran: &HashSet<&str>,
+    limit: u32,
+    now: DateTime<Utc>,
+    seen: &mut HashSet<String>,
+) -> Vec<Next<'a>> {
+    let fan_out = catalog.follow_up_limits.max_fan_out as usize;
+    let targets: Vec<&Template> =
+        catalog.templates.iter().filter(|t| !ran.contains(t.name.as_str()) && asked_for(t, haystack)).collect();
+    let mut out = Vec::new();
+    for (from, rows) in first {
+        for row in rows.iter().take(fan_out) {
+            let parent = mapping::row_id(from, row).unwrap_or_default();
+            for target in &targets {
+                for key in target.patterns.iter().flat_map(|re| re.capture_names().flatten()) {
+                    let Some(Ok(v)) =
+                        mapping::cell_text(row, key).map(|raw| target.params[key].parse_at(key, &raw, now))
+                    else {
+                        continue;
+                    };
+                    let Some(values) = ready(target, BTreeMap::from([(key.to_string(), v)]), limit, now, seen) else {
+                        continue;
+                    };
+                    out.push(Next {
+                        template: target,
+                        values,
+                        via: format!("{} > {}", from.name, target.name),
+                        parent: parent.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether the question asks for `template` by one of its keywords (a template without keywords
+/// is asked for by its patterns alone, which the question did not match).
+fn asked_for(template: &Template, haystack: &str) -> bool {
+    !template.patterns.is_empty() && template.keywords.iter().any(|k| haystack.contains(k.as_str()))
 }

@@ -131,7 +131,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
 /// Where a template's `keywords` are looked for: the question and the router's terms, which
 /// carry its glossary expansions (a Chinese question meets English keywords and the reverse),
 /// one per line so that no keyword is made of two neighbouring terms. Lowercased.
-fn keyword_haystack(query: &SubQuery) -> String {
+pub(crate) fn keyword_haystack(query: &SubQuery) -> String {
     let mut text = query.text.to_lowercase();
     for term in &query.terms {
         text.push('\n');

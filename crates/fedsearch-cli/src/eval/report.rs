@@ -27,6 +27,10 @@ pub struct QuestionResult {
     /// The grade each returned hit earned, in order (0 = not relevant).
     #[serde(default)]
     pub grades: Vec<u8>,
+    /// The score each returned hit was ordered by, in order: the router's re-scoring, else the
+    /// fused score (what an offline study of a selection rule reads).
+    #[serde(default)]
+    pub hit_scores: Vec<f64>,
     /// Sources that did not answer OK, as `source=STATE`.
     pub not_ok: Vec<String>,
     pub latency_ms: u64,
@@ -45,6 +49,7 @@ impl QuestionResult {
             strategy: r.routing.as_ref().map(|d| d.strategy.clone()).unwrap_or_default(),
             top: r.hits.iter().map(|h| h.id.clone()).collect(),
             grades: super::metrics::grades(q, a),
+            hit_scores: r.hits.iter().map(ordered_by).collect(),
             not_ok: r
                 .sources
                 .iter()
@@ -54,6 +59,11 @@ impl QuestionResult {
             latency_ms: latency.as_millis() as u64,
         }
     }
+}
+
+/// The score a hit was ordered by: its re-scoring's, else its fused score.
+fn ordered_by(h: &fedsearch_proto::types::Hit) -> f64 {
+    h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).map_or(h.fused_score, |r| r.score)
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -57,6 +57,22 @@ templates:
     permission: "s.owner = :user.subject"
     params: {{order_no: {{type: string, required: true}}}}
     hit: {{id: ship_id, title: "shipment {{ship_id}} {{status}}", doc_type: shipment, metadata: [order_no]}}
+  - name: shipment_by_id
+    sql:
+      default: "SELECT s.ship_id, s.order_no, s.status FROM ({SHIPMENTS}) AS s WHERE s.ship_id = :ship_id AND {{permission}}"
+      sqlite: "SELECT s.ship_id, s.order_no, s.status FROM shipments AS s WHERE s.ship_id = :ship_id AND {{permission}}"
+    permission: "s.owner = :user.subject"
+    params: {{ship_id: {{type: string, required: true, pattern: 'S\d+'}}}}
+    match: {{patterns: ['(?P<ship_id>\bS\d+\b)']}}
+    hit: {{id: ship_id, title: "shipment {{ship_id}} {{status}}", doc_type: shipment, metadata: [order_no]}}
+  - name: order_owner
+    sql:
+      default: "SELECT o.order_no, o.owner FROM ({ORDERS}) AS o WHERE o.order_no = :order_no AND {{permission}}"
+      sqlite: "SELECT o.order_no, o.owner FROM orders AS o WHERE o.order_no = :order_no AND {{permission}}"
+    permission: "o.owner = :user.subject"
+    params: {{order_no: {{type: string, required: true, pattern: 'O\d+'}}}}
+    match: {{patterns: ['(?P<order_no>\bO\d+\b)'], keywords: [owner, 负责人]}}
+    hit: {{id: order_no, title: "order {{order_no}} of {{owner}}", doc_type: order}}
   - name: slow_check
     sql:
       postgres: "SELECT s.id FROM (SELECT 'x' AS id WHERE :order_no = 'O9' AND {{permission}}) AS g CROSS JOIN LATERAL (SELECT g.id AS id FROM pg_sleep(60)) AS s"
@@ -189,6 +205,31 @@ async fn follow_ups_share_the_sub_querys_deadline(db: Db) {
     eprintln!("{db:?}: deadline shared: {took:?} / {took2:?}");
 }
 
+/// A question that asks for a template by its keywords but names none of its keys ("who owns
+/// the order of shipment S1") gets it keyed by a row the first lookup found, with no
+/// `follow_ups` configured, under the keyed template's own permission predicate.
+async fn keyed_follow_ups_take_the_key_from_a_found_row(db: Db) {
+    let (mut h, _f) = harness(db, "{max_depth: 2}").await;
+    let (hits, done) = search(&mut h, crate::common::query("alice", "who is the owner of the order of S1")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{db:?}: {done:?}");
+    assert_eq!(local_ids(&hits), ["order_owner:O1", "shipment_by_id:S1"], "{db:?}");
+    let o1 = hits.iter().find(|h| h.local_id == "order_owner:O1").unwrap();
+    assert_eq!(
+        (o1.metadata["via"].as_str(), o1.metadata["via_row"].as_str()),
+        ("shipment_by_id > order_owner", "S1"),
+        "{db:?}"
+    );
+    // Without one of its keywords the question does not ask for the order's owner.
+    let (hits, _) = search(&mut h, crate::common::query("alice", "where is S1")).await;
+    assert_eq!(local_ids(&hits), ["shipment_by_id:S1"], "{db:?}");
+    // bob's shipment S4 carries alice's order O4: the keyed step runs under the orders'
+    // predicate, so bob sees his shipment and not the order.
+    let (hits, done) = search(&mut h, crate::common::query("bob", "S4 的订单负责人是谁")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{db:?}: {done:?}");
+    assert_eq!(local_ids(&hits), ["shipment_by_id:S4"], "{db:?}");
+}
+
+per_engine!(keyed_follow_ups_take_the_key_from_a_found_row => keyed_follow_ups_postgres, keyed_follow_ups_mariadb, keyed_follow_ups_sqlite);
 per_engine!(follow_ups_chain_lookups_under_each_steps_permission => follow_ups_postgres, follow_ups_mariadb, follow_ups_sqlite);
 per_engine!(follow_ups_stop_at_the_depth_fan_out_and_run_limits => follow_up_limits_postgres, follow_up_limits_mariadb, follow_up_limits_sqlite);
 per_engine!(follow_ups_share_the_sub_querys_deadline => follow_up_deadline_postgres, follow_up_deadline_mariadb, follow_up_deadline_sqlite);
