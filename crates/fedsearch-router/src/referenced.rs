@@ -17,6 +17,10 @@
 //! entities (a search source pins a document whose id field holds one), and each document that
 //! shows one of those ids goes just below its row.
 //!
+//! Documents the first hits cite by id that the list holds further down (an order on hold "until
+//! the battery lot is fitted (FSN-2026-05-U1)") are lifted the same way ([`cited`]): no second
+//! round is needed for them.
+//!
 //! The second round has what is left of the answer's budget, at most [`BUDGET`]; a source that
 //! does not answer in time changes nothing. Only [`MAX_IDS`] ids are asked per search.
 
@@ -109,19 +113,31 @@ pub fn about(hits: &[Hit], records: &[Records<'_>], documents: &[&str], asked: &
         .collect()
 }
 
-/// Whether `row` shows `id` in its title, snippet or metadata, as a whole token (not inside a
-/// longer id).
-fn shows_id(row: &SourceHit, id: &str) -> bool {
+/// Whether one of `texts` shows `id` as a whole token, in any case: not inside a longer id
+/// (`FSN-2026-05` is not in `FSN-2026-05-U1`, nor `T-1` in `KT-1`), while a sentence's hyphen or
+/// full stop after it ends it ("see FSN-2026-05.").
+fn shows_token<'a>(mut texts: impl Iterator<Item = &'a str>, id: &str) -> bool {
     let id = id.to_lowercase();
-    let whole = |text: &str| {
+    // The characters on one side of a match, nearest first: is the match part of a longer id?
+    fn goes_on(mut side: impl Iterator<Item = char>) -> bool {
+        match side.next() {
+            Some(c) if c.is_alphanumeric() => true,
+            Some('-' | '_' | '.' | '/') => side.next().is_some_and(char::is_alphanumeric),
+            _ => false,
+        }
+    }
+    texts.any(|text| {
         let lowered = text.to_lowercase();
-        lowered.match_indices(&id).any(|(i, _)| {
-            let before = lowered[..i].chars().next_back();
-            let after = lowered[i + id.len()..].chars().next();
-            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-        })
-    };
-    whole(&row.title) || whole(&row.snippet) || row.metadata.values().any(|v| whole(v))
+        lowered
+            .match_indices(&id)
+            .any(|(i, _)| !goes_on(lowered[..i].chars().rev()) && !goes_on(lowered[i + id.len()..].chars()))
+    })
+}
+
+/// Whether `row` shows `id` in its title, snippet or metadata, as a whole token.
+fn shows_id(row: &SourceHit, id: &str) -> bool {
+    let texts = [row.title.as_str(), row.snippet.as_str()].into_iter().chain(row.metadata.values().map(String::as_str));
+    shows_token(texts, id)
 }
 
 /// The hits for the documents returned about the rows ([`about`]): each document that shows one
@@ -152,6 +168,34 @@ pub fn found_about(hits: &mut [Hit], wanted: &[Reference], rows: Vec<(String, So
         out.push(hit);
     }
     (out, ids)
+}
+
+/// The shortest key a hit is found cited by: shorter ones (`42`, `A1`) stand for too much else.
+const MIN_CITED_KEY: usize = 4;
+
+/// The documents the first [`SCAN`] hits cite by id (an order on hold "until battery lot B2609 is
+/// fitted (FSN-2026-05-U1)", a ticket that names its recall notice): each listed hit of another
+/// source whose key a first hit shows is lifted to [`SHARE`] of that hit's fused score, as a
+/// document found about a row is, unless it scores that already. Returns the ids lifted.
+pub fn cited(hits: &mut [Hit]) -> Vec<String> {
+    let mut lifted = Vec::new();
+    for at in 0..hits.len().min(SCAN) {
+        let floor = hits[at].fused_score * SHARE;
+        for j in 0..hits.len() {
+            let (by, h) = (&hits[at], &hits[j]);
+            let id = key(&h.id);
+            if j == at || h.source == by.source || h.fused_score >= floor || id.len() < MIN_CITED_KEY {
+                continue;
+            }
+            let texts =
+                [by.title.as_str(), by.snippet.as_str()].into_iter().chain(by.metadata.values().map(String::as_str));
+            if shows_token(texts, id) {
+                lifted.push(h.id.clone());
+                hits[j].fused_score = floor;
+            }
+        }
+    }
+    lifted
 }
 
 /// What every second-round sub-query shares with the search: its clock, explicit filters and
@@ -397,6 +441,36 @@ mod tests {
         assert_eq!(ids, ["orders:order_by_number:SO20261004"], "once; not a listed row; not an unasked one");
         assert!((f[0].fused_score - 0.5 * SHARE).abs() < 1e-12);
         assert_eq!(f[0].explanation.as_ref().unwrap().summary, "named by tickets:T-1");
+    }
+
+    #[test]
+    fn a_document_a_first_hit_cites_by_id_is_lifted_below_it() {
+        let scored = |id: &str, snippet: &str, score: f64| Hit {
+            snippet: snippet.into(),
+            fused_score: score,
+            ..hit(id, "", &[])
+        };
+        let mut hits = vec![
+            scored("orders:on_hold:KO-0467", "shipments stopped until lot B2609 is fitted (FSN-2026-05-U1)", 1.0),
+            scored("manuals:MAN-D100", "AED manual", 0.9),
+            scored("notices:FSN-2026-05", "the first notice", 0.3),
+            scored("notices:FSN-2026-05-U1", "lot B2606 recalled too", 0.2),
+            scored("orders:on_hold:KO-0423", "also FSN-2026-05-U1", 0.1),
+        ];
+        let lifted = cited(&mut hits);
+        assert_eq!(
+            lifted,
+            ["notices:FSN-2026-05-U1"],
+            "a whole id only (not FSN-2026-05 inside it), another source only"
+        );
+        assert!((hits[3].fused_score - SHARE).abs() < 1e-12);
+        assert_eq!((hits[2].fused_score, hits[4].fused_score), (0.3, 0.1));
+        // A hit that scores the floor already keeps its score; short keys are never cited.
+        let mut hits =
+            vec![scored("orders:o:KO-1", "see T12 and FSN-2026-07", 1.0), scored("notices:FSN-2026-07", "", 0.9)];
+        hits.push(scored("tickets:T12", "", 0.1));
+        assert!(cited(&mut hits).is_empty(), "{hits:?}");
+        assert_eq!(hits[1].fused_score, 0.9);
     }
 
     #[test]
