@@ -9,7 +9,8 @@
 //! a forced collect on every park gets it to 29–30 MB but costs ~18 % more CPU at 1,000 q/s.
 //!
 //! So the work is done once per idle period, on each worker:
-//! - [`runtime`] builds the multi-threaded runtime with a park hook that collects when a new
+//! - [`runtime`] builds the runtime (multi-threaded, or current-thread with
+//!   `FEDSEARCH_RUNTIME=current_thread`) with a park hook that collects when a new
 //!   *trim generation* has started since the worker last collected (one atomic load per park
 //!   otherwise);
 //! - [`return_idle_memory`] starts a thread that samples the workers' busy time every second and,
@@ -49,16 +50,45 @@ thread_local! {
     static SEEN: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The multi-threaded runtime every fedsearch service runs on (what `#[tokio::main]` builds, with
-/// the park hook of [`return_idle_memory`]). Worker count as tokio chooses: `TOKIO_WORKER_THREADS`,
-/// else the CPUs the process may use.
+/// The environment variable that picks the runtime's scheduler: `multi_thread` (the default) or
+/// `current_thread`.
+pub const RUNTIME_VAR: &str = "FEDSEARCH_RUNTIME";
+
+/// The runtime every fedsearch service runs on, with the park hook of [`return_idle_memory`].
+///
+/// By default tokio's multi-threaded scheduler, with the workers tokio chooses
+/// (`TOKIO_WORKER_THREADS`, else the CPUs the process may use: a pod's CPU limit).
+/// `FEDSEARCH_RUNTIME=current_thread` runs every task on the thread that runs the service's
+/// `main` instead: on the side-by-side benchmark (one worker per process) it cost 17–23 % less CPU
+/// per search and answered ~0.7 ms later at 1,000 q/s (a woken task waits its turn in one FIFO
+/// queue; the multi-threaded scheduler runs it next), with 4–8 % fewer searches/s at c=200 with
+/// slow sources (BENCHMARKS.md, session 19). Any other value is refused.
 pub fn runtime() -> std::io::Result<Runtime> {
-    runtime_builder().build()
+    builder_for(std::env::var(RUNTIME_VAR).ok().as_deref())?.build()
 }
 
-/// [`runtime`]'s builder, for a caller that sets more (tests set the worker count).
+/// The builder `FEDSEARCH_RUNTIME` (`value`, unset: `None`) names.
+fn builder_for(value: Option<&str>) -> std::io::Result<Builder> {
+    match value {
+        None | Some("" | "multi_thread") => Ok(runtime_builder()),
+        Some("current_thread") => Ok(current_thread_builder()),
+        Some(other) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{RUNTIME_VAR}={other:?}: expected multi_thread or current_thread"),
+        )),
+    }
+}
+
+/// The multi-threaded runtime's builder, for a caller that sets more (tests set the worker count).
 pub fn runtime_builder() -> Builder {
     let mut builder = Builder::new_multi_thread();
+    builder.enable_all().on_thread_park(collect_if_asked);
+    builder
+}
+
+/// The current-thread runtime's builder, with the same park hook.
+pub fn current_thread_builder() -> Builder {
+    let mut builder = Builder::new_current_thread();
     builder.enable_all().on_thread_park(collect_if_asked);
     builder
 }
@@ -164,6 +194,18 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_runtime_variable_picks_the_scheduler_and_refuses_anything_else() {
+        use tokio::runtime::RuntimeFlavor;
+        let flavor = |v: Option<&str>| builder_for(v).and_then(|mut b| b.build()).map(|r| r.handle().runtime_flavor());
+        assert_eq!(flavor(None).unwrap(), RuntimeFlavor::MultiThread);
+        assert_eq!(flavor(Some("multi_thread")).unwrap(), RuntimeFlavor::MultiThread);
+        assert_eq!(flavor(Some("current_thread")).unwrap(), RuntimeFlavor::CurrentThread);
+        let err = flavor(Some("single")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("FEDSEARCH_RUNTIME=\"single\""), "{err}");
     }
 
     #[test]

@@ -5,6 +5,9 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The tests share the process's resident set and the trim generation: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Resident set of this process in MB (Linux).
 fn rss_mb() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
@@ -14,6 +17,7 @@ fn rss_mb() -> u64 {
 
 #[test]
 fn an_idle_runtime_hands_back_what_a_burst_freed() {
+    let _one = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let runtime = fedsearch_memory::runtime_builder().worker_threads(2).build().expect("runtime");
     let handle = runtime.handle().clone();
     let before = rss_mb();
@@ -44,4 +48,32 @@ fn an_idle_runtime_hands_back_what_a_burst_freed() {
         "memory returned: {before} MB before the burst, {peak} MB after it, {after} MB after the trim"
     );
     drop(runtime);
+}
+
+#[test]
+fn a_current_thread_runtime_hands_back_what_a_burst_freed() {
+    let _one = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let runtime = fedsearch_memory::current_thread_builder().build().expect("runtime");
+    let handle = runtime.handle().clone();
+    let before = rss_mb();
+    let (peak, collected) = runtime.block_on(async move {
+        let blocks: Vec<Box<[u8]>> = (0..96 * 1024).map(|j| vec![j as u8; 1024].into_boxed_slice()).collect();
+        tokio::task::yield_now().await;
+        drop(blocks);
+        let peak = rss_mb();
+        // The idle thread trims from outside while the runtime's one thread runs the service.
+        let trims = tokio::task::spawn_blocking(move || {
+            (0..10).map(|_| fedsearch_memory::trim(&handle)).find(|&n| n == 1).unwrap_or(0)
+        });
+        (peak, trims.await.expect("trim"))
+    });
+    let after = rss_mb();
+    assert_eq!(collected, 1, "the runtime's thread collects");
+    // The idle thread tells idle from busy by the busy time the runtime reports.
+    let busy = runtime.handle().metrics().worker_total_busy_duration(0);
+    assert!(busy > std::time::Duration::ZERO, "busy time is measured: {busy:?}");
+    assert!(
+        after <= before + 16,
+        "memory returned: {before} MB before the burst, {peak} MB after it, {after} MB after the trim"
+    );
 }
