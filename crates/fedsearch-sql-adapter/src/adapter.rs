@@ -212,8 +212,7 @@ impl SqlAdapter {
         let mut seen = std::collections::HashSet::new();
         let ran: std::collections::HashSet<&str> = plan.runs.iter().map(|r| r.template.name.as_str()).collect();
         let firsts: Vec<(&Template, &[Record])> = firsts.iter().map(|(t, rows)| (*t, rows.as_slice())).collect();
-        let haystack = select::keyword_haystack(&query);
-        let mut keyed = crate::followup::keyed(&self.catalog, &haystack, &firsts, &ran, query.limit, now, &mut seen);
+        let mut keyed = crate::followup::keyed(&self.catalog, &query, &firsts, &ran, now, &mut seen);
         let mut runs_left = limits.max_runs as usize;
         // Follow-ups cut by the deadline: (parent hit id, template).
         let mut timed_out: Vec<(String, String)> = Vec::new();

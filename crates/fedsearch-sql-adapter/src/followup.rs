@@ -26,6 +26,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
+use fedsearch_adapter_kit::SubQuery;
 
 use crate::{
     db::Record,
@@ -101,21 +102,30 @@ fn ready(
 /// ("what did this container cost" → the charges of a booking), keyed by a parameter its
 /// patterns capture (`booking_no`) that the question does not name, runs with that parameter
 /// taken from the same-named column of a row the first lookups found (the booking that carries
-/// the container). `ran` are the templates that ran already; `haystack` is where keywords are
-/// looked for ([`select::keyword_haystack`]). Bounded like `follow_ups`: the first `max_fan_out`
-/// rows of each lookup, and the caller's run limit.
+/// the container). `ran` are the templates that ran already. None when the sub-query names its
+/// template (the caller chose), and never a template its `doc_types` filter leaves out. Bounded
+/// like `follow_ups`: the first `max_fan_out` rows of each lookup, and the caller's run limit.
 pub fn keyed<'a>(
     catalog: &'a Catalog,
-    haystack: &str,
+    query: &SubQuery,
     first: &[(&Template, &[Record])],
     ran: &HashSet<&str>,
-    limit: u32,
     now: DateTime<Utc>,
     seen: &mut HashSet<String>,
 ) -> Vec<Next<'a>> {
+    if !query.template.is_empty() {
+        return Vec::new();
+    }
+    let haystack = select::keyword_haystack(query);
+    let doc_types = query.filters.as_ref().map(|f| f.doc_types.as_slice()).unwrap_or_default();
+    let limit = query.limit;
     let fan_out = catalog.follow_up_limits.max_fan_out as usize;
-    let targets: Vec<&Template> =
-        catalog.templates.iter().filter(|t| !ran.contains(t.name.as_str()) && asked_for(t, haystack)).collect();
+    let targets: Vec<&Template> = catalog
+        .templates
+        .iter()
+        .filter(|t| !ran.contains(t.name.as_str()) && asked_for(t, &haystack))
+        .filter(|t| doc_types.is_empty() || doc_types.contains(&t.hit.doc_type))
+        .collect();
     let mut out = Vec::new();
     for (from, rows) in first {
         for row in rows.iter().take(fan_out) {

@@ -222,6 +222,15 @@ async fn keyed_follow_ups_take_the_key_from_a_found_row(db: Db) {
     // Without one of its keywords the question does not ask for the order's owner.
     let (hits, _) = search(&mut h, crate::common::query("alice", "where is S1")).await;
     assert_eq!(local_ids(&hits), ["shipment_by_id:S1"], "{db:?}");
+    // A caller who names the template, or filters the doc types, gets only what it asked for.
+    let mut q = explicit("alice", "shipment_by_id", &[("ship_id", "S1")]);
+    q.text = "who is the owner of the order of S1".into();
+    let (hits, _) = search(&mut h, q).await;
+    assert_eq!(local_ids(&hits), ["shipment_by_id:S1"], "{db:?}: the named template only");
+    let mut q = crate::common::query("alice", "who is the owner of the order of S1");
+    q.filters = Some(fedsearch_proto::types::Filters { doc_types: vec!["shipment".into()], ..Default::default() });
+    let (hits, _) = search(&mut h, q).await;
+    assert_eq!(local_ids(&hits), ["shipment_by_id:S1"], "{db:?}: orders are filtered out");
     // bob's shipment S4 carries alice's order O4: the keyed step runs under the orders'
     // predicate, so bob sees his shipment and not the order.
     let (hits, done) = search(&mut h, crate::common::query("bob", "S4 的订单负责人是谁")).await;
