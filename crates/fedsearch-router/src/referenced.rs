@@ -113,11 +113,16 @@ pub fn about(hits: &[Hit], records: &[Records<'_>], documents: &[&str], asked: &
         .collect()
 }
 
-/// Whether one of `texts` shows `id` as a whole token, in any case: not inside a longer id
-/// (`FSN-2026-05` is not in `FSN-2026-05-U1`, nor `T-1` in `KT-1`), while a sentence's hyphen or
-/// full stop after it ends it ("see FSN-2026-05.").
+/// Whether one of `texts` shows `id` as a whole token, in any case ([`holds_token`]).
 fn shows_token<'a>(mut texts: impl Iterator<Item = &'a str>, id: &str) -> bool {
     let id = id.to_lowercase();
+    texts.any(|text| holds_token(&text.to_lowercase(), &id))
+}
+
+/// Whether `lowered` holds `id` (both lower-cased) as a whole token: not inside a longer id
+/// (`FSN-2026-05` is not in `FSN-2026-05-U1`, nor `T-1` in `KT-1`), while a sentence's hyphen or
+/// full stop after it ends it ("see FSN-2026-05.").
+fn holds_token(lowered: &str, id: &str) -> bool {
     // The characters on one side of a match, nearest first: is the match part of a longer id?
     fn goes_on(mut side: impl Iterator<Item = char>) -> bool {
         match side.next() {
@@ -126,12 +131,9 @@ fn shows_token<'a>(mut texts: impl Iterator<Item = &'a str>, id: &str) -> bool {
             _ => false,
         }
     }
-    texts.any(|text| {
-        let lowered = text.to_lowercase();
-        lowered
-            .match_indices(&id)
-            .any(|(i, _)| !goes_on(lowered[..i].chars().rev()) && !goes_on(lowered[i + id.len()..].chars()))
-    })
+    lowered
+        .match_indices(id)
+        .any(|(i, _)| !goes_on(lowered[..i].chars().rev()) && !goes_on(lowered[i + id.len()..].chars()))
 }
 
 /// Whether `row` shows `id` in its title, snippet or metadata, as a whole token.
@@ -178,18 +180,23 @@ const MIN_CITED_KEY: usize = 4;
 /// source whose key a first hit shows is lifted to [`SHARE`] of that hit's fused score, as a
 /// document found about a row is, unless it scores that already. Returns the ids lifted.
 pub fn cited(hits: &mut [Hit]) -> Vec<String> {
+    let keys: Vec<String> = hits.iter().map(|h| key(&h.id).to_lowercase()).collect();
     let mut lifted = Vec::new();
     for at in 0..hits.len().min(SCAN) {
-        let floor = hits[at].fused_score * SHARE;
-        for j in 0..hits.len() {
-            let (by, h) = (&hits[at], &hits[j]);
-            let id = key(&h.id);
-            if j == at || h.source == by.source || h.fused_score >= floor || id.len() < MIN_CITED_KEY {
+        let by = &hits[at];
+        let floor = by.fused_score * SHARE;
+        let lowered: Vec<String> = [by.title.as_str(), by.snippet.as_str()]
+            .into_iter()
+            .chain(by.metadata.values().map(String::as_str))
+            .map(str::to_lowercase)
+            .collect();
+        let source = by.source.clone();
+        for (j, id) in keys.iter().enumerate() {
+            let h = &hits[j];
+            if j == at || h.source == source || h.fused_score >= floor || id.len() < MIN_CITED_KEY {
                 continue;
             }
-            let texts =
-                [by.title.as_str(), by.snippet.as_str()].into_iter().chain(by.metadata.values().map(String::as_str));
-            if shows_token(texts, id) {
+            if lowered.iter().any(|text| holds_token(text, id)) {
                 lifted.push(h.id.clone());
                 hits[j].fused_score = floor;
             }
