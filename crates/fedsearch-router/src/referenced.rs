@@ -41,6 +41,9 @@ pub const SCAN: usize = 5;
 pub const MAX_IDS: usize = 4;
 /// The share of the naming hit's fused score a row starts re-scoring with.
 pub const SHARE: f64 = 0.8;
+/// The share of the citing hit's fused score a document it cites is lifted to when the question
+/// asks why ([`cited`]).
+pub const WHY_SHARE: f64 = 1.0;
 /// The longest the second round may take.
 pub const BUDGET: std::time::Duration = std::time::Duration::from_millis(400);
 
@@ -178,13 +181,16 @@ const MIN_CITED_KEY: usize = 4;
 /// The documents the first [`SCAN`] hits cite by id (an order on hold "until battery lot B2609 is
 /// fitted (FSN-2026-05-U1)", a ticket that names its recall notice): each listed hit of another
 /// source whose key a first hit shows is lifted to [`SHARE`] of that hit's fused score, as a
-/// document found about a row is, unless it scores that already. Returns the ids lifted.
-pub fn cited(hits: &mut [Hit]) -> Vec<String> {
+/// document found about a row is, unless it scores that already; for a question that asks why
+/// (`why`), to [`WHY_SHARE`] of it: the document a record cites is then the reason asked for.
+/// Returns the ids lifted.
+pub fn cited(hits: &mut [Hit], why: bool) -> Vec<String> {
     let keys: Vec<String> = hits.iter().map(|h| key(&h.id).to_lowercase()).collect();
     let mut lifted = Vec::new();
+    let share = if why { WHY_SHARE } else { SHARE };
     for at in 0..hits.len().min(SCAN) {
         let by = &hits[at];
-        let floor = by.fused_score * SHARE;
+        let floor = by.fused_score * share;
         let lowered: Vec<String> = [by.title.as_str(), by.snippet.as_str()]
             .into_iter()
             .chain(by.metadata.values().map(String::as_str))
@@ -464,7 +470,7 @@ mod tests {
             scored("notices:FSN-2026-05-U1", "lot B2606 recalled too", 0.2),
             scored("orders:on_hold:KO-0423", "also FSN-2026-05-U1", 0.1),
         ];
-        let lifted = cited(&mut hits);
+        let lifted = cited(&mut hits, false);
         assert_eq!(
             lifted,
             ["notices:FSN-2026-05-U1"],
@@ -472,11 +478,15 @@ mod tests {
         );
         assert!((hits[3].fused_score - SHARE).abs() < 1e-12);
         assert_eq!((hits[2].fused_score, hits[4].fused_score), (0.3, 0.1));
+        // Asked why: the cited notice is the reason, lifted to the order's whole score.
+        hits[3].fused_score = 0.2;
+        assert_eq!(cited(&mut hits, true), ["notices:FSN-2026-05-U1"]);
+        assert!((hits[3].fused_score - WHY_SHARE).abs() < 1e-12);
         // A hit that scores the floor already keeps its score; short keys are never cited.
         let mut hits =
             vec![scored("orders:o:KO-1", "see T12 and FSN-2026-07", 1.0), scored("notices:FSN-2026-07", "", 0.9)];
         hits.push(scored("tickets:T12", "", 0.1));
-        assert!(cited(&mut hits).is_empty(), "{hits:?}");
+        assert!(cited(&mut hits, false).is_empty(), "{hits:?}");
         assert_eq!(hits[1].fused_score, 0.9);
     }
 

@@ -475,7 +475,7 @@ pub async fn run(
     let mut rows = crate::referenced::found(&fused.hits, &wanted, rows);
     let (docs, about_ids) = crate::referenced::found_about(&mut fused.hits, &about, docs);
     asked.about_records = about_ids.into_iter().collect();
-    asked.about_records.extend(crate::referenced::cited(&mut fused.hits));
+    asked.about_records.extend(crate::referenced::cited(&mut fused.hits, crate::intent::asks_why(&req.query)));
     rows.extend(docs);
     if !rows.is_empty() || !asked.about_records.is_empty() {
         fused.hits.extend(rows);
