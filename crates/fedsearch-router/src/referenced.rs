@@ -75,7 +75,7 @@ fn listed(hits: &[Hit], source: &str, id: &str) -> bool {
 pub fn wanted(hits: &[Hit], records: &[Records<'_>], asked: &[String]) -> Vec<Reference> {
     let mut out: Vec<Reference> = Vec::new();
     for (at, h) in hits.iter().enumerate().take(SCAN) {
-        let texts = [h.title.as_str(), h.snippet.as_str()].into_iter().chain(h.metadata.values().map(String::as_str));
+        let texts = shown(&h.title, &h.snippet, &h.metadata);
         for text in texts {
             for r in records {
                 for m in r.patterns.iter().flat_map(|p| p.find_iter(text)) {
@@ -116,6 +116,11 @@ pub fn about(hits: &[Hit], records: &[Records<'_>], documents: &[&str], asked: &
         .collect()
 }
 
+/// What a hit shows, in order: its title, its snippet and its metadata values.
+fn shown<'a>(title: &'a str, snippet: &'a str, metadata: &'a HashMap<String, String>) -> impl Iterator<Item = &'a str> {
+    [title, snippet].into_iter().chain(metadata.values().map(String::as_str))
+}
+
 /// Whether one of `texts` shows `id` as a whole token, in any case ([`holds_token`]).
 fn shows_token<'a>(mut texts: impl Iterator<Item = &'a str>, id: &str) -> bool {
     let id = id.to_lowercase();
@@ -141,8 +146,7 @@ fn holds_token(lowered: &str, id: &str) -> bool {
 
 /// Whether `row` shows `id` in its title, snippet or metadata, as a whole token.
 fn shows_id(row: &SourceHit, id: &str) -> bool {
-    let texts = [row.title.as_str(), row.snippet.as_str()].into_iter().chain(row.metadata.values().map(String::as_str));
-    shows_token(texts, id)
+    shows_token(shown(&row.title, &row.snippet, &row.metadata), id)
 }
 
 /// The hits for the documents returned about the rows ([`about`]): each document that shows one
@@ -191,11 +195,7 @@ pub fn cited(hits: &mut [Hit], why: bool) -> Vec<String> {
     for at in 0..hits.len().min(SCAN) {
         let by = &hits[at];
         let floor = by.fused_score * share;
-        let lowered: Vec<String> = [by.title.as_str(), by.snippet.as_str()]
-            .into_iter()
-            .chain(by.metadata.values().map(String::as_str))
-            .map(str::to_lowercase)
-            .collect();
+        let lowered: Vec<String> = shown(&by.title, &by.snippet, &by.metadata).map(str::to_lowercase).collect();
         let source = by.source.clone();
         for (j, id) in keys.iter().enumerate() {
             let h = &hits[j];

@@ -439,7 +439,8 @@ pub async fn run(
     };
     let record_sources: foldhash::HashSet<String> = selected_where(|s| s.config.kind == "sql");
     let mut names = named(&terms.entities, &two_script);
-    if crate::intent::asks_why(&req.query) {
+    let asks_why = crate::intent::asks_why(&req.query);
+    if asks_why {
         names.extend(why_state(&fused.hits, |s| record_sources.contains(s)));
     }
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
@@ -475,7 +476,7 @@ pub async fn run(
     let mut rows = crate::referenced::found(&fused.hits, &wanted, rows);
     let (docs, about_ids) = crate::referenced::found_about(&mut fused.hits, &about, docs);
     asked.about_records = about_ids.into_iter().collect();
-    asked.about_records.extend(crate::referenced::cited(&mut fused.hits, crate::intent::asks_why(&req.query)));
+    asked.about_records.extend(crate::referenced::cited(&mut fused.hits, asks_why));
     rows.extend(docs);
     if !rows.is_empty() || !asked.about_records.is_empty() {
         fused.hits.extend(rows);
