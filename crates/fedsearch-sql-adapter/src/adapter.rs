@@ -181,9 +181,7 @@ impl SqlAdapter {
         let mut first_error = None;
         let mut hits = Vec::new();
         let mut seen_hits = std::collections::HashSet::new();
-        // (template, rows, chain) of the last step, for its follow-ups.
-        let mut frontier: Vec<(&Template, Vec<Record>, String)> = Vec::new();
-        // Every first lookup's rows, for the keyed follow-ups.
+        // Every first lookup's rows: for the keyed follow-ups, then the configured ones.
         let mut firsts: Vec<(&Template, Vec<Record>)> = Vec::new();
         for (run, result) in plan.runs.iter().zip(results) {
             let rows = match result {
@@ -202,17 +200,19 @@ impl SqlAdapter {
                     hits.push(hit);
                 }
             }
-            if !run.template.follow_ups.is_empty() {
-                frontier.push((run.template, rows.clone(), run.template.name.clone()));
-            }
             firsts.push((run.template, rows));
         }
         let now = query.as_of.as_ref().and_then(fedsearch_core::time::to_chrono).unwrap_or_else(chrono::Utc::now);
         let limits = &self.catalog.follow_up_limits;
         let mut seen = std::collections::HashSet::new();
         let ran: std::collections::HashSet<&str> = plan.runs.iter().map(|r| r.template.name.as_str()).collect();
-        let firsts: Vec<(&Template, &[Record])> = firsts.iter().map(|(t, rows)| (*t, rows.as_slice())).collect();
         let mut keyed = crate::followup::keyed(&self.catalog, &query, &firsts, &ran, now, &mut seen);
+        // (template, rows, chain) of the last step, for its follow-ups.
+        let mut frontier: Vec<(&Template, Vec<Record>, String)> = firsts
+            .into_iter()
+            .filter(|(t, _)| !t.follow_ups.is_empty())
+            .map(|(t, rows)| (t, rows, t.name.clone()))
+            .collect();
         let mut runs_left = limits.max_runs as usize;
         // Follow-ups cut by the deadline: (parent hit id, template).
         let mut timed_out: Vec<(String, String)> = Vec::new();

@@ -108,7 +108,7 @@ fn ready(
 pub fn keyed<'a>(
     catalog: &'a Catalog,
     query: &SubQuery,
-    first: &[(&Template, &[Record])],
+    first: &[(&Template, Vec<Record>)],
     ran: &HashSet<&str>,
     now: DateTime<Utc>,
     seen: &mut HashSet<String>,
@@ -117,14 +117,13 @@ pub fn keyed<'a>(
         return Vec::new();
     }
     let haystack = select::keyword_haystack(query);
-    let doc_types = query.filters.as_ref().map(|f| f.doc_types.as_slice()).unwrap_or_default();
     let limit = query.limit;
     let fan_out = catalog.follow_up_limits.max_fan_out as usize;
     let targets: Vec<&Template> = catalog
         .templates
         .iter()
         .filter(|t| !ran.contains(t.name.as_str()) && asked_for(t, &haystack))
-        .filter(|t| doc_types.is_empty() || doc_types.contains(&t.hit.doc_type))
+        .filter(|t| select::admits_doc_type(query, t))
         .collect();
     let mut out = Vec::new();
     for (from, rows) in first {

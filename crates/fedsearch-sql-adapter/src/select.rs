@@ -81,7 +81,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
         if template.patterns.is_empty() && template.keywords.is_empty() {
             continue;
         }
-        if !filters.doc_types.is_empty() && !filters.doc_types.iter().any(|d| d == &template.hit.doc_type) {
+        if !admits_doc_type(query, template) {
             continue;
         }
         let linked_here: Vec<&String> = linked.values.keys().filter(|p| template.params.contains_key(*p)).collect();
@@ -126,6 +126,11 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
         plan.notes.push("no template matched the query".into());
     }
     Ok(plan)
+}
+
+/// Whether the sub-query's `doc_types` filter (none: every type) admits `template`'s hits.
+pub(crate) fn admits_doc_type(query: &SubQuery, template: &Template) -> bool {
+    query.filters.as_ref().is_none_or(|f| f.doc_types.is_empty() || f.doc_types.contains(&template.hit.doc_type))
 }
 
 /// Where a template's `keywords` are looked for: the question and the router's terms, which
