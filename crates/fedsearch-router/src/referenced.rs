@@ -8,7 +8,9 @@
 //! recognise, and that the list does not already hold and the question did not name (those were
 //! asked already), and asks that source once more with just those ids, as the calling user (the
 //! source applies its permission predicate as for any sub-query). Each row found goes just below
-//! the hit that named it; the list keeps `top_k` hits.
+//! the hit that named it; the list keeps `top_k` hits. An id a document names may key no row
+//! but name a group of them (a recall notice's number, which the devices it still concerns
+//! carry): the rows that show it are found then ([`found`]).
 //!
 //! The other way round, the documents about the records: a row among the first [`SCAN`] hits
 //! (the order a question about "yesterday's order" found by its date, a customer's account) has
@@ -283,16 +285,24 @@ fn hit_of(source: &str, row: SourceHit, by: &Hit, how: &str) -> Hit {
 }
 
 /// The hits for the rows returned: each as a candidate whose fused score is [`SHARE`] of the
-/// score of the hit that named it (the first such hit); a row the list already holds, or one no
-/// hit asked for, is left out.
+/// score of the hit that named it (the first such hit). A row is asked for when it is keyed by
+/// an id asked for, or when it shows an id that a document (not a row of its own source) named
+/// and that no returned row is keyed by: a group's id, such as the recall notice whose devices
+/// still wait for it ([`names_a_group`]). A row the list already holds, or one no hit asked
+/// for, is left out.
 pub fn found(hits: &[Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>) -> Vec<Hit> {
+    let keyed: Vec<(String, String)> =
+        rows.iter().map(|(source, row)| (source.clone(), key(&row.local_id).to_lowercase())).collect();
     let mut out: Vec<Hit> = Vec::new();
     for (source, row) in rows {
-        let Some(r) = wanted.iter().find(|r| r.source == source && key(&row.local_id).eq_ignore_ascii_case(&r.id))
-        else {
+        let row_key = key(&row.local_id);
+        let Some(r) = wanted.iter().find(|r| {
+            r.source == source
+                && (row_key.eq_ignore_ascii_case(&r.id) || (names_a_group(hits, r, &keyed) && shows_id(&row, &r.id)))
+        }) else {
             continue;
         };
-        if listed(hits, &source, &r.id) || out.iter().any(|h| h.source == source && key(&h.id) == key(&row.local_id)) {
+        if listed(hits, &source, row_key) || out.iter().any(|h| h.source == source && key(&h.id) == row_key) {
             continue;
         }
         let mut hit = hit_of(&source, row, &hits[r.at], "named by");
@@ -300,6 +310,14 @@ pub fn found(hits: &[Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>)
         out.push(hit);
     }
     out
+}
+
+/// Whether `r` names a group of rows rather than one: a document named it (a row naming its
+/// customer asks for the customer, not for every row that shows the customer) and no returned
+/// row of its source is keyed by it (`keyed`: source and lower-cased key of every row).
+fn names_a_group(hits: &[Hit], r: &Reference, keyed: &[(String, String)]) -> bool {
+    let id = r.id.to_lowercase();
+    hits[r.at].source != r.source && !keyed.iter().any(|(s, k)| *s == r.source && *k == id)
 }
 
 /// Asks the sources of `wanted` for its ids (see the module docs): every answer, with its
@@ -454,6 +472,34 @@ mod tests {
         assert_eq!(ids, ["orders:order_by_number:SO20261004"], "once; not a listed row; not an unasked one");
         assert!((f[0].fused_score - 0.5 * SHARE).abs() < 1e-12);
         assert_eq!(f[0].explanation.as_ref().unwrap().summary, "named by tickets:T-1");
+    }
+
+    #[test]
+    fn rows_that_show_a_group_id_a_document_named_are_candidates_and_a_named_row_is_one() {
+        let row = |local_id: &str, notice: &str| {
+            let metadata = [("fsn".to_string(), notice.to_string())].into_iter().collect();
+            ("records".to_string(), SourceHit { local_id: local_id.into(), metadata, ..Default::default() })
+        };
+        let ids = |f: Vec<Hit>| f.into_iter().map(|h| h.id).collect::<Vec<_>>();
+        let notice = hit("notices:FSN-2026-05-U1", "update 1 to FSN-2026-05", &[]);
+        let wanted = vec![Reference { at: 0, source: "records".into(), id: "FSN-2026-05".into() }];
+        let rows = vec![row("open_units:D100-1", "FSN-2026-05"), row("open_units:D100-2", "FSN-2026-07")];
+        assert_eq!(
+            ids(found(std::slice::from_ref(&notice), &wanted, rows.clone())),
+            ["records:open_units:D100-1"],
+            "the devices the notice's number still concerns; not another notice's"
+        );
+        let keyed = [rows.clone(), vec![row("notice_row:FSN-2026-05", "")]].concat();
+        assert_eq!(
+            ids(found(std::slice::from_ref(&notice), &wanted, keyed)),
+            ["records:notice_row:FSN-2026-05"],
+            "an id some row is keyed by names that row, not the rows that show it"
+        );
+        let by_row = hit("records:by_status:BK-1", "on hold", &[("customer_id", "FSN-2026-05")]);
+        assert!(
+            found(&[by_row], &wanted, rows).is_empty(),
+            "a row that names a customer asks for the customer, not for every row of that customer"
+        );
     }
 
     #[test]

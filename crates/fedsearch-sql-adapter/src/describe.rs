@@ -31,13 +31,23 @@ pub fn template_terms(templates: &[Template]) -> Vec<VocabularyTerm> {
     out
 }
 
-/// The id patterns of the templates (their regular expressions, named groups and all).
+/// The id patterns of the templates (their regular expressions, named groups and all): every
+/// `patterns` entry, and the `captures` that take an id ([`takes_an_id`]). A capture's id names
+/// the rows that carry it (a recall notice's number finds the devices it still concerns), so a
+/// document that shows one is worth asking this source about.
 pub fn entity_patterns(catalog: &Catalog) -> Vec<String> {
+    let captured = catalog.templates.iter().flat_map(|t| t.captures.iter().filter(|p| takes_an_id(p.as_str())));
     let mut out: Vec<String> =
-        catalog.templates.iter().flat_map(|t| t.patterns.iter().map(|p| p.to_string())).collect();
+        catalog.templates.iter().flat_map(|t| t.patterns.iter()).chain(captured).map(|p| p.to_string()).collect();
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether a capture pattern takes an id — it needs a digit (`FSN-\d{4}-\d{2}`) — rather than a
+/// word of the question (`(?P<status>overdue|paid)`), which names no document's id.
+fn takes_an_id(pattern: &str) -> bool {
+    pattern.contains(r"\d") || pattern.contains("[0-9")
 }
 
 /// The names of one lookup's rows as entity terms.
@@ -70,6 +80,40 @@ pub async fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{config::SqlAdapterConfig, sql::Engine};
+
+    const YAML: &str = r#"
+server: {listen: '127.0.0.1:0'}
+database: {url: 'sqlite::memory:'}
+source: {name: devices}
+list_attributes: [regions]
+templates:
+  - name: device_by_serial
+    sql: "SELECT 1 FROM devices d WHERE d.serial_no = :serial_no AND {permission}"
+    permission: "d.region IN (:user.regions)"
+    params: {serial_no: {type: string, required: true, pattern: 'P\d{3}-\d{7}'}}
+    match: {patterns: ['(?P<serial_no>P\d{3}-\d{7})']}
+    hit: {id: serial_no, title: serial_no, doc_type: device}
+  - name: open_units
+    sql: "SELECT 1 FROM devices d WHERE (:notice IS NULL OR d.notice = :notice) AND (:state IS NULL OR d.state = :state) AND {permission} LIMIT :limit"
+    permission: "d.region IN (:user.regions)"
+    params:
+      notice: {type: string, pattern: 'FSN-[0-9]{4}-\d{2}'}
+      state: {type: string}
+    match: {captures: ['(?P<notice>FSN-[0-9]{4}-\d{2})', '(?P<state>pending|done)'], keywords: [FSN-, recall]}
+    hit: {id: serial_no, title: serial_no, doc_type: device}
+"#;
+
+    #[test]
+    fn captures_that_take_an_id_are_entity_patterns_and_captured_words_are_not() {
+        let cfg: SqlAdapterConfig = fedsearch_core::config::from_yaml_str(YAML).unwrap();
+        let catalog = Catalog::compile(&cfg, Engine::Sqlite).unwrap();
+        assert_eq!(
+            entity_patterns(&catalog),
+            [r"(?P<notice>FSN-[0-9]{4}-\d{2})", r"(?P<serial_no>P\d{3}-\d{7})"],
+            "the notice a document shows finds its rows; `pending` names no document's id"
+        );
+    }
 
     #[test]
     fn a_lookup_says_every_unambiguous_way_a_name_is_written() {
