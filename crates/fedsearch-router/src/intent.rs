@@ -74,6 +74,28 @@ pub fn asks_for_rule(question: &str) -> bool {
     cued(&question.to_lowercase(), &ENGLISH, CHINESE) && asks_for_state(question).is_none()
 }
 
+/// What a "which" question asks for, as tokens ([`crate::analysis::tokens`]): the word after
+/// "which" (stop words skipped), or the two characters after 哪些 / 哪几 (a measure word
+/// skipped). "哪些除颤仪需要再换" asks for 除颤 (devices), "哪些情况需要审批" for 情况 (cases of a
+/// rule). Empty when the question asks no "which".
+pub fn which_head(question: &str) -> Vec<String> {
+    let lowered = question.to_lowercase();
+    for cue in ["哪些", "哪几"] {
+        if let Some(at) = lowered.find(cue) {
+            let rest = lowered[at + cue.len()..].trim_start_matches(['个', '台', '张', '笔', '位', '家', '条', '种']);
+            let head: String = rest.chars().take_while(|c| crate::analysis::is_cjk(*c)).take(2).collect();
+            return if head.chars().count() == 2 { vec![head] } else { Vec::new() };
+        }
+    }
+    let mut words = crate::analysis::words(&lowered);
+    if words.by_ref().any(|w| w == "which")
+        && let Some(head) = words.find(|w| !crate::analysis::is_stop_word(w))
+    {
+        return crate::analysis::tokens(head);
+    }
+    Vec::new()
+}
+
 /// Whether a lowercased question shows one of a kind's cues: its English forms or one of its
 /// Chinese ones.
 fn cued(lowered: &str, english: &Regex, chinese: &[&str]) -> bool {
@@ -276,6 +298,16 @@ fn is_status_key(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_head_is_the_word_a_which_question_asks_for() {
+        assert_eq!(which_head("哪些除颤仪装的还是 B2606 电池，需要再换？"), ["除颤"]);
+        assert_eq!(which_head("哪些情况需要审批？"), ["情况"]);
+        assert_eq!(which_head("哪几台输液泵还没升级？"), ["输液"], "the measure word is skipped");
+        assert_eq!(which_head("Which of the shipments are on hold?"), crate::analysis::tokens("shipments"));
+        assert!(which_head("哪些？").is_empty(), "no word after it");
+        assert!(which_head("How long may a loaner stay?").is_empty());
+    }
 
     #[test]
     fn rule_questions_are_told_from_record_questions_in_both_languages() {

@@ -155,6 +155,19 @@ fn second_round(
     (crate::referenced::wanted(hits, &named, asked), crate::referenced::about(hits, &named, &document_names, asked))
 }
 
+/// Whether the question asks "which" of something a selected records source holds — its
+/// vocabulary (template words, titles, field values) has the word: "哪些除颤仪装的还是 B2606
+/// 电池，需要再换？" asks for devices, however its "需要" reads as a rule cue; "哪些情况需要审批"
+/// asks for the cases of a rule.
+fn asks_which_records(state: &RouterState, record_sources: &foldhash::HashSet<String>, question: &str) -> bool {
+    let head = crate::intent::which_head(question);
+    !head.is_empty()
+        && record_sources.iter().filter_map(|name| state.registry.get(name)).any(|s| {
+            let vocabulary = s.vocabulary_in_use();
+            head.iter().any(|t| vocabulary.tokens.contains(t))
+        })
+}
+
 /// How many of the first fused hits a why-question's record is looked for in.
 const WHY_SCAN: usize = 3;
 
@@ -444,7 +457,8 @@ pub async fn run(
         names.extend(why_state(&fused.hits, |s| record_sources.contains(s)));
     }
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
-    asked.asks_for_rule = crate::intent::asks_for_rule(&req.query);
+    asked.asks_for_rule =
+        crate::intent::asks_for_rule(&req.query) && !asks_which_records(state, &record_sources, &req.query);
     asked.state = crate::intent::asks_for_state(&req.query);
     asked.state_values = &state.config.rerank.state_values;
     asked.list = list_question;
