@@ -313,11 +313,16 @@ pub fn found(hits: &[Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>)
 }
 
 /// Whether `r` names a group of rows rather than one: a document named it (a row naming its
-/// customer asks for the customer, not for every row that shows the customer) and no returned
-/// row of its source is keyed by it (`keyed`: source and lower-cased key of every row).
+/// customer asks for the customer, not for every row that shows the customer), not as its own
+/// id (a notice shows its number whatever it is asked about: "what was the root cause" of a
+/// recall asks for no devices), and no returned row of its source is keyed by it (`keyed`:
+/// source and lower-cased key of every row).
 fn names_a_group(hits: &[Hit], r: &Reference, keyed: &[(String, String)]) -> bool {
     let id = r.id.to_lowercase();
-    hits[r.at].source != r.source && !keyed.iter().any(|(s, k)| *s == r.source && *k == id)
+    let by = &hits[r.at];
+    by.source != r.source
+        && !key(&by.id).eq_ignore_ascii_case(&r.id)
+        && !keyed.iter().any(|(s, k)| *s == r.source && *k == id)
 }
 
 /// Asks the sources of `wanted` for its ids (see the module docs): every answer, with its
@@ -494,6 +499,11 @@ mod tests {
             ids(found(std::slice::from_ref(&notice), &wanted, keyed)),
             ["records:notice_row:FSN-2026-05"],
             "an id some row is keyed by names that row, not the rows that show it"
+        );
+        let itself = hit("notices:FSN-2026-05", "FSN-2026-05: root cause", &[]);
+        assert!(
+            found(&[itself], &wanted, rows.clone()).is_empty(),
+            "a notice shows its own number whatever it is asked about"
         );
         let by_row = hit("records:by_status:BK-1", "on hold", &[("customer_id", "FSN-2026-05")]);
         assert!(
