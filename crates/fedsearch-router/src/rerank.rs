@@ -47,6 +47,9 @@
 //! A row of a records source keeps [`RULE_ROW_SHARE`] when the question asks for a rule and
 //! names no record ([`rule_row`]): one overdue invoice shows every word of "after how many days
 //! overdue do we stop taking bookings", the policy states the rule.
+//! When the question asks why about one thing (not a list), every records row but the
+//! best-scored one keeps [`WHY_ROW_SHARE`]: the record asked about and the reason answer, the
+//! same customer's other rows only show its name.
 //! A glossary page (titled glossary, 术语表 …: [`crate::intent::is_glossary_title`]) keeps
 //! [`GLOSSARY_SHARE`] of its score unless the question asks what a word means: it shares words
 //! with most questions of its domain because it defines them, not because it answers.
@@ -440,6 +443,8 @@ pub struct Asked<'a> {
     pub about_records: HashSet<String>,
     /// The records sources (`kind: sql`).
     pub record_sources: HashSet<String>,
+    /// The question asks why ([`crate::intent::asks_why`]).
+    pub why: bool,
 }
 
 impl<'a> Asked<'a> {
@@ -462,6 +467,7 @@ impl<'a> Asked<'a> {
             windows: HashMap::new(),
             about_records: HashSet::new(),
             record_sources: HashSet::new(),
+            why: false,
         }
     }
 }
@@ -608,6 +614,9 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
     for ((f, old), h) in feats.iter_mut().zip(&replaced).zip(hits.iter()) {
         f.score = weighted(f, weights) * share(h, *old, f.outside_window > 0.0, asked);
     }
+    if asked.why && !asked.list {
+        rows_beside_the_reason(&mut feats, hits, asked);
+    }
     // Scores and indices are sorted, not the hits: a hit is a large value to move around.
     let mut scored: Vec<(f64, usize)> = feats.iter().enumerate().map(|(i, f)| (f.score, i)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -618,6 +627,23 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
     let mut slots: Vec<Option<Hit>> = std::mem::take(hits).into_iter().map(Some).collect();
     *hits = order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)).collect();
     current_before_superseded(hits);
+}
+
+/// What a records row other than the best-scored one keeps of its score when the question asks
+/// why about one thing (not a list): the record asked about and the reason answer; the same
+/// customer's other bookings show the name the question names and nothing of the why (session
+/// 20: 0.8 lost no question of the tuning companies, 0.6 lost three).
+pub const WHY_ROW_SHARE: f64 = 0.8;
+
+/// Applies [`WHY_ROW_SHARE`] to every records row but the best-scored one.
+fn rows_beside_the_reason(feats: &mut [RerankFeatures], hits: &[Hit], asked: &Asked<'_>) {
+    let is_row = |i: usize| asked.record_sources.contains(&hits[i].source);
+    let best = (0..hits.len())
+        .filter(|&i| is_row(i))
+        .max_by(|&a, &b| feats[a].score.total_cmp(&feats[b].score).then(b.cmp(&a)));
+    for i in (0..hits.len()).filter(|&i| is_row(i) && Some(i) != best) {
+        feats[i].score *= WHY_ROW_SHARE;
+    }
 }
 
 /// Hits of one group a varied list takes at full score ([`varied`]).
@@ -811,6 +837,38 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h)[0], "orders:invoices:FI-1", "no rule asked");
+    }
+
+    #[test]
+    fn a_why_question_keeps_the_record_asked_about_and_lets_the_reason_above_the_others() {
+        let g = Glossary::new(true, &[]);
+        let q = "why can youpin not book any more";
+        let tokens = question(q, &g);
+        let hits = || {
+            let row = |id: &str, title: &str, score: f64| Hit { source: "shipments".into(), ..hit(id, title, score) };
+            let mut policy = hit("wiki:credit", "credit hold: youpin may not book", 0.8);
+            policy.source = "wiki".into();
+            vec![
+                row("shipments:account:CU-1", "youpin: credit hold, may not book", 1.0),
+                row("shipments:bookings:BK-1", "youpin book", 0.9),
+                policy,
+            ]
+        };
+        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+        let weights = RerankWeights::from_coverage_weight(0.4);
+        let mut asked = Asked::new(q, &tokens, &[]);
+        asked.record_sources.insert("shipments".into());
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h)[1], "shipments:bookings:BK-1", "not a why-question: by score");
+        asked.why = true;
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["shipments:account:CU-1", "wiki:credit", "shipments:bookings:BK-1"]);
+        asked.list = true;
+        let mut h = hits();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h)[1], "shipments:bookings:BK-1", "a list asks for every row");
     }
 
     #[test]

@@ -462,6 +462,7 @@ pub async fn run(
     asked.state = crate::intent::asks_for_state(&req.query);
     asked.state_values = &state.config.rerank.state_values;
     asked.list = list_question;
+    asked.why = asks_why;
     asked.definition = crate::intent::asks_for_definition(&req.query);
     asked.ids = &terms.entities;
     asked.expansions = &terms.expansions;
