@@ -159,10 +159,14 @@ fn second_round(
 /// vocabulary (template words, titles, field values) has the word: "哪些除颤仪装的还是 B2606
 /// 电池，需要再换？" asks for devices, however its "需要" reads as a rule cue; "哪些情况需要审批"
 /// asks for the cases of a rule.
-fn asks_which_records(state: &RouterState, record_sources: &foldhash::HashSet<String>, question: &str) -> bool {
+fn asks_which_records(
+    registry: &crate::registry::Registry,
+    record_sources: &foldhash::HashSet<String>,
+    question: &str,
+) -> bool {
     let head = crate::intent::which_head(question);
     !head.is_empty()
-        && record_sources.iter().filter_map(|name| state.registry.get(name)).any(|s| {
+        && record_sources.iter().filter_map(|name| registry.get(name)).any(|s| {
             let vocabulary = s.vocabulary_in_use();
             head.iter().any(|t| vocabulary.tokens.contains(t))
         })
@@ -458,7 +462,7 @@ pub async fn run(
     }
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
     asked.asks_for_rule =
-        crate::intent::asks_for_rule(&req.query) && !asks_which_records(state, &record_sources, &req.query);
+        crate::intent::asks_for_rule(&req.query) && !asks_which_records(&state.registry, &record_sources, &req.query);
     asked.state = crate::intent::asks_for_state(&req.query);
     asked.state_values = &state.config.rerank.state_values;
     asked.list = list_question;
@@ -559,6 +563,41 @@ async fn emit(events: &Option<mpsc::Sender<SearchEvent>>, event: search_event::E
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_which_question_asks_for_records_when_a_records_source_holds_its_word() {
+        let configs: Vec<crate::config::SourceConfig> = figment::Figment::new()
+            .merge(<figment::providers::Yaml as figment::providers::Format>::string(
+                "sources:\n  - {name: records, adapter: 'http://127.0.0.1:1', kind: sql, description: devices}\n",
+            ))
+            .extract_inner("sources")
+            .unwrap();
+        let registry =
+            crate::registry::Registry::new(&configs, &Default::default(), crate::analysis::Glossary::new(false, &[]))
+                .unwrap();
+        let term = |text: &str| fedsearch_proto::adapter::VocabularyTerm {
+            text: text.into(),
+            kind: fedsearch_proto::adapter::VocabularyKind::Term as i32,
+            ..Default::default()
+        };
+        let description = fedsearch_proto::adapter::SourceDescription {
+            name: "records".into(),
+            vocabulary_state: fedsearch_proto::adapter::VocabularyState::Ready as i32,
+            vocabulary: vec![term("除颤仪"), term("installed devices")],
+            ..Default::default()
+        };
+        let vocabulary = crate::describe::Vocabulary::from_description(&description).unwrap();
+        registry.get("records").unwrap().vocabulary.set(vocabulary);
+        let records: foldhash::HashSet<String> = ["records".to_string()].into_iter().collect();
+        assert!(asks_which_records(&registry, &records, "哪些除颤仪装的还是 B2606 电池，需要再换？"));
+        assert!(asks_which_records(&registry, &records, "Which devices need the upgrade?"));
+        assert!(!asks_which_records(&registry, &records, "哪些情况需要审批？"), "the records hold no 情况");
+        assert!(!asks_which_records(&registry, &records, "除颤仪需要多久换一次电池？"), "no which");
+        assert!(
+            !asks_which_records(&registry, &Default::default(), "哪些除颤仪需要再换？"),
+            "no records source selected"
+        );
+    }
 
     #[test]
     fn a_why_question_names_the_state_of_the_first_record_among_the_first_hits() {
