@@ -47,9 +47,10 @@
 //! A row of a records source keeps [`RULE_ROW_SHARE`] when the question asks for a rule and
 //! names no record ([`rule_row`]): one overdue invoice shows every word of "after how many days
 //! overdue do we stop taking bookings", the policy states the rule.
-//! When the question asks why about one thing (not a list), every records row but the
-//! best-scored one keeps [`WHY_ROW_SHARE`]: the record asked about and the reason answer, the
-//! same customer's other rows only show its name.
+//! When the question asks why about one thing (not a list), or asks for a rule and names no
+//! record, every records row but the best-scored one keeps [`OTHER_ROWS_SHARE`]: the record
+//! asked about (or one example) and the reason or the rule answer, the other rows only show the
+//! same words again.
 //! A glossary page (titled glossary, 术语表 …: [`crate::intent::is_glossary_title`]) keeps
 //! [`GLOSSARY_SHARE`] of its score unless the question asks what a word means: it shares words
 //! with most questions of its domain because it defines them, not because it answers.
@@ -573,7 +574,13 @@ pub const RULE_ROW_SHARE: f64 = 0.8;
 /// many days overdue do we stop taking new bookings?" finds an overdue invoice whose text shows
 /// every word), the rule is what is asked.
 fn rule_row(h: &Hit, asked: &Asked<'_>) -> bool {
-    asked.asks_for_rule && asked.names.is_empty() && asked.ids.is_empty() && asked.record_sources.contains(&h.source)
+    asks_rule_naming_no_record(asked) && asked.record_sources.contains(&h.source)
+}
+
+/// Whether the question asks for a rule, a limit or a procedure and names no record (no id, no
+/// name): see [`rule_row`].
+fn asks_rule_naming_no_record(asked: &Asked<'_>) -> bool {
+    asked.asks_for_rule && asked.names.is_empty() && asked.ids.is_empty()
 }
 
 /// What a hit dated outside the question's window keeps of its score: its source returned it
@@ -614,8 +621,8 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
     for ((f, old), h) in feats.iter_mut().zip(&replaced).zip(hits.iter()) {
         f.score = weighted(f, weights) * share(h, *old, f.outside_window > 0.0, asked);
     }
-    if asked.why && !asked.list {
-        rows_beside_the_reason(&mut feats, hits, asked);
+    if (asked.why || asks_rule_naming_no_record(asked)) && !asked.list {
+        other_rows_give_way(&mut feats, hits, asked);
     }
     // Scores and indices are sorted, not the hits: a hit is a large value to move around.
     let mut scored: Vec<(f64, usize)> = feats.iter().enumerate().map(|(i, f)| (f.score, i)).collect();
@@ -630,19 +637,21 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
 }
 
 /// What a records row other than the best-scored one keeps of its score when the question asks
-/// why about one thing (not a list): the record asked about and the reason answer; the same
-/// customer's other bookings show the name the question names and nothing of the why (session
-/// 20: 0.8 lost no question of the tuning companies, 0.6 lost three).
-pub const WHY_ROW_SHARE: f64 = 0.8;
+/// about one thing (not a list) and a row is not all it wants: it asks why (the record asked
+/// about and the reason answer; the same customer's other bookings show the name the question
+/// names and nothing of the why), or it asks for a rule and names no record (the rule answers;
+/// one row is an example of it, more rows are more of the same). Session 20: 0.8 lost no
+/// question of the tuning companies, 0.6 (why-questions) lost three.
+pub const OTHER_ROWS_SHARE: f64 = 0.8;
 
-/// Applies [`WHY_ROW_SHARE`] to every records row but the best-scored one.
-fn rows_beside_the_reason(feats: &mut [RerankFeatures], hits: &[Hit], asked: &Asked<'_>) {
+/// Applies [`OTHER_ROWS_SHARE`] to every records row but the best-scored one.
+fn other_rows_give_way(feats: &mut [RerankFeatures], hits: &[Hit], asked: &Asked<'_>) {
     let is_row = |i: usize| asked.record_sources.contains(&hits[i].source);
     let best = (0..hits.len())
         .filter(|&i| is_row(i))
         .max_by(|&a, &b| feats[a].score.total_cmp(&feats[b].score).then(b.cmp(&a)));
     for i in (0..hits.len()).filter(|&i| is_row(i) && Some(i) != best) {
-        feats[i].score *= WHY_ROW_SHARE;
+        feats[i].score *= OTHER_ROWS_SHARE;
     }
 }
 
@@ -840,13 +849,13 @@ mod tests {
     }
 
     #[test]
-    fn a_why_question_keeps_the_record_asked_about_and_lets_the_reason_above_the_others() {
+    fn a_why_or_rule_question_keeps_one_row_whole_and_lets_the_answer_above_the_others() {
         let g = Glossary::new(true, &[]);
         let q = "why can youpin not book any more";
         let tokens = question(q, &g);
-        let hits = || {
+        let scored = |policy_score: f64| {
             let row = |id: &str, title: &str, score: f64| Hit { source: "shipments".into(), ..hit(id, title, score) };
-            let mut policy = hit("wiki:credit", "credit hold: youpin may not book", 0.8);
+            let mut policy = hit("wiki:credit", "credit hold: youpin may not book", policy_score);
             policy.source = "wiki".into();
             vec![
                 row("shipments:account:CU-1", "youpin: credit hold, may not book", 1.0),
@@ -854,6 +863,7 @@ mod tests {
                 policy,
             ]
         };
+        let hits = || scored(0.8);
         let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let weights = RerankWeights::from_coverage_weight(0.4);
         let mut asked = Asked::new(q, &tokens, &[]);
@@ -869,6 +879,12 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h)[1], "shipments:bookings:BK-1", "a list asks for every row");
+        // A rule question that names no record: one row is an example, the rule answers. Its rows
+        // keep RULE_ROW_SHARE (0.8 and 0.75 here), the second row 0.8 of that (0.6), the rule 0.67.
+        (asked.list, asked.why, asked.asks_for_rule) = (false, false, true);
+        let mut h = scored(0.45);
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["shipments:account:CU-1", "wiki:credit", "shipments:bookings:BK-1"]);
     }
 
     #[test]
