@@ -53,7 +53,7 @@ log "answer-quality eval: spruce (tuning company)"
 # eval.sh asks them as of the seeding instant (all.sh's FEDSEARCH_SEED_NOW), so the figure is the
 # same at any hour (it read 0.851 instead of 0.873 when seeding and eval straddled midnight in
 # Asia/Shanghai before).
-# 0.928 after session 15, 0.932 after sessions 16–18
+# 0.928 after session 15, 0.932 after sessions 16–19, 0.935 after session 20
 eval_company spruce "${EVAL_MIN_NDCG_SPRUCE:-0.92}"
 log "answer-quality eval: orca (second tuning company)"
 # 0.869 after session 14, 0.880 after session 15, 0.893 after session 16, 0.907 after session 18, 0.911 after session 19, 0.912 after session 20
