@@ -291,14 +291,14 @@ fn hit_of(source: &str, row: SourceHit, by: &Hit, how: &str) -> Hit {
 /// still wait for it ([`names_a_group`]). A row the list already holds, or one no hit asked
 /// for, is left out.
 pub fn found(hits: &[Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>) -> Vec<Hit> {
-    let keyed: Vec<(String, String)> =
-        rows.iter().map(|(source, row)| (source.clone(), key(&row.local_id).to_lowercase())).collect();
+    // Whether each reference names a group, decided once for all rows.
+    let groups: Vec<bool> = wanted.iter().map(|r| names_a_group(hits, r, &rows)).collect();
     let mut out: Vec<Hit> = Vec::new();
     for (source, row) in rows {
         let row_key = key(&row.local_id);
-        let Some(r) = wanted.iter().find(|r| {
-            r.source == source
-                && (row_key.eq_ignore_ascii_case(&r.id) || (names_a_group(hits, r, &keyed) && shows_id(&row, &r.id)))
+        let Some(r) = wanted.iter().zip(&groups).find_map(|(r, &group)| {
+            let asked = r.source == source && (row_key.eq_ignore_ascii_case(&r.id) || (group && shows_id(&row, &r.id)));
+            asked.then_some(r)
         }) else {
             continue;
         };
@@ -315,14 +315,12 @@ pub fn found(hits: &[Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>)
 /// Whether `r` names a group of rows rather than one: a document named it (a row naming its
 /// customer asks for the customer, not for every row that shows the customer), not as its own
 /// id (a notice shows its number whatever it is asked about: "what was the root cause" of a
-/// recall asks for no devices), and no returned row of its source is keyed by it (`keyed`:
-/// source and lower-cased key of every row).
-fn names_a_group(hits: &[Hit], r: &Reference, keyed: &[(String, String)]) -> bool {
-    let id = r.id.to_lowercase();
+/// recall asks for no devices), and no returned row of its source (`rows`) is keyed by it.
+fn names_a_group(hits: &[Hit], r: &Reference, rows: &[(String, SourceHit)]) -> bool {
     let by = &hits[r.at];
     by.source != r.source
         && !key(&by.id).eq_ignore_ascii_case(&r.id)
-        && !keyed.iter().any(|(s, k)| *s == r.source && *k == id)
+        && !rows.iter().any(|(s, row)| *s == r.source && key(&row.local_id).eq_ignore_ascii_case(&r.id))
 }
 
 /// Asks the sources of `wanted` for its ids (see the module docs): every answer, with its

@@ -449,7 +449,8 @@ pub struct Asked<'a> {
     /// The question asks why ([`crate::intent::asks_why`]).
     pub why: bool,
     /// The question asks which of something a selected records source holds
-    /// ([`crate::search`]'s `asks_which_records`: "哪些退款", "which invoices").
+    /// ([`crate::search`]'s `asks_which_records`: "哪些退款", "which invoices"); worked out only
+    /// for a list or a rule-cued question, the two it changes.
     pub which_records: bool,
 }
 
@@ -604,14 +605,16 @@ fn outside_window(h: &Hit, asked: &Asked<'_>) -> bool {
 }
 
 /// What `h` keeps of its score: less for an old version whose current one is a candidate, for a
-/// glossary page the question does not ask for, for a hit dated outside the question's window
-/// and for a row when the question asks for a rule and names no record.
-fn share(h: &Hit, old: bool, outside_window: bool, asked: &Asked<'_>) -> f64 {
+/// glossary page the question does not ask for, for a hit dated outside the question's window,
+/// for a row when the question asks for a rule and names no record, and for anything but a row of
+/// the kind named when the question lists records ([`beside_listed_rows`]).
+fn share(h: &Hit, f: &RerankFeatures, old: bool, asked: &Asked<'_>) -> f64 {
     let glossary = !asked.definition && crate::intent::is_glossary_title(&h.title);
     (if rule_row(h, asked) { RULE_ROW_SHARE } else { 1.0 })
         * (if old { OLD_VERSION_SHARE } else { 1.0 })
         * (if glossary { GLOSSARY_SHARE } else { 1.0 })
-        * (if outside_window { OUTSIDE_WINDOW_SHARE } else { 1.0 })
+        * (if f.outside_window > 0.0 { OUTSIDE_WINDOW_SHARE } else { 1.0 })
+        * (if beside_listed_rows(h, f, asked) { LISTED_ROWS_FIRST_SHARE } else { 1.0 })
 }
 
 /// Re-orders `hits` by the weighted sum of their features (see the module docs) and records the
@@ -625,10 +628,7 @@ pub fn rerank(hits: &mut Vec<Hit>, asked: &Asked<'_>, weights: &RerankWeights) {
     let at: HashMap<&str, usize> = hits.iter().enumerate().map(|(i, h)| (h.id.as_str(), i)).collect();
     let replaced: Vec<bool> = hits.iter().enumerate().map(|(i, h)| old_version_not_asked(h, i, &at, &cov)).collect();
     for ((f, old), h) in feats.iter_mut().zip(&replaced).zip(hits.iter()) {
-        f.score = weighted(f, weights) * share(h, *old, f.outside_window > 0.0, asked);
-    }
-    if asked.list && asked.which_records {
-        listed_rows_first(&mut feats, hits, asked);
+        f.score = weighted(f, weights) * share(h, f, *old, asked);
     }
     if (asked.why || asks_rule_naming_no_record(asked)) && !asked.list {
         other_rows_give_way(&mut feats, hits, asked);
@@ -671,13 +671,10 @@ fn other_rows_give_way(feats: &mut [RerankFeatures], hits: &[Hit], asked: &Asked
 /// question of the tuning companies lost; 0.6 lost one).
 pub const LISTED_ROWS_FIRST_SHARE: f64 = 0.8;
 
-/// Applies [`LISTED_ROWS_FIRST_SHARE`] to every hit but the records rows of a kind the question names.
-fn listed_rows_first(feats: &mut [RerankFeatures], hits: &[Hit], asked: &Asked<'_>) {
-    for (f, h) in feats.iter_mut().zip(hits) {
-        if !(asked.record_sources.contains(&h.source) && f.kind_named > 0.0) {
-            f.score *= LISTED_ROWS_FIRST_SHARE;
-        }
-    }
+/// Whether the question lists records ([`LISTED_ROWS_FIRST_SHARE`]) and `h` is not one of its
+/// rows: not a records row of a kind it names.
+fn beside_listed_rows(h: &Hit, f: &RerankFeatures, asked: &Asked<'_>) -> bool {
+    asked.list && asked.which_records && !(asked.record_sources.contains(&h.source) && f.kind_named > 0.0)
 }
 
 /// Hits of one group a varied list takes at full score ([`varied`]).

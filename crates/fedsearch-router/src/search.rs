@@ -461,8 +461,11 @@ pub async fn run(
         names.extend(why_state(&fused.hits, |s| record_sources.contains(s)));
     }
     let mut asked = crate::rerank::Asked::new(&req.query, &question, &names);
-    asked.which_records = asks_which_records(&state.registry, &record_sources, &req.query);
-    asked.asks_for_rule = crate::intent::asks_for_rule(&req.query) && !asked.which_records;
+    // Read only by a rule question (it asks for records instead) and a list (its rows go first).
+    let rule_cued = crate::intent::asks_for_rule(&req.query);
+    asked.which_records =
+        (rule_cued || list_question) && asks_which_records(&state.registry, &record_sources, &req.query);
+    asked.asks_for_rule = rule_cued && !asked.which_records;
     asked.state = crate::intent::asks_for_state(&req.query);
     asked.state_values = &state.config.rerank.state_values;
     asked.list = list_question;
