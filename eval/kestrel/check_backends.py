@@ -17,8 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from backend_labels import Company, check  # noqa: E402 (eval/backend_labels.py: the one checker)
 
+# An optional folder with its own questions.jsonl and users.yaml (eval/kestrel-extra) is checked instead.
 check(Company(
-    here=HERE,
+    here=os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else HERE,
     sqlite_env="KESTREL_SQLITE_PATH",
     index={"tickets": "kestrel-tickets", "notices": "kestrel-notices", "manuals": "kestrel-manuals"},
     required={"tickets": {"service", "quality", "sales"}, "records": {"service", "sales", "finance", "quality"}},

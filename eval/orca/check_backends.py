@@ -17,8 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from backend_labels import Company, check  # noqa: E402 (eval/backend_labels.py: the one checker)
 
+# An optional folder with its own questions.jsonl and users.yaml (eval/orca-extra) is checked instead.
 check(Company(
-    here=HERE,
+    here=os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else HERE,
     sqlite_env="ORCA_SQLITE_PATH",
     index={"cases": "orca-cases", "advisories": "orca-advisories", "guides": "orca-guides"},
     required={"cases": {"cs", "ops", "customs", "claims"}, "shipments": {"cs", "ops", "customs", "finance"}},
