@@ -86,10 +86,119 @@ pub fn parse_time(v: &Value) -> Option<Timestamp> {
     }
 }
 
-/// A highlight's passages joined with an ellipsis (None when there is none).
-fn passages(fragments: &[Value]) -> Option<String> {
-    let parts: Vec<&str> = fragments.iter().filter_map(Value::as_str).collect();
-    (!parts.is_empty()).then(|| parts.join(" … "))
+/// A highlight's passages, each cut to its share of `chars` around its first match
+/// ([`passage`]), joined with an ellipsis (None when there is none). A passage shorter than its
+/// share leaves the rest to the others.
+fn passages(fragments: &[Value], chars: usize) -> Option<String> {
+    let parts: Vec<(Vec<char>, Option<usize>)> = fragments.iter().filter_map(Value::as_str).map(plain_chars).collect();
+    let joiners = parts.len().saturating_sub(1) * " … ".chars().count();
+    let lens: Vec<usize> = parts.iter().map(|(p, _)| p.len()).collect();
+    let mut out = String::new();
+    for ((plain, first), share) in parts.into_iter().zip(shares(&lens, chars.saturating_sub(joiners))) {
+        let part = passage(plain, first, share);
+        let mut part = part.as_str();
+        if !out.is_empty() {
+            // One ellipsis between two passages, whichever side marks the cut.
+            if out.ends_with('…') {
+                part = part.trim_start_matches('…');
+            }
+            out.push_str(if out.ends_with('…') || part.starts_with('…') { " " } else { " … " });
+        }
+        out.push_str(part);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `total` characters shared by passages of `lens` characters: a passage that fits in an equal
+/// share gets its length, the rest is shared again among the longer ones.
+fn shares(lens: &[usize], total: usize) -> Vec<usize> {
+    let mut out = vec![0; lens.len()];
+    let mut open: Vec<usize> = (0..lens.len()).collect();
+    let mut left = total;
+    while !open.is_empty() {
+        let each = left / open.len();
+        let (fit, long): (Vec<usize>, Vec<usize>) = open.iter().partition(|&&i| lens[i] <= each);
+        if fit.is_empty() {
+            long.iter().for_each(|&i| out[i] = each.max(1));
+            break;
+        }
+        for i in fit {
+            out[i] = lens[i];
+            left -= lens[i];
+        }
+        open = long;
+    }
+    out
+}
+
+/// How far a cut moves back to fall between two words.
+const WORD_SLACK: usize = 16;
+
+/// One highlight passage (a whole sentence: the query asks for `fragment_size` 0) in plain text
+/// ([`plain_chars`]; `first`: where its first match starts), cut to about `share` characters starting a quarter of them before its first match; a cut is
+/// marked with an ellipsis and falls on a space where one is near, so a code such as `E-218` is
+/// never split the way the engine's word breaks split it (at the hyphen).
+fn passage(plain: Vec<char>, first: Option<usize>, share: usize) -> String {
+    if plain.len() <= share {
+        return plain.into_iter().collect();
+    }
+    let first = first.unwrap_or(0);
+    let mut start = first.saturating_sub(share / 4).min(plain.len() - share);
+    if start <= WORD_SLACK {
+        start = 0;
+    } else if let Some(i) = plain[start - WORD_SLACK..start].iter().rposition(|c| *c == ' ') {
+        start = start - WORD_SLACK + i + 1;
+    } else if let Some(i) = plain.get(start..first).and_then(|w| w.iter().position(|c| *c == ' ')) {
+        start += i + 1;
+    }
+    let mut end = (start + share).min(plain.len());
+    if end < plain.len() {
+        let from = end.saturating_sub(WORD_SLACK).max(first + 1);
+        if let Some(i) = plain.get(from..end).and_then(|w| w.iter().rposition(|c| *c == ' ')) {
+            end = from + i;
+        }
+    }
+    let mut out = String::with_capacity(share * 3);
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(plain[start..end].iter().copied().skip_while(|c| *c == ' '));
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    if end < plain.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The plain characters of a highlight passage (tags removed, whitespace collapsed) and where
+/// its first highlighted match starts among them.
+fn plain_chars(raw: &str) -> (Vec<char>, Option<usize>) {
+    let mut plain: Vec<char> = Vec::with_capacity(raw.len());
+    let mut first = None;
+    let mut rest = raw;
+    let mut pending_space = false;
+    while let Some(c) = rest.chars().next() {
+        if c == '<' && rest[1..].starts_with(|n: char| n.is_ascii_alphabetic() || n == '/' || n == '!') {
+            if first.is_none() && rest.starts_with(crate::query::PRE_TAG) {
+                first = Some(plain.len() + usize::from(pending_space));
+            }
+            rest = rest.find('>').map_or("", |i| &rest[i + 1..]);
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
+        if c.is_whitespace() {
+            pending_space = !plain.is_empty();
+            continue;
+        }
+        if pending_space {
+            plain.push(' ');
+            pending_space = false;
+        }
+        plain.push(c);
+    }
+    (plain, first)
 }
 
 /// Plain text of a highlight fragment or body: tags removed, whitespace collapsed, at most
@@ -181,7 +290,7 @@ pub fn to_source_hit(source: &SourceConfig, hit: &RawHit<'_>, rank: u32) -> Sour
     let f = &source.fields;
     let snippet_text = hit
         .highlight
-        .and_then(passages)
+        .and_then(|h| passages(h, source.snippet_chars))
         .or_else(|| text_field(hit.source, &f.body))
         .map(|raw| snippet(&raw, source.snippet_chars))
         .unwrap_or_default();
@@ -268,6 +377,35 @@ mod tests {
         let raw = raw_hits(&resp, "body");
         let hit = to_source_hit(&source("guides"), &raw[0], 1);
         assert_eq!(hit.snippet, "Sea freight DG bookings … Class 7: no");
+    }
+
+    fn passage_of(raw: &str, share: usize) -> String {
+        let (plain, first) = plain_chars(raw);
+        passage(plain, first, share)
+    }
+
+    #[test]
+    fn a_long_passage_is_cut_around_its_match_between_words() {
+        let sentence = "New error code table: <em>E</em>-215 blower temperature, <em>E</em>-216 inspiratory \
+            flow sensor, <em>E</em>-217 expiratory flow sensor fault (device cannot ventilate; take out of \
+            service and call service), <em>E</em>-<em>218</em> pressure transducer drift.";
+        // The engine's own 80-character passages ended "… flow sensor, E-" and began "218 pressure".
+        let cut = passage_of(sentence, 80);
+        assert_eq!(cut, "New error code table: E-215 blower temperature, E-216 inspiratory flow sensor,…");
+        let late = "Background words that say nothing about the question at all, repeated here to fill the \
+            sentence, until the code <em>E</em>-<em>218</em> pressure transducer drift appears near its end.";
+        let cut = passage_of(late, 80);
+        assert!(cut.starts_with('…') && cut.contains("E-218 pressure transducer"), "{cut}");
+        assert!(!cut.contains("E- ") && cut.chars().count() <= 82, "{cut}");
+        let words_kept =
+            cut.trim_matches('…').split(' ').all(|w| late.replace("<em>", "").replace("</em>", "").contains(w));
+        assert!(words_kept, "every word whole: {cut}");
+        assert_eq!(passage_of("短句<em>支付</em>超时", 80), "短句支付超时", "a short passage stays whole");
+        assert_eq!(shares(&[10, 300, 50], 180), vec![10, 120, 50], "short passages leave the rest to long ones");
+        assert_eq!(shares(&[300, 300], 180), vec![90, 90]);
+        let joined = passages(&[json!(sentence), json!(late)], 160).unwrap();
+        assert!(joined.contains("flow… sentence, until the code E-218 pressure transducer"), "{joined}");
+        assert_eq!(joined.matches('…').count(), 1, "one ellipsis between two cut passages: {joined}");
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub const MAX_ENTITIES: usize = 16;
 const TIE_BREAKER: f64 = 0.3;
 
 /// Highlight markers; [`crate::hits`] strips every tag from the snippet.
-const PRE_TAG: &str = "<em>";
+pub(crate) const PRE_TAG: &str = "<em>";
 const POST_TAG: &str = "</em>";
 
 /// `public:true OR allowed_groups ∈ user.groups OR allowed_users = user.subject`.
@@ -358,7 +358,6 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
     };
 
     let fragments = source.snippet_fragments.max(1);
-    let chars = source.snippet_chars.div_ceil(fragments);
     let mut body = json!({
         "query": query_clause,
         "size": query.limit,
@@ -370,7 +369,9 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
             "post_tags": [POST_TAG],
             "fields": { &source.fields.body: {
                 "type": "unified",
-                "fragment_size": chars,
+                // Whole sentences: the adapter cuts each around its match at a space
+                // (hits::passage); the engine would cut at its word breaks, inside `E-218`.
+                "fragment_size": 0,
                 "number_of_fragments": fragments,
                 "no_match_size": source.snippet_chars,
             } },
@@ -543,7 +544,7 @@ mod tests {
         );
         assert!(body.get("sort").is_none(), "text queries rank by score");
         let hl = &body["highlight"]["fields"]["body"];
-        assert_eq!(hl["fragment_size"], 40, "120 characters shared by 3 passages");
+        assert_eq!(hl["fragment_size"], 0, "whole sentences: the adapter cuts them (hits::passage)");
         assert_eq!(hl["no_match_size"], 120);
         assert_eq!(hl["number_of_fragments"], 3);
     }
