@@ -204,32 +204,11 @@ fn plain_chars(raw: &str) -> (Vec<char>, Option<usize>) {
 /// Plain text of a highlight fragment or body: tags removed, whitespace collapsed, at most
 /// `max_chars` characters (an ellipsis marks a cut and counts toward the limit).
 pub fn snippet(raw: &str, max_chars: usize) -> String {
-    let mut plain = String::with_capacity(raw.len().min(max_chars * 4));
-    let mut chars = raw.chars().peekable();
-    let mut pending_space = false;
-    while let Some(c) = chars.next() {
-        if c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic() || *n == '/' || *n == '!') {
-            for t in chars.by_ref() {
-                if t == '>' {
-                    break;
-                }
-            }
-            continue;
-        }
-        if c.is_whitespace() {
-            pending_space = !plain.is_empty();
-            continue;
-        }
-        if pending_space {
-            plain.push(' ');
-            pending_space = false;
-        }
-        plain.push(c);
+    let (plain, _) = plain_chars(raw);
+    if plain.len() <= max_chars {
+        return plain.into_iter().collect();
     }
-    if plain.chars().count() <= max_chars {
-        return plain;
-    }
-    let mut cut: String = plain.chars().take(max_chars.saturating_sub(1)).collect();
+    let mut cut: String = plain[..max_chars.saturating_sub(1)].iter().collect();
     cut.truncate(cut.trim_end().len());
     cut.push('…');
     cut
