@@ -317,13 +317,16 @@ impl Default for RerankWeights {
     /// answer quality, session 7); the held-out companies were only scored. `reciprocal_rank`
     /// 0.2 → 0.1 in session 21, measured on the five tuning sets with the questions written from
     /// the data alone (kestrel-extra +0.018, the others within ±0.003): every source's first hit
-    /// has it at 1, however weakly it matched.
+    /// has it at 1, however weakly it matched. `names` 0.3 → 0.5 on the same sets (kestrel-extra
+    /// +0.021, Kestrel and Orca +0.002, Spruce −0.001; 0.7 and 1.0 read less): a hit that shows
+    /// the code or name the question asks about (`E-218`, `CAPA-2026-014`) above pages that only
+    /// share its words.
     fn default() -> Self {
         Self {
             fused: 0.6,
             coverage: 0.5,
             title_coverage: 0.3,
-            names: 0.3,
+            names: 0.5,
             reciprocal_rank: 0.1,
             bm25: 0.2,
             kind_named: 0.4,
