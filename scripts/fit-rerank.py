@@ -26,7 +26,7 @@ import sys
 FEATURES = ["fused", "coverage", "title_coverage", "names", "reciprocal_rank", "bm25", "kind_named", "phrases", "rule_reference", "corroborated", "state", "named_id"]
 OLD_VERSION_SHARE = 0.7  # rerank.rs
 GLOSSARY_SHARE = 0.7  # rerank.rs: a glossary page when the question does not ask what a word means
-OUTSIDE_WINDOW_SHARE = 0.5  # rerank.rs: a hit dated outside the question's window its source ranked by
+OUTSIDE_WINDOW_SHARE = 0.3  # rerank.rs: a hit dated outside the question's window its source ranked by
 K = 10
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -110,7 +110,7 @@ def asks_for_definition(question):
 # analysis/mod.rs asks_for_list: the words that ask for every item that matches.
 LIST_CJK = ["哪些", "哪几", "列出", "列一下", "所有", "全部", "清单", "一览", "有几", "多少个", "多少张", "多少笔"]
 LIST_WORDS = {"list", "which", "all", "every", "each"}
-VARIETY_FREE, VARIETY_DECAY = 3, 0.6  # rerank.rs
+VARIETY_FREE, VARIETY_DECAY = 3, 0.7  # rerank.rs
 
 
 def asks_for_list(question):
