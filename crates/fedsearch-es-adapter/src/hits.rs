@@ -135,9 +135,10 @@ fn shares(lens: &[usize], total: usize) -> Vec<usize> {
 const WORD_SLACK: usize = 16;
 
 /// One highlight passage (a whole sentence: the query asks for `fragment_size` 0) in plain text
-/// ([`plain_chars`]; `first`: where its first match starts), cut to about `share` characters starting a quarter of them before its first match; a cut is
-/// marked with an ellipsis and falls on a space where one is near, so a code such as `E-218` is
-/// never split the way the engine's word breaks split it (at the hyphen).
+/// ([`plain_chars`]; `first`: where its first match starts), cut to about `share` characters
+/// starting a quarter of them before its first match. A cut is marked with an ellipsis and falls
+/// on a space where one is near, so a code such as `E-218` is never split the way the engine's
+/// word breaks split it (at the hyphen).
 fn passage(plain: Vec<char>, first: Option<usize>, share: usize) -> String {
     if plain.len() <= share {
         return plain.into_iter().collect();
