@@ -814,7 +814,6 @@ mod tests {
             undated.source = "notices".into();
             vec![old, undated, new]
         };
-        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let weights = RerankWeights::from_coverage_weight(0.4);
         let q = question("peak season surcharge this week", &g);
         let mut h = hits();
@@ -850,7 +849,6 @@ mod tests {
             policy.source = "wiki".into();
             vec![row, policy]
         };
-        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let weights = RerankWeights::from_coverage_weight(0.4);
         let mut asked = Asked::new(q, &tokens, &[]);
         asked.asks_for_rule = true;
@@ -890,7 +888,6 @@ mod tests {
             ]
         };
         let hits = || scored(0.8);
-        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let weights = RerankWeights::from_coverage_weight(0.4);
         let mut asked = Asked::new(q, &tokens, &[]);
         asked.record_sources.insert("shipments".into());
@@ -925,7 +922,6 @@ mod tests {
             (refund.source, refund.doc_type) = ("orders".into(), "refund".into());
             vec![ticket, refund]
         };
-        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let weights = RerankWeights::default();
         let mut asked = Asked::new(q, &tokens, &[]);
         asked.record_sources.insert("orders".into());
@@ -949,7 +945,6 @@ mod tests {
         let hits = || {
             vec![hit("wiki:glossary", "术语表 Glossary: 备用机 loaner", 1.0), hit("wiki:loaner", "备用机 loaner", 0.8)]
         };
-        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let weights = RerankWeights::from_coverage_weight(0.4);
         let q = question("备用机最多能借多久？", &g);
         let mut h = hits();
@@ -1069,7 +1064,6 @@ mod tests {
                 hit("kb:x", "Rejection fee how-to", 0.8),
             ]
         };
-        let ids = |h: &[Hit]| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
         let mut h = hits();
         rerank_by(&mut h, &question("rejection fee", &g), 0.3);
         assert_eq!(ids(&h), ["wiki:p", "kb:x", "wiki:p_2025"]);
