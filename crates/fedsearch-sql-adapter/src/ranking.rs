@@ -1,7 +1,9 @@
 //! The rows of a sub-query ranked by the question: templates return candidate rows (a
 //! customer's orders, newest first), and the row the question is about comes first.
 //!
-//! Each hit's score is the share of the question it shows in its title, snippet and metadata:
+//! Each hit's score is the share of the question it shows in its title, snippet and metadata
+//! (which holds `matched_keywords`: the keywords that chose its template, so a row written in
+//! English or in codes shows the 货款 / "leave" its template was chosen for):
 //! Σ weight × IDF over the question's tokens ([`fedsearch_core::text::tokens`]) that the hit
 //! shows, divided by the same over the tokens any hit shows; the router's terms that are not in
 //! the question (other-language synonyms) weigh 0.6; IDF is over the rows returned. Ties keep

@@ -82,10 +82,27 @@ async fn several_matching_templates_run_as_separate_batches(db: Db) {
     let (hits, done) = search(&mut h, query("alice", "SO20261007 退款进度")).await;
     assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
     let local: Vec<&str> = hits.iter().map(|h| h.local_id.as_str()).collect();
-    assert_eq!(local, ["order_by_number:SO20261007", "refunds:RF3002"]);
+    // The refund row first: it shows 退款, the keyword that chose its template (below).
+    assert_eq!(local, ["refunds:RF3002", "order_by_number:SO20261007"]);
     assert_eq!(hits.iter().map(|h| h.rank).collect::<Vec<_>>(), [1, 2]);
-    assert_eq!(hits[1].metadata["template"], "refunds");
-    assert_eq!(hits[1].metadata["fee"], "12.00");
+    assert_eq!(hits[0].metadata["template"], "refunds");
+    assert_eq!(hits[0].metadata["fee"], "12.00");
+    // The keywords that chose a template are shown on its rows; a pattern-only template has none.
+    assert_eq!(hits[0].metadata["matched_keywords"], "退款");
+    assert!(!hits[1].metadata.contains_key("matched_keywords"), "{:?}", hits[1].metadata);
+}
+
+async fn rows_of_the_template_whose_keywords_the_question_holds_come_first(db: Db) {
+    let mut h = serve_engine(db).await;
+    // 退费 selects refunds by its keyword; the order number selects order_by_number by its
+    // pattern. Both rows show the order number and neither shows 退费 (they are written in
+    // English); the refund row shows the keyword that chose its template, so it ranks first
+    // (without it the two tie and the order row comes first: the templates' order).
+    let (hits, done) = search(&mut h, query("alice", "SO20261007 退费了吗")).await;
+    assert_eq!(done.state, SourceState::Ok as i32, "{done:?}");
+    let local: Vec<&str> = hits.iter().map(|h| h.local_id.as_str()).collect();
+    assert_eq!(local, ["refunds:RF3002", "order_by_number:SO20261007"]);
+    assert_eq!(hits[0].metadata["matched_keywords"], "退费");
 }
 
 async fn no_template_match_is_ok_with_zero_hits(db: Db) {
@@ -235,6 +252,7 @@ per_engine!(describe_lists_the_source_and_its_templates => describe_postgres, de
 per_engine!(templates_return_ground_truth => templates_ground_truth_postgres, templates_ground_truth_mariadb, templates_ground_truth_sqlite);
 per_engine!(order_hit_carries_shipment_status_and_note => order_hit_postgres, order_hit_mariadb, order_hit_sqlite);
 per_engine!(several_matching_templates_run_as_separate_batches => several_templates_postgres, several_templates_mariadb, several_templates_sqlite);
+per_engine!(rows_of_the_template_whose_keywords_the_question_holds_come_first => keyword_rows_first_postgres, keyword_rows_first_mariadb, keyword_rows_first_sqlite);
 per_engine!(time_range_filter_binds_from_and_to => time_range_postgres, time_range_mariadb, time_range_sqlite);
 per_engine!(no_template_match_is_ok_with_zero_hits => no_match_postgres, no_match_mariadb, no_match_sqlite);
 per_engine!(bad_parameters_are_invalid_argument_naming_the_parameter => bad_params_postgres, bad_params_mariadb, bad_params_sqlite);
