@@ -1,6 +1,7 @@
 //! End-to-end scenarios: router → adapters → fusion as real processes over real gRPC, against
 //! the real backends `make test` starts (OpenSearch, SQLite/PostgreSQL, DokuWiki).
 
+mod config_check;
 mod doctor;
 mod faults;
 mod harness;

@@ -13,7 +13,9 @@ mod service;
 pub mod testing;
 pub mod vocabulary;
 
-use std::{future::Future, net::SocketAddr, time::Duration};
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+
+use fedsearch_core::{assertion::AssertionVerifier, tls::ServerTls};
 
 pub use error::AdapterError;
 pub use fedsearch_proto::{
@@ -190,6 +192,36 @@ impl ServerConfig {
     }
 }
 
+/// What `--check` does after the config parsed and its security settings were checked: builds
+/// the adapter as start-up does (templates, sources, patterns; no backend is called) and reads
+/// the server's TLS and identity files.
+async fn check<C, A, F, Fut>(config: &C, build: F) -> anyhow::Result<()>
+where
+    C: AdapterConfig,
+    F: FnOnce(&C) -> Fut,
+    Fut: Future<Output = anyhow::Result<A>>,
+{
+    build(config).await?;
+    server_security(config.server())?;
+    Ok(())
+}
+
+/// How callers are authenticated: the server's TLS settings and the router's identity keys.
+type ServerSecurity = (Option<Arc<ServerTls>>, Option<Arc<AssertionVerifier>>);
+
+/// The [`ServerSecurity`] of `config`, loaded from the files it names.
+fn server_security(config: &ServerConfig) -> anyhow::Result<ServerSecurity> {
+    let tls = match &config.tls {
+        Some(tls) => ServerTls::from_config(tls, "server.tls").map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    let verifier = match &config.identity {
+        Some(identity) => AssertionVerifier::from_config(identity, "server.identity").map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    Ok((tls, verifier))
+}
+
 /// Serves `adapter` on `listener` until `shutdown` resolves, then drains. Over mutual TLS when
 /// `config.tls` says so; with `config.identity` every sub-query and fetch must carry a valid
 /// router-signed assertion. Without `config.identity` (in-process tests) the plain
@@ -203,15 +235,7 @@ pub async fn serve_adapter<A: Adapter>(
 ) -> anyhow::Result<()> {
     let adapter = std::sync::Arc::new(adapter);
     let diagnostics = diagnostics::DiagnosticsService::new(adapter.clone());
-    let tls = match &config.tls {
-        Some(tls) => fedsearch_core::tls::ServerTls::from_config(tls, "server.tls").map_err(anyhow::Error::msg)?,
-        None => None,
-    };
-    let verifier = match &config.identity {
-        Some(identity) => fedsearch_core::assertion::AssertionVerifier::from_config(identity, "server.identity")
-            .map_err(anyhow::Error::msg)?,
-        None => None,
-    };
+    let (tls, verifier) = server_security(config)?;
     let (drain, drained) = tokio::sync::watch::channel(false);
     let shutdown = async move {
         shutdown.await;
@@ -266,11 +290,15 @@ struct Args {
     /// YAML config file; `FEDSEARCH_*` environment variables override it.
     #[arg(long, env = "FEDSEARCH_CONFIG")]
     config: Option<std::path::PathBuf>,
+    /// Validate the config as start-up does (and read the TLS and identity files it names),
+    /// then exit: 0 when valid, 2 with the problem. Binds no port and calls no backend.
+    #[arg(long)]
+    check: bool,
 }
 
 /// The whole `main` of an adapter binary: parse `--config`, load and validate the config
 /// (exit 2 with one line on error), start telemetry, build the adapter, serve until
-/// SIGTERM/SIGINT, drain, flush spans.
+/// SIGTERM/SIGINT, drain, flush spans. With `--check`, stop after the validation ([`check`]).
 pub async fn run<C, A, F, Fut>(service: &'static str, build: F) -> anyhow::Result<()>
 where
     C: AdapterConfig,
@@ -287,15 +315,14 @@ where
             std::process::exit(2);
         }
     };
-    if let Err(e) = config.server().require_security() {
+    if let Err(e) = config.server().require_security().and_then(|()| config.admin().validate()) {
         eprintln!("{service}: invalid config: {e}");
         std::process::exit(2);
+    }
+    if args.check {
+        fedsearch_core::config::exit_after_check(service, check(&config, build).await);
     }
     let telemetry = fedsearch_core::telemetry::init(service, config.telemetry())?;
-    if let Err(e) = config.admin().validate() {
-        eprintln!("{service}: invalid config: {e}");
-        std::process::exit(2);
-    }
     let admin = fedsearch_core::admin::start(service, config.admin(), config.telemetry()).await?;
     let adapter = match build(&config).await {
         Ok(a) => a,

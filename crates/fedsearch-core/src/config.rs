@@ -17,6 +17,21 @@ use serde::{Deserialize, de::DeserializeOwned};
 /// The one environment prefix for every service.
 pub const ENV_PREFIX: &str = "FEDSEARCH_";
 
+/// Ends a `--check` run (every binary's: validate the config as start-up does, then exit): prints
+/// that the config is valid and exits 0, or prints the problem and exits 2.
+pub fn exit_after_check<E: std::fmt::Display>(service: &str, result: Result<(), E>) -> ! {
+    match result {
+        Ok(()) => {
+            println!("{service}: the config is valid");
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!("{service}: invalid config: {e:#}");
+            std::process::exit(2)
+        }
+    }
+}
+
 /// Loads `T` from `path` (if given) and `FEDSEARCH_*` environment variables, then validates it.
 /// The error is one line naming the offending key.
 pub fn load<T: DeserializeOwned + Validate>(path: Option<&Path>) -> Result<T, String> {

@@ -38,9 +38,18 @@ pub async fn serve(
         routes: tonic::service::Routes::new(FusionService.into_server()),
         service_names: vec![SERVICE_NAME],
     };
-    let tls = match &config.server.tls {
-        Some(tls) => fedsearch_core::tls::ServerTls::from_config(tls, "server.tls").map_err(anyhow::Error::msg)?,
-        None => None,
-    };
+    let tls = server_tls(config)?;
     fedsearch_core::grpc::serve_tls(listener, served, shutdown, config.server.shutdown_grace, tls).await
+}
+
+/// What `fusion --check` adds to parsing the config: reads the TLS files it names.
+pub fn check(config: &FusionConfig) -> anyhow::Result<()> {
+    server_tls(config).map(drop)
+}
+
+fn server_tls(config: &FusionConfig) -> anyhow::Result<Option<std::sync::Arc<fedsearch_core::tls::ServerTls>>> {
+    match &config.server.tls {
+        Some(tls) => fedsearch_core::tls::ServerTls::from_config(tls, "server.tls").map_err(anyhow::Error::msg),
+        None => Ok(None),
+    }
 }

@@ -15,6 +15,10 @@ struct Args {
     /// YAML config file; `FEDSEARCH_*` environment variables override it.
     #[arg(long, env = "FEDSEARCH_CONFIG")]
     config: Option<std::path::PathBuf>,
+    /// Validate the config as start-up does (and read the files it names), then exit: 0 when
+    /// valid, 2 with the problem. Binds no port and calls no other service.
+    #[arg(long)]
+    check: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,6 +37,9 @@ async fn run() -> anyhow::Result<()> {
             "fusion: invalid config: `server.tls` is required: certificate files and allowed_clients, or `insecure: true`"
         );
         std::process::exit(2);
+    }
+    if args.check {
+        fedsearch_core::config::exit_after_check("fusion", fedsearch_fusion::check(&config));
     }
     let telemetry = fedsearch_core::telemetry::init("fusion", &config.telemetry)?;
     let admin = fedsearch_core::admin::start("fusion", &config.admin, &config.telemetry).await?;

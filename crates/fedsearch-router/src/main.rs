@@ -13,6 +13,10 @@ struct Args {
     /// YAML config file; `FEDSEARCH_*` environment variables override it.
     #[arg(long, env = "FEDSEARCH_CONFIG")]
     config: Option<std::path::PathBuf>,
+    /// Validate the config as start-up does (and read the files it names), then exit: 0 when
+    /// valid, 2 with the problem. Binds no port and calls no other service.
+    #[arg(long)]
+    check: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -32,6 +36,9 @@ async fn run() -> anyhow::Result<()> {
     if config.internal_tls.is_none() {
         eprintln!("router: invalid config: `internal_tls` is required: certificate files, or `insecure: true`");
         std::process::exit(2);
+    }
+    if args.check {
+        fedsearch_core::config::exit_after_check("router", fedsearch_router::check(config));
     }
     let telemetry = fedsearch_core::telemetry::init("router", &config.telemetry)?;
     if config.identity.is_none() {
