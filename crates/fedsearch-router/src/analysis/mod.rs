@@ -186,6 +186,31 @@ pub fn mentions(text: &str, term: &str) -> bool {
     Term::new(term).found_in(&Prepared::new(text))
 }
 
+/// How a text mentions a glossary term; ordered, so the stronger of two mentions wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Found {
+    No,
+    /// A two-character CJK term split by an infix ([`split_at`]).
+    Split,
+    AsWritten,
+}
+
+/// What may stand between the two characters of a Chinese verb-object word that splits (离合词):
+/// 发了货, 付过款, 发不了货, 开不出票, 退完款. Longest first.
+const SPLIT_INFIXES: &[&str] = &["不了", "不出", "不到", "不上", "得了", "了", "过", "完"];
+
+/// Whether `text` starts with the two-character CJK `term` split by one of [`SPLIT_INFIXES`]
+/// (发不了货 for 发货). Only the term's first character is known to match when called.
+fn split_at(text: &str, term: &str) -> bool {
+    let mut chars = term.chars();
+    let (Some(first), Some(second), None) = (chars.next(), chars.next(), chars.next()) else { return false };
+    if !is_cjk(first) || !is_cjk(second) {
+        return false;
+    }
+    let Some(rest) = text.strip_prefix(first) else { return false };
+    SPLIT_INFIXES.iter().any(|infix| rest.strip_prefix(infix).is_some_and(|after| after.starts_with(second)))
+}
+
 /// One glossary concept a text mentions (see [`Glossary::concepts`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Concept {
@@ -244,15 +269,18 @@ impl Glossary {
         Glossary { groups, by_char, by_stem }
     }
 
-    /// The (group, term) positions of the terms `p` mentions ([`Term::found_in`]), sorted:
-    /// a substring term occurs where a character of the text starts it, a word term where a
-    /// word's stem is its first stem.
-    fn found(&self, p: &Prepared) -> Vec<(usize, usize)> {
+    /// The (group, term, how) positions of the terms `p` mentions ([`Term::found_in`], and
+    /// two-character CJK terms split by an infix: [`split_at`]), sorted: a substring term occurs
+    /// where a character of the text starts it, a word term where a word's stem is its first stem.
+    fn found(&self, p: &Prepared) -> Vec<(usize, usize, Found)> {
         let mut found = Vec::new();
         for (at, c) in p.lowered.char_indices() {
             for &(g, t) in self.by_char.get(&c).map_or(&[][..], Vec::as_slice) {
-                if p.lowered[at..].starts_with(self.groups[g][t].text.as_str()) {
-                    found.push((g, t));
+                let term = self.groups[g][t].text.as_str();
+                if p.lowered[at..].starts_with(term) {
+                    found.push((g, t, Found::AsWritten));
+                } else if split_at(&p.lowered[at..], term) {
+                    found.push((g, t, Found::Split));
                 }
             }
         }
@@ -261,40 +289,40 @@ impl Glossary {
                 if let Some(want) = &self.groups[g][t].stems
                     && p.stems[at..].starts_with(want)
                 {
-                    found.push((g, t));
+                    found.push((g, t, Found::AsWritten));
                 }
             }
         }
         found.sort_unstable();
-        found.dedup();
         found
     }
 
-    /// The concepts `text` mentions, in glossary order: each group with, per term, whether the
-    /// text mentions it.
-    fn mentioned(&self, text: &str) -> Vec<(&[Term], Vec<bool>)> {
+    /// The concepts `text` mentions, in glossary order: each group with, per term, how the text
+    /// mentions it (as written wins over split).
+    fn mentioned(&self, text: &str) -> Vec<(&[Term], Vec<Found>)> {
         let found = self.found(&Prepared::new(text));
-        let mut out: Vec<(&[Term], Vec<bool>)> = Vec::new();
+        let mut out: Vec<(&[Term], Vec<Found>)> = Vec::new();
         let mut last = None;
-        for (g, t) in found {
+        for (g, t, how) in found {
             if last != Some(g) {
-                out.push((&self.groups[g], vec![false; self.groups[g].len()]));
+                out.push((&self.groups[g], vec![Found::No; self.groups[g].len()]));
                 last = Some(g);
             }
             if let Some((_, hit)) = out.last_mut() {
-                hit[t] = true;
+                hit[t] = hit[t].max(how);
             }
         }
         out
     }
 
-    /// For each concept the text mentions, its terms the text does not already contain.
+    /// For each concept the text mentions, its terms the text does not already contain as
+    /// written (a split term is sent whole: 发不了货 is expanded with 发货).
     pub fn expand(&self, text: &str) -> Vec<String> {
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         let mut ordered = Vec::new();
         for (g, hit) in self.mentioned(text) {
             for (t, &found) in g.iter().zip(&hit) {
-                if !found && seen.insert(t.text.as_str()) {
+                if found != Found::AsWritten && seen.insert(t.text.as_str()) {
                     ordered.push(t.text.clone());
                 }
             }
@@ -302,13 +330,18 @@ impl Glossary {
         ordered
     }
 
-    /// For each concept the text mentions: its terms the text contains, and its other terms —
-    /// the same as [`Glossary::expand`], kept per concept so a term's synonyms can travel with it.
+    /// For each concept the text mentions: its terms the text contains (as written or split),
+    /// and its other terms — the same as [`Glossary::expand`], kept per concept so a term's
+    /// synonyms can travel with it.
     pub fn concepts(&self, text: &str) -> Vec<Concept> {
         let mut out = Vec::new();
         for (g, hit) in self.mentioned(text) {
             let terms = |mentioned: bool| -> Vec<String> {
-                g.iter().zip(&hit).filter(|(_, f)| **f == mentioned).map(|(t, _)| t.text.clone()).collect()
+                g.iter()
+                    .zip(&hit)
+                    .filter(|(_, f)| (**f != Found::No) == mentioned)
+                    .map(|(t, _)| t.text.clone())
+                    .collect()
             };
             let (found, others) = (terms(true), terms(false));
             if !found.is_empty() && !others.is_empty() {
@@ -449,6 +482,29 @@ mod tests {
         assert!(refund.others.contains(&"refund".to_string()) && !refund.others.contains(&"退款".to_string()));
         let all: Vec<String> = c.iter().flat_map(|c| c.others.clone()).collect();
         assert!(g.expand("退款多久到账").iter().all(|t| all.contains(t)));
+    }
+
+    #[test]
+    fn a_split_verb_object_word_is_found_and_sent_whole() {
+        let g = Glossary::new(true, &[]);
+        // 发不了货 / 付了款 are 发货 / 付款 split by an infix: the concept is found, and the whole
+        // word is sent with its other terms (the text does not hold it as written).
+        let cannot_ship = g.expand("现在有哪些订单卡着发不了货？");
+        for t in ["发货", "ship", "shipped"] {
+            assert!(cannot_ship.contains(&t.to_string()), "{t}: {cannot_ship:?}");
+        }
+        let paid = g.expand("客户说已经付了款");
+        assert!(paid.contains(&"付款".to_string()) && paid.contains(&"payment".to_string()), "{paid:?}");
+        let concepts = g.concepts("付了款");
+        assert!(
+            concepts.iter().any(|c| c.found == ["付款"] && c.others.contains(&"payment".to_string())),
+            "{concepts:?}"
+        );
+        // Written whole, the word is not sent again; other characters between the two are no split.
+        assert!(!g.expand("为什么还没发货").contains(&"发货".to_string()));
+        assert!(!g.expand("发票和货款").contains(&"发货".to_string()));
+        assert!(split_at("发不了货", "发货") && split_at("退过款", "退款") && !split_at("发了好多货", "发货"));
+        assert!(!split_at("发不了货", "发货单") && !split_at("ship it", "sh"));
     }
 
     #[test]
