@@ -160,8 +160,9 @@ fn linked_value(param: &Param, name: &str, named: &[String]) -> Option<Value> {
     param.parse_terms(name, &fitting).ok()
 }
 
-/// Fills parameters still unset from the question: a value-map word it contains (the code), or a
-/// `from_terms` list from the sub-query's terms.
+/// Fills parameters still unset from the question: a value-map word it contains (the code; for a
+/// `multi` parameter every such word's code, and a code of several values, `open,overdue`, is
+/// each of them), or a `from_terms` list from the sub-query's terms.
 fn from_question(
     template: &Template,
     query: &SubQuery,
@@ -172,9 +173,14 @@ fn from_question(
             continue;
         }
         if !param.words.is_empty() {
-            let code = param.word_in(&query.text).or_else(|| param.word_in(&query.original_text));
+            let code = if param.spec.multi {
+                let in_text = |t: &str| Some(param.words_in(t).join(",")).filter(|c| !c.is_empty());
+                in_text(&query.text).or_else(|| in_text(&query.original_text))
+            } else {
+                param.word_in(&query.text).or_else(|| param.word_in(&query.original_text)).map(str::to_string)
+            };
             if let Some(code) = code {
-                values.insert(name.clone(), param.parse(name, code).map_err(invalid)?);
+                values.insert(name.clone(), param.parse(name, &code).map_err(invalid)?);
                 continue;
             }
         }
@@ -314,6 +320,17 @@ templates:
     params: {customer_id: {type: string, required: true, multi: true, pattern: 'C\d{4}'}}
     match: {patterns: ['(?P<customer_id>C\d{4})'], keywords: [订单, orders]}
     hit: {id: order_no, title: order_no, doc_type: order}
+  - name: invoices_by_status
+    sql: "SELECT 1 FROM invoices i WHERE i.status IN (:status) AND {permission} LIMIT :limit"
+    permission: "i.business_line IN (:user.business_lines)"
+    params:
+      status:
+        type: string
+        multi: true
+        default: "overdue"
+        values: {overdue: overdue, unpaid: "open,overdue", 未付: "open,overdue", dispute: disputed, 争议: disputed}
+    match: {keywords: [invoice, 发票]}
+    hit: {id: invoice_no, title: invoice_no, doc_type: invoice}
 "#;
 
     fn catalog() -> Catalog {
@@ -454,6 +471,21 @@ templates:
         assert_eq!(names(&plan), ["refunds"]);
         assert_eq!(plan.runs[0].values["from"], instant("2026-11-01T00:00:00Z"));
         assert!(!plan.runs[0].values.contains_key("order_no"), "optional and absent: bound as NULL");
+    }
+
+    #[test]
+    fn a_list_parameter_takes_every_value_word_the_question_holds() {
+        let c = catalog();
+        let status = |text: &str| {
+            let plan = plan(&c, &q(text), &Linked::default()).unwrap();
+            let run = plan.runs.iter().find(|r| r.template.name == "invoices_by_status").unwrap();
+            run.values["status"].clone()
+        };
+        let list = |codes: &[&str]| Value::List(codes.iter().map(|c| c.to_string()).collect());
+        // Two words, and a word whose code is two values: each value once (longest words first).
+        assert_eq!(status("which invoices are unpaid or in dispute"), list(&["disputed", "open", "overdue"]));
+        assert_eq!(status("哪些发票有争议"), list(&["disputed"]));
+        assert_eq!(status("list the invoices"), list(&["overdue"]), "no value word: the default");
     }
 
     #[test]

@@ -626,6 +626,19 @@ impl Param {
         Ok(Value::List(out))
     }
 
+    /// The codes of every value-map word that occurs in `text`, longest words first, each once: a
+    /// `multi` parameter takes them all ("unpaid or in dispute" → `open`, `disputed`).
+    pub fn words_in(&self, text: &str) -> Vec<&str> {
+        let lowered = text.to_lowercase();
+        let mut codes: Vec<&str> = Vec::new();
+        for (_, code) in self.words.iter().filter(|(w, _)| crate::lookup::found(&lowered, w)) {
+            if !codes.contains(&code.as_str()) {
+                codes.push(code);
+            }
+        }
+        codes
+    }
+
     /// The code of the longest value-map word that occurs in `text`.
     pub fn word_in(&self, text: &str) -> Option<&str> {
         let lowered = text.to_lowercase();
