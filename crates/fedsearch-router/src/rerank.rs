@@ -22,7 +22,9 @@
 //!   people in either script from the sources' vocabularies: [`crate::aliases`]) and of its
 //!   numbered names and codes ("class 7", "Terminal 2", "UN38.3", "B2606":
 //!   [`fedsearch_core::text::numbered_names`], [`fedsearch_core::text::codes`]; "class 7" is not
-//!   shown by "class 70") it shows.
+//!   shown by "class 70") it shows, and of its two-character codes that are one of the hit's
+//!   metadata values ("which P1 tickets": `priority: P1`; [`short_codes`]), unless it asks for a
+//!   rule.
 //! - `reciprocal_rank`: 1 / its best rank in a source.
 //! - `kind_named`: the question names its kind, its doc_type or source ("which tickets").
 //! - `named_id`: the question names the hit's own id (`TCK-5002`): the record asked about. A
@@ -277,18 +279,48 @@ pub fn coverage(question: &[(String, f64)], hits: &[Hit]) -> Vec<f64> {
 }
 
 /// Share of `names` (each a name in its spellings, lowercased) and `numbered` names that `h`
-/// shows in its id, title, snippet or metadata (`lowered`: [`lowered_text`] of `h`); 0 when
-/// the question names nothing.
-fn names_shown(h: &Hit, lowered: &str, names: &[Vec<String>], numbered: &[String]) -> f64 {
-    let asked = names.len() + numbered.len();
+/// shows in its id, title, snippet or metadata (`lowered`: [`lowered_text`] of `h`), and of the
+/// `values` the question names that are one of its metadata values; 0 when the question names
+/// nothing.
+fn names_shown(h: &Hit, lowered: &str, names: &[Vec<String>], numbered: &[String], values: &[&str]) -> f64 {
+    let asked = names.len() + numbered.len() + values.len();
     if asked == 0 {
         return 0.0;
     }
     let id = h.id.to_lowercase();
     let shows = |n: &str| holds_name(&id, n) || holds_name(lowered, n);
     let shown = names.iter().filter(|spellings| spellings.iter().any(|n| shows(n))).count()
-        + numbered.iter().filter(|n| shows(n)).count();
+        + numbered.iter().filter(|n| shows(n)).count()
+        + values.iter().filter(|v| holds_value(h, v)).count();
     shown as f64 / asked as f64
+}
+
+/// Whether one of `h`'s metadata values is `value` (ASCII case aside).
+fn holds_value(h: &Hit, value: &str) -> bool {
+    h.metadata.values().any(|v| v.trim().eq_ignore_ascii_case(value))
+}
+
+/// The question's short codes ([`short_codes`]) that are a metadata value of some candidate:
+/// "which P1 tickets" names the priority `P1` when tickets carry it. A short code no candidate
+/// holds as a value ("Q3" in a title) names nothing here; longer codes are `numbered`.
+fn values_named<'a>(short_codes: &'a [String], hits: &[Hit]) -> Vec<&'a str> {
+    short_codes.iter().map(String::as_str).filter(|c| hits.iter().any(|h| holds_value(h, c))).collect()
+}
+
+/// The letter-and-digit words of two characters a question holds, lowercased ("P1", "Q3", "L2"):
+/// too short to be codes ([`fedsearch_core::text::codes`]), they may still be a field's value.
+pub fn short_codes(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in question.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let b = w.as_bytes();
+        if b.len() == 2 && b[0].is_ascii_alphabetic() && b[1].is_ascii_digit() {
+            let lowered = w.to_ascii_lowercase();
+            if !out.contains(&lowered) {
+                out.push(lowered);
+            }
+        }
+    }
+    out
 }
 
 /// Whether `text` holds `name`; a name ending in a digit only where no digit follows it ("class 7"
@@ -415,6 +447,9 @@ pub struct Asked<'a> {
     /// [`fedsearch_core::text::codes`]), lowercased: the `names` feature counts them too, but they
     /// name no record.
     pub numbered: Vec<String>,
+    /// The question's letter-and-digit words of two characters ([`short_codes`]): a hit whose
+    /// metadata value one is shows a name the question names.
+    pub short_codes: Vec<String>,
     /// The question's own tokens in order ([`Asked::sequence`]).
     pub sequence: Vec<String>,
     /// The question asks for a rule or procedure ([`crate::intent::asks_for_rule`]).
@@ -463,6 +498,7 @@ impl<'a> Asked<'a> {
             tokens,
             names,
             numbered: numbered(question, names),
+            short_codes: short_codes(question),
             sequence: sequence(question),
             asks_for_rule: false,
             reference_sources: HashSet::new(),
@@ -508,6 +544,8 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
         fedsearch_core::text::coverage_of(question, &shown_matrix(question, &index, &shown, |s, i| s.title[i] > 0));
     let bm25 = bm25(question, &index, &shown);
     let kinds = kinds_named(hits, &naming(question, &index.bound));
+    // A rule asked about P1 tickets names no ticket: the runbook answers, a P1 ticket is one case.
+    let values = if asked.asks_for_rule { Vec::new() } else { values_named(&asked.short_codes, hits) };
     let best = hits.iter().map(|h| h.fused_score).fold(0.0, f64::max);
     hits.iter()
         .zip(&shown)
@@ -523,7 +561,7 @@ fn features(asked: &Asked<'_>, hits: &[Hit]) -> Vec<RerankFeatures> {
             fused: if best > 0.0 { h.fused_score / best } else { 0.0 },
             coverage: cov[i],
             title_coverage: title[i],
-            names: names_shown(h, &lowered[i], asked.names, &asked.numbered),
+            names: names_shown(h, &lowered[i], asked.names, &asked.numbered, &values),
             reciprocal_rank: reciprocal_rank(h),
             outside_window: if outside_window(h, asked) { 1.0 } else { 0.0 },
             score: 0.0,
@@ -1026,6 +1064,46 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &Asked::new("", &q, &[]), &weights);
         assert_eq!(h[0].id, "wiki:runbook", "without the name the topic wins");
+    }
+
+    #[test]
+    fn a_short_code_the_question_names_counts_where_it_is_a_hits_field_value() {
+        let g = Glossary::new(true, &[]);
+        let weights = RerankWeights::default();
+        let ticket = |id: &str, title: &str, priority: &str, score: f64| {
+            let mut h = hit(id, title, score);
+            h.metadata.insert("priority".into(), priority.into());
+            h
+        };
+        let tickets = || {
+            vec![
+                ticket("tickets:T-2", "Monitor battery lasts 30 minutes this month", "P3", 1.0),
+                ticket("tickets:T-1", "Ventilator self-test fails", "P1", 0.9),
+            ]
+        };
+        let names = |h: &Hit| h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).unwrap().names;
+        let text = "Which P1 tickets were opened this month?";
+        let q = question(text, &g);
+        let asked = Asked::new(text, &q, &[]);
+        assert_eq!(asked.short_codes, ["p1"]);
+        let mut h = tickets();
+        rerank(&mut h, &asked, &weights);
+        assert_eq!(ids(&h), ["tickets:T-1", "tickets:T-2"], "the P1 ticket first");
+        assert_eq!((names(&h[0]), names(&h[1])), (1.0, 0.0));
+        // No candidate holds the value: nothing is named ("Q3" in a report's title).
+        let text = "Which Q3 tickets were opened this month?";
+        let q = question(text, &g);
+        let mut h = tickets();
+        rerank(&mut h, &Asked::new(text, &q, &[]), &weights);
+        assert!(h.iter().all(|h| names(h) == 0.0));
+        // A rule asked about P1 tickets names no ticket.
+        let text = "How long may a P1 ticket wait before on-call is paged?";
+        let q = question(text, &g);
+        let mut asked = Asked::new(text, &q, &[]);
+        asked.asks_for_rule = true;
+        let mut h = tickets();
+        rerank(&mut h, &asked, &weights);
+        assert!(h.iter().all(|h| names(h) == 0.0));
     }
 
     #[test]
