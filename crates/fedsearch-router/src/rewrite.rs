@@ -321,10 +321,27 @@ fn time_range(window: &fedsearch_timeexpr::Window, dates_ahead: bool) -> Option<
     Some((documents_from(window), window.to))
 }
 
-/// Whether the question's time window filters `source`'s documents by date (see [`time_filter`]).
-pub fn window_filters(source: &Source, terms: &Terms) -> bool {
-    source.config.routing.time_phrases
+/// Whether `source` is sent the question's time window: it holds events (`routing.time_phrases`),
+/// or the list question names it ("最近六周知识库里改了哪些文章", "which guides changed last month":
+/// reference material asked for what changed in a period, by its documents' dates).
+pub fn takes_window(source: &Source, named: bool) -> bool {
+    source.config.routing.time_phrases || named
+}
+
+/// Whether the question's time window filters `source`'s documents by date (see [`time_filter`]);
+/// `named`: the list question names the source ([`names_source`]).
+pub fn window_filters(source: &Source, terms: &Terms, named: bool) -> bool {
+    takes_window(source, named)
         && terms.window.as_ref().is_some_and(|w| time_range(w, source.config.dates_ahead()).is_some())
+}
+
+/// Whether the question's tokens (`asked`: [`crate::rerank::naming_tokens`]) name `source`'s kind:
+/// one of its `routing.doc_types` or its name (`support_tickets` by "tickets", 知识库 → kb).
+pub fn names_source(source: &Source, asked: &foldhash::HashSet<&str>) -> bool {
+    crate::rerank::names_kind(
+        source.config.routing.doc_types.iter().map(String::as_str).chain([source.config.name.as_str()]),
+        asked,
+    )
 }
 
 /// Whether a list question's hits from `source` are one set of equal answers (fusion's
@@ -333,12 +350,8 @@ pub fn window_filters(source: &Source, terms: &Terms) -> bool {
 /// the source's kind ("which notices did we publish last month", 上周有哪些工单) — each is one of
 /// the items asked for, however few of the question's words it shows.
 pub fn one_set(source: &Source, terms: &Terms, asked: &foldhash::HashSet<&str>) -> bool {
-    source.config.kind == "sql"
-        || (window_filters(source, terms)
-            && crate::rerank::names_kind(
-                source.config.routing.doc_types.iter().map(String::as_str).chain([source.config.name.as_str()]),
-                asked,
-            ))
+    let named = names_source(source, asked);
+    source.config.kind == "sql" || (named && window_filters(source, terms, named))
 }
 
 /// What one source receives.
@@ -352,7 +365,9 @@ pub struct Rewritten {
     pub time_range_from_question: bool,
 }
 
-pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms: &Terms) -> Rewritten {
+/// What `source` receives; `named`: the list question names the source ([`names_source`]), so
+/// it takes the question's time window even as reference material ([`takes_window`]).
+pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms: &Terms, named: bool) -> Rewritten {
     let all_terms = || {
         let mut v = terms.entities.clone();
         v.extend(terms.keywords.iter().cloned());
@@ -382,7 +397,7 @@ pub fn for_source(source: &Source, query: &str, filters: Option<&Filters>, terms
     let mut filters = filters.cloned();
     let has_range = filters.as_ref().is_some_and(|f| f.time_range.is_some());
     let mut time_range_from_question = false;
-    if source.config.routing.time_phrases
+    if takes_window(source, named)
         && !has_range
         && let Some(w) = &terms.window
     {
@@ -456,7 +471,7 @@ mod tests {
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(t.keywords, vec!["线上问题", "支付超时", "工单", "处理"], "超时 is inside 支付超时");
         assert_eq!(t.window.as_ref().unwrap().phrase, "最近一周");
-        let inc = for_source(r.get("incidents").unwrap(), q, None, &t);
+        let inc = for_source(r.get("incidents").unwrap(), q, None, &t, false);
         assert_eq!(inc.text, "线上问题 支付超时 工单 处理");
         let range = inc.filters.unwrap().time_range.unwrap();
         // The 7 calendar days ending today in Shanghai: from 25 November 00:00 +08:00 to the end of 1 December.
@@ -477,14 +492,14 @@ mod tests {
         let q = "客户C1001：我昨天买的商品为什么还没发货？如果拒收要收手续费吗？";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
         assert_eq!(t.entities, vec!["C1001"]);
-        let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
+        let wiki = for_source(r.get("wiki").unwrap(), q, None, &t, false);
         assert!(wiki.text.starts_with("手续费 拒收"), "the wiki's own keywords first: {}", wiki.text);
         assert!(t.chinese_words.contains(&"商品".to_string()), "{:?}", t.chinese_words);
         assert!(
             t.for_adapter(true).contains(&"商品".to_string()) && !t.for_adapter(false).contains(&"商品".to_string())
         );
         assert!(wiki.filters.is_none(), "no time_phrases on the wiki: policies are not recent news");
-        let orders = for_source(r.get("orders").unwrap(), q, None, &t);
+        let orders = for_source(r.get("orders").unwrap(), q, None, &t, false);
         assert_eq!(orders.text, q);
     }
 
@@ -497,26 +512,30 @@ mod tests {
         };
         let q = "timeout last week";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
-        let inc = for_source(r.get("incidents").unwrap(), q, Some(&explicit), &t);
+        let inc = for_source(r.get("incidents").unwrap(), q, Some(&explicit), &t, false);
         assert!(!inc.time_range_from_question, "the caller's filter is a filter");
         assert_eq!(inc.filters.unwrap().time_range.unwrap().from.unwrap().seconds, 5);
-        let read = for_source(r.get("incidents").unwrap(), q, None, &t);
+        let read = for_source(r.get("incidents").unwrap(), q, None, &t, false);
         assert!(read.time_range_from_question, "last week, read from the question");
-        let wiki = for_source(r.get("wiki").unwrap(), q, None, &t);
+        let wiki = for_source(r.get("wiki").unwrap(), q, None, &t, false);
         assert!(!wiki.time_range_from_question && wiki.filters.is_none(), "no time phrases: no window");
         let q = "天气怎么样";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
-        assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q);
+        assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t, false).text, q);
         let q = "？！";
         let t = extract(&r, q, clock(), r.glossary().expand(q));
-        assert_eq!(for_source(r.get("tickets").unwrap(), q, None, &t).text, q, "nothing extracted: the text as asked");
+        assert_eq!(
+            for_source(r.get("tickets").unwrap(), q, None, &t, false).text,
+            q,
+            "nothing extracted: the text as asked"
+        );
     }
 
     #[tokio::test]
     async fn yesterday_is_the_previous_calendar_day_in_the_users_zone_at_seven_in_the_morning() {
         let r = registry();
         let t = extract(&r, "昨天的线上问题", clock(), vec![]);
-        let inc = for_source(r.get("incidents").unwrap(), "昨天的线上问题", None, &t);
+        let inc = for_source(r.get("incidents").unwrap(), "昨天的线上问题", None, &t, false);
         let range = inc.filters.unwrap().time_range.unwrap();
         let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
         assert_eq!(range.from.unwrap().seconds, at("2026-11-30T00:00:00+08:00"), "not 24 hours before 07:00");
@@ -536,7 +555,7 @@ mod tests {
         };
         let q = "这周会不会有台风线上问题";
         let t = extract(&r, q, monday, vec![]);
-        let range = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+        let range = for_source(r.get("incidents").unwrap(), q, None, &t, false).filters.unwrap().time_range.unwrap();
         assert_eq!(
             range.to.unwrap().seconds + 1,
             at("2026-07-21T00:00:00+08:00"),
@@ -551,7 +570,8 @@ mod tests {
         for q in ["最近一周线上问题", "今天的线上问题", "昨天的线上问题"] {
             let t = extract(&r, q, monday, vec![]);
             let w = t.window.clone().unwrap();
-            let range = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+            let range =
+                for_source(r.get("incidents").unwrap(), q, None, &t, false).filters.unwrap().time_range.unwrap();
             assert_eq!(range.from.unwrap().seconds, w.from.timestamp(), "{q}");
         }
     }
@@ -642,6 +662,26 @@ mod tests {
         assert_eq!(sets("Which tickets were opened last week?"), ["orders", "tickets"]);
         // No time window: the tickets' order is their relevance.
         assert_eq!(sets("Which tickets mention a timeout?"), ["orders"]);
+        // Reference material the list question names is asked what changed in the window.
+        assert_eq!(sets("最近一周wiki上改了哪些页面？"), ["orders", "wiki"]);
+    }
+
+    #[tokio::test]
+    async fn reference_material_takes_the_window_only_when_a_list_question_names_it() {
+        let r = registry_with(crate::analysis::Glossary::new(true, &[]));
+        let sent = |q: &str| {
+            let expansions = r.glossary().expand(q);
+            let question = crate::analysis::question_tokens(q, &expansions);
+            let asked = crate::rerank::naming_tokens(&question, &expansions);
+            let t = extract(&r, q, clock(), expansions.clone());
+            let wiki = r.get("wiki").unwrap();
+            let out = for_source(wiki, q, None, &t, names_source(wiki, &asked));
+            (out.time_range_from_question, out.filters.and_then(|f| f.time_range).is_some())
+        };
+        // "What changed on the wiki in the last week": the wiki's pages of that week, by date.
+        assert_eq!(sent("最近一周wiki上改了哪些页面？"), (true, true));
+        // A policy question with a time phrase: the wiki's pages are not news.
+        assert_eq!(sent("最近一周的拒收手续费是多少？"), (false, false));
     }
 
     #[tokio::test]
@@ -650,7 +690,7 @@ mod tests {
         let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
         let range = |source: &str, q: &str| {
             let t = extract(&r, q, clock(), vec![]);
-            let out = for_source(r.get(source).unwrap(), q, None, &t);
+            let out = for_source(r.get(source).unwrap(), q, None, &t, false);
             (
                 out.filters.and_then(|f| f.time_range).map(|t| (t.from.unwrap().seconds, t.to.unwrap().seconds + 1)),
                 out.how,
@@ -687,13 +727,14 @@ mod tests {
         };
         for q in ["这个月的订单", "本月", "orders this month", "12月的订单"] {
             let t = extract(&r, q, clock, vec![]);
-            let orders = for_source(r.get("orders").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+            let orders = for_source(r.get("orders").unwrap(), q, None, &t, false).filters.unwrap().time_range.unwrap();
             assert_eq!(
                 (orders.from.unwrap().seconds, orders.to.unwrap().seconds + 1),
                 (at("2026-12-01T00:00:00+08:00"), at("2027-01-01T00:00:00+08:00")),
                 "something due on the 31st is this month's: {q}"
             );
-            let incidents = for_source(r.get("incidents").unwrap(), q, None, &t).filters.unwrap().time_range.unwrap();
+            let incidents =
+                for_source(r.get("incidents").unwrap(), q, None, &t, false).filters.unwrap().time_range.unwrap();
             assert_eq!(incidents.to.unwrap().seconds + 1, at("2026-12-11T00:00:00+08:00"), "up to today: {q}");
         }
     }

@@ -344,8 +344,8 @@ pub async fn run(
                 SourceSpec {
                     source: r.source.clone(),
                     weight: source.map_or(1.0, |s| {
-                        s.config.weight
-                            * undated_factor(&state.config.selection, dated_question, s.config.routing.time_phrases)
+                        let dated = crate::rewrite::takes_window(s, crate::rewrite::names_source(s, &asked_tokens));
+                        s.config.weight * undated_factor(&state.config.selection, dated_question, dated)
                     }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
                     one_set: list_question && source.is_some_and(|s| crate::rewrite::one_set(s, &terms, &asked_tokens)),
                 }
@@ -362,7 +362,8 @@ pub async fn run(
     let mut windows = foldhash::HashMap::default();
     for r in routing.selected.iter_mut() {
         let Some(source) = state.registry.get(&r.source) else { continue };
-        let mut rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms);
+        let named = crate::rewrite::names_source(source, &asked_tokens);
+        let mut rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms, named);
         let one_set = start.sources.iter().any(|s| s.source == r.source && s.one_set);
         if let Some(span) = question_window(source, &mut rewritten, one_set) {
             windows.insert(r.source.clone(), span);
