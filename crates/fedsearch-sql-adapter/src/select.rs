@@ -77,8 +77,45 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
         return Ok(plan);
     }
     let text = keyword_haystack(query);
+    implicit(catalog, query, linked, &text, now, false, &mut plan)?;
+    if plan.runs.is_empty() && period_asked(query) {
+        implicit(catalog, query, linked, &text, now, true, &mut plan)?;
+    }
+    if plan.runs.is_empty() {
+        plan.notes.push("no template matched the query".into());
+    }
+    Ok(plan)
+}
+
+/// Whether the sub-query carries a time window with both ends (the question's period).
+fn period_asked(query: &SubQuery) -> bool {
+    query.filters.as_ref().and_then(|f| f.time_range.as_ref()).is_some_and(|r| r.from.is_some() && r.to.is_some())
+}
+
+/// Whether `template` lists the rows of a period: the start of its time range is a required
+/// parameter without a default (one template per date column: the README's "Which templates to
+/// write").
+fn lists_a_period(template: &Template) -> bool {
+    template.params.get(&template.time_range.0).is_some_and(|p| p.spec.required && p.spec.default.is_none())
+}
+
+/// The templates the question selects by their patterns and keywords; with `periods`, instead,
+/// every template that lists a period, keywords aside (no template matched a question with a
+/// period: "最近一周都进了哪些单？" lists what each table holds of that week).
+fn implicit<'a>(
+    catalog: &'a Catalog,
+    query: &SubQuery,
+    linked: &Linked,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    periods: bool,
+    plan: &mut Plan<'a>,
+) -> Result<(), AdapterError> {
     for template in &catalog.templates {
         if template.patterns.is_empty() && template.keywords.is_empty() {
+            continue;
+        }
+        if periods && !lists_a_period(template) {
             continue;
         }
         if !admits_doc_type(query, template) {
@@ -91,7 +128,8 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
                 .patterns
                 .iter()
                 .any(|re| re.capture_names().flatten().any(|n| linked_here.iter().any(|p| *p == n)));
-        let keyword_ok = template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
+        let keyword_ok =
+            periods || template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
         if !(pattern_ok && keyword_ok) {
             continue;
         }
@@ -122,10 +160,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
             plan.runs.push(Run { template, values });
         }
     }
-    if plan.runs.is_empty() {
-        plan.notes.push("no template matched the query".into());
-    }
-    Ok(plan)
+    Ok(())
 }
 
 /// Whether the sub-query's `doc_types` filter (none: every type) admits `template`'s hits.
@@ -320,6 +355,12 @@ templates:
     params: {customer_id: {type: string, required: true, multi: true, pattern: 'C\d{4}'}}
     match: {patterns: ['(?P<customer_id>C\d{4})'], keywords: [订单, orders]}
     hit: {id: order_no, title: order_no, doc_type: order}
+  - name: orders_placed
+    sql: "SELECT 1 FROM orders o WHERE o.placed_at >= :from AND (:to IS NULL OR o.placed_at < :to) AND {permission} LIMIT :limit"
+    permission: "o.business_line IN (:user.business_lines)"
+    params: {from: {type: timestamp, required: true}, to: {type: timestamp}}
+    match: {keywords: [placed, 下单]}
+    hit: {id: order_no, title: order_no, doc_type: order}
   - name: invoices_by_status
     sql: "SELECT 1 FROM invoices i WHERE i.status IN (:status) AND {permission} LIMIT :limit"
     permission: "i.business_line IN (:user.business_lines)"
@@ -486,6 +527,31 @@ templates:
         assert_eq!(status("which invoices are unpaid or in dispute"), list(&["disputed", "open", "overdue"]));
         assert_eq!(status("哪些发票有争议"), list(&["disputed"]));
         assert_eq!(status("list the invoices"), list(&["overdue"]), "no value word: the default");
+    }
+
+    #[test]
+    fn a_period_no_template_matched_runs_the_templates_that_list_a_period() {
+        let c = catalog();
+        let with_period = |text: &str| {
+            let mut query = q(text);
+            query.filters = Some(Filters {
+                time_range: Some(TimeRange {
+                    from: Some(prost_types::Timestamp { seconds: 1_780_000_000, nanos: 0 }),
+                    to: Some(prost_types::Timestamp { seconds: 1_780_600_000, nanos: 0 }),
+                }),
+                ..Default::default()
+            });
+            plan(&c, &query, &Linked::default()).unwrap()
+        };
+        // No keyword of any template: the period's rows of every template that lists a period.
+        let p = with_period("最近一周都进了哪些单？");
+        assert_eq!(names(&p), ["orders_placed"]);
+        assert!(!p.notes.iter().any(|n| n.contains("no template matched")), "{:?}", p.notes);
+        // A keyword matched: only what it selects (refunds), not the period's other lists.
+        assert_eq!(names(&with_period("最近一周的退款")), ["refunds"]);
+        // No period: nothing runs.
+        let p = plan(&c, &q("都进了哪些单？"), &Linked::default()).unwrap();
+        assert!(p.runs.is_empty() && p.notes.iter().any(|n| n.contains("no template matched")));
     }
 
     #[test]
