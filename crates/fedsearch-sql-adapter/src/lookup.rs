@@ -180,7 +180,7 @@ fn found_at(text: &str, name: &str) -> Option<usize> {
 }
 
 /// Every place `name` occurs in `text` (see [`found`]).
-fn occurrences<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+pub(crate) fn occurrences<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
     let cjk = name.chars().any(is_cjk);
     text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
         cjk || boundary(text, i) && {

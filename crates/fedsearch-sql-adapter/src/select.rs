@@ -369,7 +369,7 @@ templates:
         type: string
         multi: true
         default: "overdue"
-        values: {overdue: overdue, unpaid: "open,overdue", 未付: "open,overdue", dispute: disputed, 争议: disputed}
+        values: {overdue: overdue, unpaid: "open,overdue", 未付: "open,overdue", dispute: disputed, 争议: disputed, paid: paid, "not paid": "open,overdue"}
     match: {keywords: [invoice, 发票]}
     hit: {id: invoice_no, title: invoice_no, doc_type: invoice}
 "#;
@@ -527,6 +527,9 @@ templates:
         assert_eq!(status("which invoices are unpaid or in dispute"), list(&["disputed", "open", "overdue"]));
         assert_eq!(status("哪些发票有争议"), list(&["disputed"]));
         assert_eq!(status("list the invoices"), list(&["overdue"]), "no value word: the default");
+        // A word inside a longer one read already is not read again; elsewhere it is.
+        assert_eq!(status("invoices not paid yet"), list(&["open", "overdue"]));
+        assert_eq!(status("invoices not paid, and those paid late"), list(&["open", "overdue", "paid"]));
     }
 
     #[test]

@@ -627,12 +627,23 @@ impl Param {
     }
 
     /// The codes of every value-map word that occurs in `text`, longest words first, each once: a
-    /// `multi` parameter takes them all ("unpaid or in dispute" → `open`, `disputed`).
+    /// `multi` parameter takes them all ("unpaid or in dispute" → `open`, `disputed`). A word
+    /// found only inside a longer word already read is not read again: "not paid" is not also
+    /// "paid", 未付清 not also 付清.
     pub fn words_in(&self, text: &str) -> Vec<&str> {
         let lowered = text.to_lowercase();
+        let mut read: Vec<(usize, usize)> = Vec::new();
         let mut codes: Vec<&str> = Vec::new();
-        for (_, code) in self.words.iter().filter(|(w, _)| crate::lookup::found(&lowered, w)) {
-            if !codes.contains(&code.as_str()) {
+        for (word, code) in &self.words {
+            let mut found = false;
+            for at in crate::lookup::occurrences(&lowered, word) {
+                let end = at + word.len();
+                if !read.iter().any(|&(s, e)| at < e && s < end) {
+                    read.push((at, end));
+                    found = true;
+                }
+            }
+            if found && !codes.contains(&code.as_str()) {
                 codes.push(code);
             }
         }
