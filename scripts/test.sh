@@ -78,16 +78,20 @@ log "answer-quality eval: spruce-extra (25 questions written in session 22 from 
 # first reading 0.659 (cc4edea, eval/spruce-extra/README.md), 0.660 at the end of session 22; no as_of, rolling windows only, so
 # the labels hold at any seeding instant (eval/spruce-extra/check_backends.py checks 2,808 of them)
 eval_company spruce-extra "${EVAL_MIN_NDCG_SPRUCE_EXTRA:-0.62}"
-log "answer-quality eval: orca and orca-extra through deploy/eval/orca-docs (configs a helper wrote from the docs alone in session 22)"
-# 0.883 and 0.808 at their first run (926c0fd), against 0.905 and 0.647 through deploy/eval/orca,
-# the configs written beside the first questions: what an adopting team reaches by the docs
+log "answer-quality eval: Orca's and Kestrel's questions through configs helpers wrote from the docs alone (session 22)"
+# deploy/eval/orca-docs: 0.883 and 0.808 at their first run (926c0fd), against 0.905 and 0.647
+# through deploy/eval/orca, the configs written beside the first questions; deploy/eval/kestrel-docs:
+# 0.886 and 0.762 (32172c9), against 0.918 and 0.786 — what an adopting team reaches by the docs
+# eval_docs_configs COMPANY QUESTIONS FLOOR — QUESTIONS (eval/<name>) through deploy/eval/COMPANY-docs.
 eval_docs_configs() {
-  EVAL_CONFIG_DIR=deploy/eval/orca-docs scripts/eval.sh "$1" --fetch --context-tokens 1500 --min-ndcg "$2" \
-    --max-superseded-first 0 >"$FEDSEARCH_RUN_DIR/eval-$1-docs.txt" || status=1
-  sed -n '/questions, k/,/latency/p' "$FEDSEARCH_RUN_DIR/eval-$1-docs.txt"
+  EVAL_CONFIG_DIR="deploy/eval/$1-docs" scripts/eval.sh "$2" --fetch --context-tokens 1500 --min-ndcg "$3" \
+    --max-superseded-first 0 >"$FEDSEARCH_RUN_DIR/eval-$2-docs.txt" || status=1
+  sed -n '/questions, k/,/latency/p' "$FEDSEARCH_RUN_DIR/eval-$2-docs.txt"
 }
-eval_docs_configs orca "${EVAL_MIN_NDCG_ORCA_DOCS:-0.86}"
-eval_docs_configs orca-extra "${EVAL_MIN_NDCG_ORCA_EXTRA_DOCS:-0.77}"
+eval_docs_configs orca orca "${EVAL_MIN_NDCG_ORCA_DOCS:-0.86}"
+eval_docs_configs orca orca-extra "${EVAL_MIN_NDCG_ORCA_EXTRA_DOCS:-0.77}"
+eval_docs_configs kestrel kestrel "${EVAL_MIN_NDCG_KESTREL_DOCS:-0.86}"
+eval_docs_configs kestrel kestrel-extra "${EVAL_MIN_NDCG_KESTREL_EXTRA_DOCS:-0.73}"
 log "answer-quality eval: heron (held out of tuning, configured from the docs alone)"
 # first, unseen run 0.808 (eval/heron/README.md); 0.822 after session 8's re-scoring features,
 # 0.849 after session 13's, 0.853 after session 14's, 0.851 after session 15's, 0.853 after session 16's, 0.850 after session 18's (and 19's, 20's), 0.849 after session 21's, 0.850 after session 22's
