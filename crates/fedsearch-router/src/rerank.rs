@@ -667,14 +667,10 @@ fn share(h: &Hit, f: &RerankFeatures, old: bool, asked: &Asked<'_>) -> f64 {
 pub const WINDOW_LIST_REFERENCE_SHARE: f64 = 0.5;
 
 /// Whether the question lists the events of a window (a list question whose time phrase some
-/// source was sent, asking for no rule) and `h` is reference material that was not sent it (a
-/// knowledge base the question names is).
+/// source was sent, asking for no rule) and `h` is reference material (a knowledge base the
+/// question names in its window is not: `search` leaves it out of `reference_sources`).
 fn reference_beside_window_list(h: &Hit, asked: &Asked<'_>) -> bool {
-    asked.list
-        && !asked.asks_for_rule
-        && !asked.windows.is_empty()
-        && asked.reference_sources.contains(&h.source)
-        && !asked.windows.contains_key(&h.source)
+    asked.list && !asked.asks_for_rule && !asked.windows.is_empty() && asked.reference_sources.contains(&h.source)
 }
 
 /// Re-orders `hits` by the weighted sum of their features (see the module docs) and records the

@@ -447,7 +447,7 @@ pub async fn run(
     let fusion_by = deadline.max(Instant::now()) + answer_by.saturating_duration_since(deadline) / 2;
     let (mut fused, by) = session.finish(fusion_by.min(answer_by)).instrument(fuse_span).await;
     // The selected sources of one kind: reference material (no `time_phrases`), records (`sql`).
-    let selected_where = |keep: fn(&crate::registry::Source) -> bool| {
+    let selected_where = |keep: &dyn Fn(&crate::registry::Source) -> bool| {
         routing
             .selected
             .iter()
@@ -455,7 +455,7 @@ pub async fn run(
             .map(|r| r.source.clone())
             .collect()
     };
-    let record_sources: foldhash::HashSet<String> = selected_where(|s| s.config.kind == "sql");
+    let record_sources: foldhash::HashSet<String> = selected_where(&|s| s.config.kind == "sql");
     let mut names = named(&terms.entities, &two_script);
     let asks_why = crate::intent::asks_why(&req.query);
     if asks_why {
@@ -476,7 +476,9 @@ pub async fn run(
     asked.expansions = &terms.expansions;
     asked.concepts = &terms.concepts;
     asked.windows = windows;
-    asked.reference_sources = selected_where(|s| !s.config.routing.time_phrases);
+    // Reference material: no `time_phrases`, unless the list question names it in a window.
+    asked.reference_sources =
+        selected_where(&|s| !crate::rewrite::takes_window(s, crate::rewrite::names_source(s, &asked_tokens)));
     asked.record_sources = record_sources;
     let weights = state.config.rerank.weights();
     crate::rerank::rerank(&mut fused.hits, &asked, &weights);
