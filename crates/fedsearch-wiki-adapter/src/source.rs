@@ -3,7 +3,11 @@
 //!
 //! Filters (reported in `SourceDescription.supported_filters`):
 //! - `time_range`: DokuWiki has no date filter, so it is applied on each page's `mtime` after the
-//!   search; Confluence gets it as `lastmodified` bounds in the CQL and again afterwards.
+//!   search; Confluence gets it as `lastmodified` bounds in the CQL and again afterwards. A
+//!   DokuWiki window with both ends (at most a year) also lists the pages changed in it that the
+//!   searches did not find, after them, newest first ([`Source::changed_in`]): within a window every
+//!   page of it may answer, as in the es-adapter ("最近一周wiki上改了哪些页面"). Confluence does not
+//!   list yet.
 //! - `doc_types`: applied on the doc type derived from the namespace (space) mapping.
 //! - `equals`: only the key `namespace` is supported (exact namespace or space key).
 //! - `tags` and other `equals` keys are not supported by this source and are ignored on purpose
@@ -49,6 +53,17 @@ use crate::{
 const MAX_CURRENT_READS: usize = 3;
 /// Snippet length of a current version read for a superseded hit.
 const CURRENT_SNIPPET_CHARS: usize = 240;
+/// Pages changed in a window that one sub-query reads, at most ([`Source::changed_in`]).
+const MAX_LISTED_READS: usize = 10;
+/// The longest window whose changed pages are listed (the es-adapter's bound).
+const MAX_LISTED_WINDOW_SECS: i64 = 366 * 86_400;
+
+/// The sub-query's time window when it has both ends and spans at most a year.
+fn bounded_window(filters: Option<&Filters>) -> Option<&TimeRange> {
+    let range = filters?.time_range.as_ref()?;
+    let (from, to) = (range.from.as_ref()?, range.to.as_ref()?);
+    (to.seconds >= from.seconds && to.seconds - from.seconds <= MAX_LISTED_WINDOW_SECS).then_some(range)
+}
 
 /// What a page read for its version says: its version lines and its revision history.
 #[derive(Debug, Clone, Default)]
@@ -378,7 +393,15 @@ impl Source {
         let mut found = match &self.connector {
             Connector::DokuWiki(wiki) => {
                 let all = self.search_dokuwiki(wiki, &credential, &plan, timeout, &mut notes).await?;
-                all.into_iter().filter(|f| self.keep(f, filters)).take(limit).collect::<Vec<_>>()
+                let mut kept: Vec<Found> = all.into_iter().filter(|f| self.keep(f, filters)).take(limit).collect();
+                if let Some(range) = bounded_window(filters)
+                    && kept.len() < limit
+                {
+                    let left = budget.saturating_sub(started.elapsed()).saturating_sub(ANSWER_MARGIN);
+                    let listed = self.changed_in(wiki, &credential, range, &kept, limit - kept.len(), left).await;
+                    kept.extend(listed.into_iter().filter(|f| self.keep(f, filters)));
+                }
+                kept
             }
             Connector::Confluence(site) => {
                 let texts: Vec<&str> =
@@ -439,6 +462,61 @@ impl Source {
             })
             .collect();
         Ok(Answer { hits, notes })
+    }
+
+    /// The pages changed in `range` that the search did not find (`found`), newest first, at
+    /// most `want` and [`MAX_LISTED_READS`]: `wiki.getRecentChanges` as the user (the wiki checks
+    /// its ACL), then each page read as the user. Within a window every page of it may answer, as
+    /// in the es-adapter: "最近一周wiki上改了哪些页面" names no word any page shows. A failed call lists
+    /// nothing (the search's pages still answer).
+    async fn changed_in(
+        &self,
+        wiki: &DokuWiki,
+        credential: &Credential,
+        range: &TimeRange,
+        found: &[Found],
+        want: usize,
+        left: Duration,
+    ) -> Vec<Found> {
+        let Some(from) = range.from.as_ref() else { return Vec::new() };
+        let timeout = left.min(self.request_timeout);
+        if timeout.is_zero() {
+            return Vec::new();
+        }
+        let mut changed = match wiki.recent_changes(credential, from.seconds, timeout).await {
+            Ok(changed) => changed,
+            Err(e) => {
+                tracing::debug!(error = %e, "recent changes not listed");
+                return Vec::new();
+            }
+        };
+        changed.retain(|(id, at)| {
+            in_range(at.as_ref(), range)
+                && self.allowed_namespace(dokuwiki::namespace_of(id))
+                && !found.iter().any(|f| &f.id == id)
+        });
+        changed.sort_by(|a, b| b.1.as_ref().map(|t| t.seconds).cmp(&a.1.as_ref().map(|t| t.seconds)));
+        changed.truncate(want.min(MAX_LISTED_READS));
+        let pages = futures::future::join_all(changed.iter().map(|(id, _)| wiki.page(credential, id, timeout))).await;
+        pages
+            .into_iter()
+            .filter_map(Result::ok)
+            .map(|page| {
+                let mut extra = page.extra;
+                extra.push(("listed".into(), "changed in the time window".into()));
+                Found {
+                    id: page.id,
+                    title: page.title,
+                    snippet: text::plain_text(&page.content, CURRENT_SNIPPET_CHARS),
+                    url: page.url,
+                    updated_at: page.updated_at,
+                    score: None,
+                    namespace: page.namespace,
+                    extra,
+                    matched: Vec::new(),
+                }
+            })
+            .collect()
     }
 
     /// A superseded page whose current version the search did not return brings it along,

@@ -176,3 +176,47 @@ async fn fetch_returns_the_page_as_the_user_and_the_wiki_rechecks_permission() {
     let bad = fetch(&mut served.client, "../conf/users.auth.php", user("carol")).await.unwrap_err();
     assert_eq!(bad.code(), tonic::Code::InvalidArgument);
 }
+
+#[tokio::test]
+async fn a_bounded_window_lists_the_pages_changed_in_it_that_the_user_may_read() {
+    let mut served = serve(shared_config()).await;
+    // The backends were seeded at FEDSEARCH_SEED_NOW; page dates count back from it.
+    let seeded: i64 = std::env::var("FEDSEARCH_SEED_NOW")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fedsearch_core::time::to_timestamp(std::time::SystemTime::now()).seconds);
+    let window = |from_days: i64| Filters {
+        time_range: Some(TimeRange {
+            from: Some(prost_types::Timestamp { seconds: seeded - from_days * 86_400, nanos: 0 }),
+            to: Some(prost_types::Timestamp { seconds: seeded + 86_400, nanos: 0 }),
+        }),
+        ..Default::default()
+    };
+    let days = seeded_days_ago();
+    let pages = sample_pages();
+    for subject in USERS {
+        // No page shows the word: every readable page of the last 50 days, newest first.
+        let (hits, done) =
+            search_with(&mut served.client, "wiki", "xyzzyplugh", user(subject), 20, Some(window(50))).await;
+        assert_eq!(done.state, SourceState::Ok as i32, "{subject}: {done:?}");
+        let mut expected: Vec<&SamplePage> =
+            pages.iter().filter(|p| may_read(subject, &p.namespace) && days[&p.id] < 50.0).collect();
+        expected.sort_by(|a, b| days[&a.id].total_cmp(&days[&b.id]));
+        let got: Vec<&str> = hits.iter().map(|h| h.local_id.as_str()).collect();
+        assert_eq!(got, expected.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), "{subject}");
+        for h in &hits {
+            assert_eq!(h.metadata.get("listed").map(String::as_str), Some("changed in the time window"));
+            assert!(!h.snippet.is_empty() && !h.title.is_empty() && h.updated_at.is_some(), "{h:?}");
+        }
+    }
+    // A page the words find comes first; the window's other pages follow.
+    let (hits, _) = search_with(&mut served.client, "wiki", "gateway", user("alice"), 20, Some(window(50))).await;
+    assert_eq!(hits.first().map(|h| h.local_id.as_str()), Some("support:runbook_payment_timeout"));
+    assert!(!hits[0].metadata.contains_key("listed"));
+    assert!(hits[1..].iter().all(|h| h.metadata.contains_key("listed")), "{hits:?}");
+    // Open-ended: a filter only, nothing listed.
+    let mut open = window(50);
+    open.time_range.as_mut().unwrap().to = None;
+    let (hits, _) = search_with(&mut served.client, "wiki", "xyzzyplugh", user("bob"), 20, Some(open)).await;
+    assert!(hits.is_empty(), "{hits:?}");
+}
