@@ -272,22 +272,24 @@ const CLOSED_VALUES: &[&str] = &[
     "已付款",
 ];
 
-/// The state a record's status says (metadata `status`, `state`, `*_status`, `*_state`), if one
-/// of its status values is a known open or done value: built in, or the deployment's `own`.
-pub fn record_state<'a>(
+/// The states a record's status keys say (metadata `status`, `state`, `*_status`, `*_state`),
+/// each once, open first: every status value that is a known open or done value, built in or the
+/// deployment's `own`. A row may say both: an order `status: delivered` whose `paid_status` is
+/// `overdue` is done as a delivery and open as a payment.
+pub fn record_states<'a>(
     metadata: impl IntoIterator<Item = (&'a String, &'a String)>,
     own: &StateValues,
-) -> Option<AskedState> {
-    metadata.into_iter().filter(|(k, _)| is_status_key(k)).find_map(|(_, v)| {
+) -> Vec<AskedState> {
+    let (mut open, mut closed) = (false, false);
+    for (_, v) in metadata.into_iter().filter(|(k, _)| is_status_key(k)) {
         let v = StateValues::folded(v);
         if OPEN_VALUES.contains(&v.as_str()) || own.is_open(&v) {
-            Some(AskedState::Open)
+            open = true;
         } else if CLOSED_VALUES.contains(&v.as_str()) || own.is_closed(&v) {
-            Some(AskedState::Closed)
-        } else {
-            None
+            closed = true;
         }
-    })
+    }
+    [(open, AskedState::Open), (closed, AskedState::Closed)].into_iter().filter(|(on, _)| *on).map(|(_, s)| s).collect()
 }
 
 fn is_status_key(key: &str) -> bool {
@@ -428,15 +430,19 @@ mod tests {
     fn a_records_state_is_read_from_its_status_fields() {
         let meta = |k: &str, v: &str| std::collections::HashMap::from([(k.to_string(), v.to_string())]);
         let none = StateValues::default();
-        assert_eq!(record_state(&meta("status", "Waiting customer"), &none), Some(AskedState::Open));
-        assert_eq!(record_state(&meta("fsn_status", "pending"), &none), Some(AskedState::Open));
-        assert_eq!(record_state(&meta("status", "resolved"), &none), Some(AskedState::Closed));
-        assert_eq!(record_state(&meta("status", "in_service"), &none), None, "not a known state");
-        assert_eq!(record_state(&meta("category", "open"), &none), None, "not a status field");
+        assert_eq!(record_states(&meta("status", "Waiting customer"), &none), [AskedState::Open]);
+        assert_eq!(record_states(&meta("fsn_status", "pending"), &none), [AskedState::Open]);
+        assert_eq!(record_states(&meta("status", "resolved"), &none), [AskedState::Closed]);
+        assert!(record_states(&meta("status", "in_service"), &none).is_empty(), "not a known state");
+        assert!(record_states(&meta("category", "open"), &none).is_empty(), "not a status field");
         let own = StateValues::new(&["In Bearbeitung"], &["erledigt"]);
-        assert_eq!(record_state(&meta("status", "in-bearbeitung"), &own), Some(AskedState::Open));
-        assert_eq!(record_state(&meta("status", "Erledigt"), &own), Some(AskedState::Closed));
-        assert_eq!(record_state(&meta("status", "erledigt"), &none), None, "not built in");
-        assert_eq!(record_state(&meta("status", "resolved"), &own), Some(AskedState::Closed), "built-ins stay");
+        assert_eq!(record_states(&meta("status", "in-bearbeitung"), &own), [AskedState::Open]);
+        assert_eq!(record_states(&meta("status", "Erledigt"), &own), [AskedState::Closed]);
+        assert!(record_states(&meta("status", "erledigt"), &none).is_empty(), "not built in");
+        assert_eq!(record_states(&meta("status", "resolved"), &own), [AskedState::Closed], "built-ins stay");
+        // Two status keys that disagree: both states, in one order whatever the map's order.
+        let two: std::collections::HashMap<String, String> =
+            [("status", "resolved"), ("paid_status", "overdue")].map(|(k, v)| (k.to_string(), v.to_string())).into();
+        assert_eq!(record_states(&two, &none), [AskedState::Open, AskedState::Closed]);
     }
 }

@@ -595,10 +595,13 @@ fn own_id_named(h: &Hit, ids: &[String]) -> bool {
 /// else 0.
 fn in_asked_state(h: &Hit, asked: &Asked<'_>) -> f64 {
     let Some(wanted) = asked.state else { return 0.0 };
-    match crate::intent::record_state(&h.metadata, asked.state_values) {
-        Some(state) if state == wanted => 1.0,
-        Some(_) if asked.list => -1.0,
-        _ => 0.0,
+    let states = crate::intent::record_states(&h.metadata, asked.state_values);
+    if states.contains(&wanted) {
+        1.0
+    } else if !states.is_empty() && asked.list {
+        -1.0
+    } else {
+        0.0
     }
 }
 
