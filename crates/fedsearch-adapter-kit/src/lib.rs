@@ -193,8 +193,8 @@ impl ServerConfig {
 }
 
 /// What `--check` does after the config parsed and its security settings were checked: builds
-/// the adapter as start-up does (templates, sources, patterns; no backend is called) and reads
-/// the server's TLS and identity files.
+/// the adapter as start-up does (templates, sources, patterns; the answer does not wait on the
+/// backend) and reads the server's TLS and identity files.
 async fn check<C, A, F, Fut>(config: &C, build: F) -> anyhow::Result<()>
 where
     C: AdapterConfig,
@@ -291,7 +291,8 @@ struct Args {
     #[arg(long, env = "FEDSEARCH_CONFIG")]
     config: Option<std::path::PathBuf>,
     /// Validate the config as start-up does (and read the TLS and identity files it names),
-    /// then exit: 0 when valid, 2 with the problem. Binds no port and calls no backend.
+    /// then exit: 0 when valid, 2 with the problem. Binds no port; the answer does not depend on
+    /// the backend, which need not be up.
     #[arg(long)]
     check: bool,
 }

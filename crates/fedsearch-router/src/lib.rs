@@ -40,7 +40,6 @@ use std::future::Future;
 pub use config::RouterConfig;
 pub use state::RouterState;
 
-/// Serves the router on `listener` until `shutdown` resolves, then drains.
 /// What `router --check` adds to parsing the config: builds the router's state as start-up does
 /// (sources and their channels, TLS and signing-key files, patterns, glossary) without binding a
 /// port or calling an adapter.
@@ -48,6 +47,7 @@ pub fn check(config: RouterConfig) -> anyhow::Result<()> {
     RouterState::new(config).map(drop)
 }
 
+/// Serves the router on `listener` until `shutdown` resolves, then drains.
 pub async fn serve(
     config: RouterConfig,
     listener: tokio::net::TcpListener,
