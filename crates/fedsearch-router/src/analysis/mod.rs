@@ -294,6 +294,7 @@ impl Glossary {
             }
         }
         found.sort_unstable();
+        found.dedup();
         found
     }
 
