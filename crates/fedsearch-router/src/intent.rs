@@ -133,6 +133,26 @@ pub fn asks_why(question: &str) -> bool {
     cued(&question.to_lowercase(), &ENGLISH_WHY, CHINESE_WHY)
 }
 
+/// English forms that ask what changed ("what changed", "which pages were updated", "new articles").
+static ENGLISH_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(?:chang(?:e|ed|es)|updat(?:e|ed|es)|edit(?:ed|s)?|revis(?:ed|ions?)|modifi(?:ed|cations?)|added|new|published|what's new)\b",
+    )
+    .expect("the change cues compile")
+});
+
+/// Chinese forms that ask what changed.
+const CHINESE_CHANGE: &[&str] =
+    &["改了", "改过", "修改", "更新", "变更", "变动", "调整", "新增", "新加", "新发", "发布了", "有什么新", "有哪些新"];
+
+/// Whether the question asks what changed ("最近六周知识库里改了哪些文章", "which wiki pages were
+/// updated last week"): reference material it names is then asked for its documents of the
+/// question's period, not for the ones that explain a period's events ("which wiki pages cover
+/// last week's outage").
+pub fn asks_what_changed(question: &str) -> bool {
+    cued(&question.to_lowercase(), &ENGLISH_CHANGE, CHINESE_CHANGE)
+}
+
 /// Page titles of a glossary: a list of definitions that shares words with most questions of its
 /// domain and answers few of them.
 static GLOSSARY_TITLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -300,6 +320,25 @@ fn is_status_key(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_that_asks_what_changed_is_told_from_one_about_a_periods_events() {
+        for q in [
+            "最近六周知识库和wiki上都改了哪些东西？",
+            "Which wiki pages were updated last week?",
+            "上个月新增了哪些指南？",
+            "What got edited on the wiki more than six weeks ago?",
+        ] {
+            assert!(asks_what_changed(q), "{q}");
+        }
+        for q in [
+            "上周的支付故障，wiki上有哪些处理说明？",
+            "Which wiki pages cover last week's outage?",
+            "最近一周系统那边都出过啥状况？",
+        ] {
+            assert!(!asks_what_changed(q), "{q}");
+        }
+    }
 
     #[test]
     fn which_head_is_the_word_a_which_question_asks_for() {

@@ -322,8 +322,9 @@ fn time_range(window: &fedsearch_timeexpr::Window, dates_ahead: bool) -> Option<
 }
 
 /// Whether `source` is sent the question's time window: it holds events (`routing.time_phrases`),
-/// or the list question names it ("最近六周知识库里改了哪些文章", "which guides changed last month":
-/// reference material asked for what changed in a period, by its documents' dates).
+/// or `named`: a list question that asks what changed names it ("最近六周知识库里改了哪些文章",
+/// "which guides changed last month": reference material asked for what changed in a period, by
+/// its documents' dates; [`crate::intent::asks_what_changed`]).
 pub fn takes_window(source: &Source, named: bool) -> bool {
     source.config.routing.time_phrases || named
 }
@@ -349,9 +350,10 @@ pub fn names_source(source: &Source, asked: &foldhash::HashSet<&str>) -> bool {
 /// every document a source returned inside the question's time window when the question names
 /// the source's kind ("which notices did we publish last month", 上周有哪些工单) — each is one of
 /// the items asked for, however few of the question's words it shows.
-pub fn one_set(source: &Source, terms: &Terms, asked: &foldhash::HashSet<&str>) -> bool {
+/// `change_asked`: the question asks what changed, so reference material it names takes the window.
+pub fn one_set(source: &Source, terms: &Terms, asked: &foldhash::HashSet<&str>, change_asked: bool) -> bool {
     let named = names_source(source, asked);
-    source.config.kind == "sql" || (named && window_filters(source, terms, named))
+    source.config.kind == "sql" || (named && window_filters(source, terms, named && change_asked))
 }
 
 /// What one source receives.
@@ -654,7 +656,8 @@ mod tests {
             let question = crate::analysis::question_tokens(q, &expansions);
             let asked = crate::rerank::naming_tokens(&question, &expansions);
             let t = extract(&r, q, clock(), expansions.clone());
-            r.all().filter(|s| one_set(s, &t, &asked)).map(|s| s.config.name.clone()).collect()
+            let changed = crate::intent::asks_what_changed(q);
+            r.all().filter(|s| one_set(s, &t, &asked, changed)).map(|s| s.config.name.clone()).collect()
         };
         // 工单 names the tickets (ticket, by the glossary) and 上周 filters them by date; the wiki
         // has no dates, the incidents are not named; a SQL source's rows are always one set.
@@ -675,13 +678,17 @@ mod tests {
             let asked = crate::rerank::naming_tokens(&question, &expansions);
             let t = extract(&r, q, clock(), expansions.clone());
             let wiki = r.get("wiki").unwrap();
-            let out = for_source(wiki, q, None, &t, names_source(wiki, &asked));
+            let named = crate::intent::asks_what_changed(q) && names_source(wiki, &asked);
+            let out = for_source(wiki, q, None, &t, named);
             (out.time_range_from_question, out.filters.and_then(|f| f.time_range).is_some())
         };
         // "What changed on the wiki in the last week": the wiki's pages of that week, by date.
         assert_eq!(sent("最近一周wiki上改了哪些页面？"), (true, true));
         // A policy question with a time phrase: the wiki's pages are not news.
         assert_eq!(sent("最近一周的拒收手续费是多少？"), (false, false));
+        // The wiki named, but for what explains the week's events, not for what changed in it.
+        assert_eq!(sent("上周的支付故障，wiki上有哪些处理说明？"), (false, false));
+        assert_eq!(sent("Which wiki pages were updated last week?"), (true, true));
     }
 
     #[tokio::test]

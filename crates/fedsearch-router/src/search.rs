@@ -333,6 +333,9 @@ pub async fn run(
     // Only a list question asks which kinds it names (`rewrite::one_set`).
     let asked_tokens =
         if list_question { crate::rerank::naming_tokens(&question, &terms.expansions) } else { Default::default() };
+    // Reference material a list question names takes its window when it asks what changed.
+    let change_asked = crate::intent::asks_what_changed(&req.query);
+    let window_named = |s: &crate::registry::Source| change_asked && crate::rewrite::names_source(s, &asked_tokens);
     let start = FuseStart {
         options: Some(options.clone()),
         top_k: top_k.max(state.config.rerank.candidates).min(50),
@@ -344,10 +347,11 @@ pub async fn run(
                 SourceSpec {
                     source: r.source.clone(),
                     weight: source.map_or(1.0, |s| {
-                        let dated = crate::rewrite::takes_window(s, crate::rewrite::names_source(s, &asked_tokens));
+                        let dated = crate::rewrite::takes_window(s, window_named(s));
                         s.config.weight * undated_factor(&state.config.selection, dated_question, dated)
                     }) * relevance_factor(state.config.selection.weight_boost, &routing.strategy, r.relevance),
-                    one_set: list_question && source.is_some_and(|s| crate::rewrite::one_set(s, &terms, &asked_tokens)),
+                    one_set: list_question
+                        && source.is_some_and(|s| crate::rewrite::one_set(s, &terms, &asked_tokens, change_asked)),
                 }
             })
             .collect(),
@@ -362,8 +366,8 @@ pub async fn run(
     let mut windows = foldhash::HashMap::default();
     for r in routing.selected.iter_mut() {
         let Some(source) = state.registry.get(&r.source) else { continue };
-        let named = crate::rewrite::names_source(source, &asked_tokens);
-        let mut rewritten = crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms, named);
+        let mut rewritten =
+            crate::rewrite::for_source(source, &req.query, req.filters.as_ref(), &terms, window_named(source));
         let one_set = start.sources.iter().any(|s| s.source == r.source && s.one_set);
         if let Some(span) = question_window(source, &mut rewritten, one_set) {
             windows.insert(r.source.clone(), span);
@@ -477,8 +481,7 @@ pub async fn run(
     asked.concepts = &terms.concepts;
     asked.windows = windows;
     // Reference material: no `time_phrases`, unless the list question names it in a window.
-    asked.reference_sources =
-        selected_where(&|s| !crate::rewrite::takes_window(s, crate::rewrite::names_source(s, &asked_tokens)));
+    asked.reference_sources = selected_where(&|s| !crate::rewrite::takes_window(s, window_named(s)));
     asked.record_sources = record_sources;
     let weights = state.config.rerank.weights();
     crate::rerank::rerank(&mut fused.hits, &asked, &weights);
