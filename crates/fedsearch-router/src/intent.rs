@@ -136,7 +136,7 @@ pub fn asks_why(question: &str) -> bool {
 /// English forms that ask what changed ("what changed", "which pages were updated", "new articles").
 static ENGLISH_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"\b(?:chang(?:e|ed|es)|updat(?:e|ed|es)|edit(?:ed|s)?|revis(?:ed|ions?)|modifi(?:ed|cations?)|added|new|published|what's new)\b",
+        r"\b(?:chang(?:e|ed|es)|updat(?:e|ed|es)|edit(?:ed|s)?|revis(?:ed|ions?)|modifi(?:ed|cations?)|added|new|publish(?:ed|es)?|what's new)\b",
     )
     .expect("the change cues compile")
 });
