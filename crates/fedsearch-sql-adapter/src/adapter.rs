@@ -179,7 +179,6 @@ impl SqlAdapter {
             futures::future::join_all(plan.runs.iter().map(|run| self.run_template(run, &user, first_budget))).await;
         let total_limit = if query.limit == 0 { u32::MAX } else { query.limit } as usize;
         let mut first_error = None;
-        let haystack = select::keyword_haystack(&query);
         let mut hits = Vec::new();
         let mut seen_hits = std::collections::HashSet::new();
         // Every first lookup's rows: for the keyed follow-ups, then the configured ones.
@@ -194,7 +193,7 @@ impl SqlAdapter {
                 }
             };
             tracing::debug!(template = %run.template.name, rows = rows.len(), "template answered");
-            let matched = matched_keywords(run.template, &haystack);
+            let matched = run.keywords.join(", ");
             for record in &rows {
                 if let Some(mut hit) = mapping::to_hit(run.template, record, 0, &self.catalog.time)
                     && seen_hits.insert(hit.local_id.clone())
@@ -242,7 +241,7 @@ impl SqlAdapter {
             }
             let user = &user;
             let results = futures::future::join_all(next.iter().map(|n| {
-                let run = Run { template: n.template, values: n.values.clone() };
+                let run = Run { template: n.template, values: n.values.clone(), keywords: Vec::new() };
                 async move { self.run_template(&run, user, remaining).await }
             }))
             .await;
@@ -411,18 +410,6 @@ impl Adapter for SqlAdapter {
         }
         Some(self.self_check().await)
     }
-}
-
-/// The keywords of `template` the question (or the router's terms) holds, joined: what the
-/// deployment said such a question asks for, shown on each of the template's rows.
-fn matched_keywords(template: &crate::template::Template, haystack: &str) -> String {
-    template
-        .keywords
-        .iter()
-        .filter(|k| haystack.contains(k.as_str()))
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ use crate::{
 pub struct Run<'a> {
     pub template: &'a Template,
     pub values: BTreeMap<String, Value>,
+    /// The template's keywords the question or the router's terms hold ([`held_keywords`]).
+    pub keywords: Vec<&'a str>,
 }
 
 /// What a sub-query runs, plus notes for the caller (filters not applied, nothing matched).
@@ -56,6 +58,7 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
     if !filters.tags.is_empty() {
         plan.notes.push("the tags filter is not supported by this source".into());
     }
+    let text = keyword_haystack(query);
     if !query.template.is_empty() {
         let template = catalog
             .template(&query.template)
@@ -73,10 +76,9 @@ pub fn plan<'a>(catalog: &'a Catalog, query: &SubQuery, linked: &Linked) -> Resu
         from_question(template, query, &mut values)?;
         apply_filters(template, &catalog.time, query, &mut values, &mut plan.notes)?;
         finish(template, query.limit, &mut values, true, now)?;
-        plan.runs.push(Run { template, values });
+        plan.runs.push(Run { template, values, keywords: held_keywords(template, &text) });
         return Ok(plan);
     }
-    let text = keyword_haystack(query);
     implicit(catalog, query, linked, &text, now, false, &mut plan)?;
     if plan.runs.is_empty() && period_asked(query) {
         implicit(catalog, query, linked, &text, now, true, &mut plan)?;
@@ -128,8 +130,8 @@ fn implicit<'a>(
                 .patterns
                 .iter()
                 .any(|re| re.capture_names().flatten().any(|n| linked_here.iter().any(|p| *p == n)));
-        let keyword_ok =
-            periods || template.keywords.is_empty() || template.keywords.iter().any(|k| text.contains(k.as_str()));
+        let keywords = held_keywords(template, text);
+        let keyword_ok = periods || template.keywords.is_empty() || !keywords.is_empty();
         if !(pattern_ok && keyword_ok) {
             continue;
         }
@@ -157,10 +159,16 @@ fn implicit<'a>(
         }
         apply_filters(template, &catalog.time, query, &mut values, &mut plan.notes)?;
         if finish(template, query.limit, &mut values, false, now)? {
-            plan.runs.push(Run { template, values });
+            plan.runs.push(Run { template, values, keywords });
         }
     }
     Ok(())
+}
+
+/// The keywords of `template` that `haystack` ([`keyword_haystack`]) holds, in the template's
+/// order: what chose it, shown on its rows (`metadata.matched_keywords`).
+fn held_keywords<'a>(template: &'a Template, haystack: &str) -> Vec<&'a str> {
+    template.keywords.iter().map(String::as_str).filter(|k| haystack.contains(k)).collect()
 }
 
 /// Whether the sub-query's `doc_types` filter (none: every type) admits `template`'s hits.

@@ -650,10 +650,9 @@ impl Param {
         codes
     }
 
-    /// The code of the longest value-map word that occurs in `text`.
+    /// The code of the longest value-map word that occurs in `text` (the first of [`Self::words_in`]).
     pub fn word_in(&self, text: &str) -> Option<&str> {
-        let lowered = text.to_lowercase();
-        self.words.iter().find(|(w, _)| crate::lookup::found(&lowered, w)).map(|(_, code)| code.as_str())
+        self.words_in(text).first().copied()
     }
 
     fn check_bounds(&self, name: &str, x: f64) -> Result<(), String> {
