@@ -51,12 +51,28 @@ use crate::{
 
 /// Current versions read for superseded hits, at most, per sub-query.
 const MAX_CURRENT_READS: usize = 3;
-/// Snippet length of a current version read for a superseded hit.
+/// Snippet length of a page read whole: a superseded hit's current version, a window's changed page.
 const CURRENT_SNIPPET_CHARS: usize = 240;
 /// Pages changed in a window that one sub-query reads, at most ([`Source::changed_in`]).
 const MAX_LISTED_READS: usize = 10;
 /// The longest window whose changed pages are listed (the es-adapter's bound).
 const MAX_LISTED_WINDOW_SECS: i64 = 366 * 86_400;
+
+/// A page read whole (not found by a search) as a result: its first [`CURRENT_SNIPPET_CHARS`] of
+/// plain text for a snippet, no matched terms.
+fn found_from_page(page: PageText, score: Option<f64>) -> Found {
+    Found {
+        snippet: text::plain_text(&page.content, CURRENT_SNIPPET_CHARS),
+        id: page.id,
+        title: page.title,
+        url: page.url,
+        updated_at: page.updated_at,
+        score,
+        namespace: page.namespace,
+        extra: page.extra,
+        matched: Vec::new(),
+    }
+}
 
 /// The sub-query's time window when it has both ends and spans at most a year.
 fn bounded_window(filters: Option<&Filters>) -> Option<&TimeRange> {
@@ -502,19 +518,9 @@ impl Source {
             .into_iter()
             .filter_map(Result::ok)
             .map(|page| {
-                let mut extra = page.extra;
-                extra.push(("listed".into(), "changed in the time window".into()));
-                Found {
-                    id: page.id,
-                    title: page.title,
-                    snippet: text::plain_text(&page.content, CURRENT_SNIPPET_CHARS),
-                    url: page.url,
-                    updated_at: page.updated_at,
-                    score: None,
-                    namespace: page.namespace,
-                    extra,
-                    matched: Vec::new(),
-                }
+                let mut found = found_from_page(page, None);
+                found.extra.push(("listed".into(), "changed in the time window".into()));
+                found
             })
             .collect()
     }
@@ -550,17 +556,7 @@ impl Source {
             if found.iter().any(|f| f.id == id) {
                 continue;
             }
-            let current = Found {
-                id: page.id.clone(),
-                title: page.title,
-                snippet: text::plain_text(&page.content, CURRENT_SNIPPET_CHARS),
-                url: page.url,
-                updated_at: page.updated_at,
-                score: found[at].score,
-                namespace: page.namespace,
-                extra: page.extra,
-                matched: Vec::new(),
-            };
+            let current = found_from_page(page, found[at].score);
             if !self.keep(&current, filters) {
                 continue;
             }
