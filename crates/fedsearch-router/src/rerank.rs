@@ -840,6 +840,11 @@ mod tests {
         Hit { id: id.into(), title: title.into(), fused_score: score, ..Default::default() }
     }
 
+    /// The features re-scoring recorded in `h`'s explanation.
+    fn recorded(h: &Hit) -> &RerankFeatures {
+        h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).expect("features are recorded")
+    }
+
     #[test]
     fn a_weak_sources_top_hit_gives_way_to_a_hit_that_shows_the_question() {
         let g = Glossary::new(true, &[]);
@@ -1062,7 +1067,7 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &Asked::new("", &q, &names), &weights);
         assert_eq!(h[0].id, "tickets:T-3", "the other spelling counts");
-        let f = h[0].explanation.as_ref().and_then(|e| e.rerank.as_ref()).expect("features are recorded");
+        let f = recorded(&h[0]);
         assert_eq!(f.names, 1.0);
         assert!((f.fused - 0.8).abs() < 1e-9 && f.score > 0.0, "{f:?}");
         let mut h = hits();
@@ -1085,7 +1090,7 @@ mod tests {
                 ticket("tickets:T-1", "Ventilator self-test fails", "P1", 0.9),
             ]
         };
-        let names = |h: &Hit| h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).unwrap().names;
+        let names = |h: &Hit| recorded(h).names;
         let text = "Which P1 tickets were opened this month?";
         let q = question(text, &g);
         let asked = Asked::new(text, &q, &[]);
@@ -1123,7 +1128,7 @@ mod tests {
         ];
         rerank(&mut h, &Asked::new(asked, &q, &[]), &weights);
         assert_eq!(h[0].id, "guides:DG", "{:?}", h.iter().map(|h| &h.id).collect::<Vec<_>>());
-        let names = |h: &Hit| h.explanation.as_ref().and_then(|e| e.rerank.as_ref()).unwrap().names;
+        let names = |h: &Hit| recorded(h).names;
         assert_eq!(names(&h[0]), 1.0);
         assert!(h[1..].iter().all(|h| names(h) == 0.0), "class 70 is not class 7");
         assert!(Asked::new("Do we accept radioactive cargo?", &q, &[]).numbered.is_empty());
@@ -1253,7 +1258,7 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &RerankWeights { named_id: 0.05, ..RerankWeights::from_coverage_weight(0.4) });
         assert_eq!(ids(&h), ["records:fsn_open_units:P200-2405040", "notices:FSN-2026-07"], "a small weight");
-        let f = h[1].explanation.as_ref().and_then(|e| e.rerank.as_ref()).expect("features are recorded");
+        let f = recorded(&h[1]);
         assert_eq!(f.named_id, 1.0);
         let mut h = hits();
         rerank(&mut h, &asked, &RerankWeights { named_id: 1.0, ..RerankWeights::from_coverage_weight(0.4) });
