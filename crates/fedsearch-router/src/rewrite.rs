@@ -621,6 +621,14 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn weather_and_price_change_words_reach_the_other_language() {
+        let search = with_builtin_glossary("Which ports were closed because of fog last month?").for_adapter(false);
+        assert!(search.contains(&"大雾".to_string()) && search.contains(&"港口".to_string()), "{search:?}");
+        let search = with_builtin_glossary("上个月船公司新发布了哪些 GRI 涨价通知？").for_adapter(false);
+        assert!(search.iter().any(|w| w.contains("rate increase")), "{search:?}");
+    }
+
+    #[tokio::test]
     async fn hyphenated_words_and_two_capital_acronyms_are_kept() {
         let r = registry();
         let q = "出口 e-bike 到德国，HS code 是多少？有没有 anti-dumping？cut-offs -- ok is an it";
