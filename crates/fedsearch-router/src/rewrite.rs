@@ -621,11 +621,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn weather_and_price_change_words_reach_the_other_language() {
+    async fn weather_price_and_measurement_words_reach_the_other_language() {
         let search = with_builtin_glossary("Which ports were closed because of fog last month?").for_adapter(false);
         assert!(search.contains(&"大雾".to_string()) && search.contains(&"港口".to_string()), "{search:?}");
         let search = with_builtin_glossary("上个月船公司新发布了哪些 GRI 涨价通知？").for_adapter(false);
         assert!(search.iter().any(|w| w.contains("rate increase")), "{search:?}");
+        let search = with_builtin_glossary("医院反映设备读数不准，订单卡着发不了货").for_adapter(false);
+        for word in ["readings", "inaccurate", "stuck"] {
+            assert!(search.iter().any(|w| w.contains(word)), "{word}: {search:?}");
+        }
     }
 
     #[tokio::test]
