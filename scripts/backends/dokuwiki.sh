@@ -5,7 +5,8 @@
 # instance, with their own users, groups and ACL lines (data/nimbus/wiki/auth.spec); so do the second
 # tuning company's (data/orca/wiki, namespace orca:, data/orca/wiki/auth.spec) and the second held-out
 # company's (data/kestrel/wiki, namespace kestrel:, data/kestrel/wiki/auth.spec) and the third held-out
-# company's (data/heron/wiki, namespace heron:, data/heron/wiki/auth.spec).
+# company's (data/heron/wiki, namespace heron:, data/heron/wiki/auth.spec), and Wren Travel's
+# (data/wren/wiki, namespace wren:, data/wren/wiki/auth.spec).
 #
 # Usage: scripts/backends/dokuwiki.sh install | start | stop [--keep-data] | status | import DIR [--replace]
 #
@@ -52,6 +53,7 @@ NIMBUS_SRC="$FEDSEARCH_ROOT/data/nimbus/wiki"
 ORCA_SRC="$FEDSEARCH_ROOT/data/orca/wiki"
 KESTREL_SRC="$FEDSEARCH_ROOT/data/kestrel/wiki"
 HERON_SRC="$FEDSEARCH_ROOT/data/heron/wiki"
+WREN_SRC="$FEDSEARCH_ROOT/data/wren/wiki"
 INST="$FEDSEARCH_RUN_DIR/dokuwiki"
 SITE="$INST/site"
 SECRETS="$INST/secrets.yaml"
@@ -172,7 +174,7 @@ $conf['useacl']      = 1;
 $conf['authtype']    = 'authplain';
 $conf['superuser']   = '@admin';
 $conf['remote']      = 1;
-$conf['remoteuser']  = '@user,@nimbus,@orca,@kestrel,@heron';
+$conf['remoteuser']  = '@user,@nimbus,@orca,@kestrel,@heron,@wren';
 $conf['useheading']  = 1;
 $conf['updatecheck'] = 0;
 $conf['dnslookups']  = 0;
@@ -183,7 +185,7 @@ PHP
     >"$SITE/conf/plugins.local.php"
 
   # users, ACL and the adapter's credentials
-  { printf '%s\n' "$AUTH_SPEC"; cat "$NIMBUS_SRC/auth.spec" "$ORCA_SRC/auth.spec" "$KESTREL_SRC/auth.spec" "$HERON_SRC/auth.spec"; } | php "$HERE/gen_auth.php" "$SITE" "$SECRETS" >/dev/null
+  { printf '%s\n' "$AUTH_SPEC"; cat "$NIMBUS_SRC/auth.spec" "$ORCA_SRC/auth.spec" "$KESTREL_SRC/auth.spec" "$HERON_SRC/auth.spec" "$WREN_SRC/auth.spec"; } | php "$HERE/gen_auth.php" "$SITE" "$SECRETS" >/dev/null
 
   # sample pages: data/sample/wiki/<ns>/<page>.txt
   n=0
@@ -203,10 +205,12 @@ PHP
   n=$((n + $(find "$KESTREL_SRC/kestrel" -name '*.txt' | wc -l)))
   cp -r "$HERON_SRC/heron" "$SITE/data/pages/"   # Heron pages, laid out the same way
   n=$((n + $(find "$HERON_SRC/heron" -name '*.txt' | wc -l)))
+  cp -r "$WREN_SRC/wren" "$SITE/data/pages/"   # Wren Travel pages, laid out the same way
+  n=$((n + $(find "$WREN_SRC/wren" -name '*.txt' | wc -l)))
 
   # ages from both mtimes.txt files (file mtime + changelog + metadata), then the search index;
   # one seed_meta run, so the global changelog stays chronological across the two companies
-  cat "$PAGES_SRC/mtimes.txt" "$NIMBUS_SRC/mtimes.txt" "$ORCA_SRC/mtimes.txt" "$KESTREL_SRC/mtimes.txt" "$HERON_SRC/mtimes.txt" >"$INST/mtimes.txt"
+  cat "$PAGES_SRC/mtimes.txt" "$NIMBUS_SRC/mtimes.txt" "$ORCA_SRC/mtimes.txt" "$KESTREL_SRC/mtimes.txt" "$HERON_SRC/mtimes.txt" "$WREN_SRC/mtimes.txt" >"$INST/mtimes.txt"
   # shellcheck disable=SC2086 # FEDSEARCH_NOW (all.sh's seeding instant) is one word or none
   php "$HERE/seed_meta.php" "$SITE" "$INST/mtimes.txt" ${FEDSEARCH_NOW:-} >/dev/null
   HTTP_HOST=127.0.0.1 SERVER_PORT=80 php "$SITE/bin/indexer.php" -c -q \

@@ -19,7 +19,9 @@
 #             `orca-cases`, `orca-advisories`, `orca-guides` from data/orca/search/*.json, and the
 #             second held-out company's `kestrel-tickets`, `kestrel-notices`, `kestrel-manuals`
 #             from data/kestrel/search/*.json, and the third held-out company's `heron-workorders`,
-#             `heron-notices`, `heron-guides` from data/heron/search/*.json.
+#             `heron-notices`, `heron-guides` from data/heron/search/*.json, and the held-out
+#             company Wren Travel's `wren-itineraries`, `wren-cases`, `wren-supplier-notices` from
+#             data/wren/search/*.json.
 #   status    print state, url, health and doc counts; exit 0 running+healthy, 1 unhealthy, 3 stopped.
 #   url       print OPENSEARCH_URL of the running node.
 #
@@ -260,6 +262,7 @@ cmd_seed() {
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/orca/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/kestrel/search"
   python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/heron/search"
+  python3 "$OS_SRC/seed.py" --url "$url" --data "$FEDSEARCH_ROOT/data/wren/search"
 }
 
 cmd_status() {
@@ -272,7 +275,7 @@ cmd_status() {
   if [ -n "$url" ] && h=$(health "$url" 5 1s); then
     echo "opensearch: running pid=$pid url=$url rss_kb=$(ps -o rss= -p "$pid" | tr -d ' ')"
     echo "health: $h"
-    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*,kestrel-*,heron-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
+    curl -fsS "$url/_cat/indices/tickets,incidents,kb,nimbus-*,orca-*,kestrel-*,heron-*,wren-*?h=index,docs.count,health&s=index&ignore_unavailable=true" || true
     echo
     return 0
   fi

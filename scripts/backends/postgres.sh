@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # postgres.sh — a throwaway PostgreSQL server for fedsearch on 127.0.0.1, holding the sample `shop`
 # database (data/sample/sql) with an owner role and a read-only role for the SQL adapter, and the
-# held-out company's `nimbus` billing database (data/nimbus/sql) with the same two roles.
+# held-out company's `nimbus` billing database (data/nimbus/sql) with the same two roles, and the
+# `orca` and `wren` databases (data/orca/sql, data/wren/sql) likewise.
 #
 #   postgres.sh install            apt-get the server binaries (Debian package `postgresql`)
 #   postgres.sh start              initdb (first time) + start + roles + database + seed; reuses kept data
@@ -18,6 +19,8 @@
 #   PG_ADMIN_URL=postgres://fedsearch_admin:PASS@127.0.0.1:55432/shop (owner; setup and tests only)
 #   NIMBUS_PG_RO_URL / NIMBUS_PG_ADMIN_URL: the same for the `nimbus` database
 #   ORCA_PG_RO_URL / ORCA_PG_ADMIN_URL: the same for the `orca` database (data/orca/sql)
+#   WREN_PG_RO_URL / WREN_PG_ADMIN_URL: the same for the `wren` database (data/wren/sql), the
+#     held-out company whose records live only in PostgreSQL
 # TLS is off on the server (plain TCP on loopback); sqlx's default sslmode=prefer falls back to it.
 #
 # Settings (environment): PG_PORT (55432), PG_BIN (newest /usr/lib/postgresql/*/bin), PG_OS_USER,
@@ -29,6 +32,7 @@ PG_OS_USER=${PG_OS_USER:-postgres}
 PG_DB=shop
 PG_NIMBUS_DB=nimbus
 PG_ORCA_DB=orca                         # second tuning company (data/orca)
+PG_WREN_DB=wren                         # held-out company Wren Travel (data/wren), PostgreSQL only
 PG_ADMIN_USER=fedsearch_admin
 PG_RO_USER=fedsearch_ro
 PG_ADMIN_PASSWORD=${PG_ADMIN_PASSWORD:-fedsearch_admin_pw}
@@ -46,6 +50,8 @@ PG_ENV=$FEDSEARCH_RUN_DIR/postgres.env
 SQL_DIR=$FEDSEARCH_ROOT/data/sample/sql
 NIMBUS_SQL_DIR=$FEDSEARCH_ROOT/data/nimbus/sql
 ORCA_SQL_DIR=$FEDSEARCH_ROOT/data/orca/sql
+WREN_SQL_DIR=$FEDSEARCH_ROOT/data/wren/sql
+PG_WREN_SEEDED=$PG_DIR/seeded-wren      # marker: the wren data was loaded (a data dir kept from before wren existed gets it on start)
 
 export PGCLIENTENCODING=UTF8 PGCONNECT_TIMEOUT=5
 
@@ -135,6 +141,7 @@ host    all       $PG_ADMIN_USER    127.0.0.1/32   scram-sha-256
 host    $PG_DB      $PG_RO_USER       127.0.0.1/32   scram-sha-256
 host    $PG_NIMBUS_DB    $PG_RO_USER       127.0.0.1/32   scram-sha-256
 host    $PG_ORCA_DB      $PG_RO_USER       127.0.0.1/32   scram-sha-256
+host    $PG_WREN_DB      $PG_RO_USER       127.0.0.1/32   scram-sha-256
 EOF
 }
 
@@ -147,7 +154,7 @@ ALTER ROLE $PG_ADMIN_USER LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATIO
 ALTER ROLE $PG_RO_USER    LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD :'ro_pw';
 EOF
   local db
-  for db in "$PG_DB" "$PG_NIMBUS_DB" "$PG_ORCA_DB"; do   # the sample shop, the held-out company, the second tuning company
+  for db in "$PG_DB" "$PG_NIMBUS_DB" "$PG_ORCA_DB" "$PG_WREN_DB"; do   # the sample shop, the held-out company, the second tuning company, Wren
   psql_super postgres <<EOF
 SELECT 'CREATE DATABASE $db OWNER $PG_ADMIN_USER ENCODING ''UTF8'' TEMPLATE template0'
   WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = '$db') \gexec
@@ -180,6 +187,8 @@ NIMBUS_PG_RO_URL=$(ro_url "$PG_NIMBUS_DB")
 NIMBUS_PG_ADMIN_URL=$(admin_url "$PG_NIMBUS_DB")
 ORCA_PG_RO_URL=$(ro_url "$PG_ORCA_DB")
 ORCA_PG_ADMIN_URL=$(admin_url "$PG_ORCA_DB")
+WREN_PG_RO_URL=$(ro_url "$PG_WREN_DB")
+WREN_PG_ADMIN_URL=$(admin_url "$PG_WREN_DB")
 EOF
 }
 
@@ -200,8 +209,19 @@ cmd_seed() {
   "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_ORCA_DB")" \
     -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER" >/dev/null
   log "seeded database $PG_ORCA_DB ($("$PG_BIN/psql" -X -At "$(admin_url "$PG_ORCA_DB")" -c 'SELECT count(*) FROM shipments') shipments)"
+  seed_wren
   touch "$PG_SEEDED"
   log "seeded database $PG_DB ($("$PG_BIN/psql" -X -At "$(admin_url)" -c 'SELECT count(*) FROM orders') orders) and $PG_NIMBUS_DB ($("$PG_BIN/psql" -X -At "$(admin_url "$PG_NIMBUS_DB")" -c 'SELECT count(*) FROM invoices') invoices)"
+}
+
+# seed_wren — drop + re-create + load the `wren` database (data/wren/sql); idempotent.
+seed_wren() {
+  bash "$WREN_SQL_DIR/render.sh" | PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_WREN_DB")" >/dev/null \
+    || die "seeding $PG_WREN_DB failed"
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$(admin_url "$PG_WREN_DB")" \
+    -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO $PG_RO_USER" >/dev/null
+  touch "$PG_WREN_SEEDED"
+  log "seeded database $PG_WREN_DB ($("$PG_BIN/psql" -X -At "$(admin_url "$PG_WREN_DB")" -c 'SELECT count(*) FROM bookings') bookings)"
 }
 
 cmd_start() {
@@ -210,6 +230,10 @@ cmd_start() {
     local running_port; running_port=$(sed -n 4p "$PG_DATA/postmaster.pid")
     [ "$running_port" = "$PG_PORT" ] || die "already running on port $running_port, not $PG_PORT; stop it first"
     log "already running (pid $(head -1 "$PG_DATA/postmaster.pid")) on 127.0.0.1:$PG_PORT"
+    # pg_hba.conf again and a reload: a database added since this server started (wren) gets its
+    # read-only line without a restart
+    write_config
+    as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -s reload || die "postgres did not reload its configuration"
   else
     port_free "$PG_PORT"
     ensure_os_user
@@ -233,6 +257,7 @@ cmd_start() {
   ensure_roles
   write_env
   [ -f "$PG_SEEDED" ] || cmd_seed
+  [ -f "$PG_WREN_SEEDED" ] || seed_wren   # a data dir seeded before the wren database existed
   log "ready on 127.0.0.1:$PG_PORT (env: $PG_ENV)"
 }
 

@@ -1,0 +1,102 @@
+-- Wren Travel (鹪鹩旅行) rows, the state of Tuesday 2026-11-17 10:00 Asia/Shanghai (data/wren/COMPANY.md).
+
+INSERT INTO offices (office, name, city, address, phone, manager, currency) VALUES
+('HZ', '杭州总部 Hangzhou HQ', '杭州 Hangzhou', '杭州市西湖区文三路 398 号东信大厦 6 楼', '0571-8796 2026', '沈立群 Shen Liqun', 'CNY'),
+('CD', '成都分公司 Chengdu office', '成都 Chengdu', '成都市锦江区春熙路 68 号 1202 室', '028-8661 3026', '罗婷 Luo Ting', 'CNY'),
+('SG', 'Wren Travel Pte. Ltd. (Singapore office)', 'Singapore', '80 Tanjong Pagar Road #05-02, Singapore 088501', '+65 6221 2026', 'Marcus Tan 陈文杰', 'SGD');
+
+INSERT INTO customers (customer_id, office, name, kind, contact, since, account_manager, note) VALUES
+('WC-1001', 'HZ', '王丽华 Wang Lihua', 'individual', '138 0571 2201', '2024-04-12T00:00:00Z', '许晓雨 Xu Xiaoyu', '一家四口（2 大 2 小），老客户'),
+('WC-1002', 'HZ', '陈志远 Chen Zhiyuan', 'individual', '139 5712 8830', '2025-07-03T00:00:00Z', '蒋涛 Jiang Tao', '瑞士团酒店超售投诉已结案（WCS-2026-0801）'),
+('WC-1003', 'HZ', '赵敏 Zhao Min', 'individual', '136 6650 1173', '2026-10-15T00:00:00Z', '许晓雨 Xu Xiaoyu', NULL),
+('WC-1004', 'HZ', '孙浩 Sun Hao', 'individual', '158 5716 0042', '2026-10-28T00:00:00Z', '许晓雨 Xu Xiaoyu', '护照 2027-05-30 到期，需换发'),
+('WC-1012', 'HZ', '周婷 Zhou Ting', 'individual', '137 7741 9021', '2026-06-15T00:00:00Z', '许晓雨 Xu Xiaoyu', '埃及团退团争议（WCS-2026-0815）'),
+('WC-1013', 'HZ', '吴建国 Wu Jianguo', 'individual', '135 0571 6618', '2023-09-01T00:00:00Z', '蒋涛 Jiang Tao', '退休教师，72 岁，偏好国内及轻松线路'),
+('WC-1005', 'CD', '李娟 Li Juan', 'individual', '139 8088 2716', '2026-08-05T00:00:00Z', '罗婷 Luo Ting', '2026-09 拉萨团高原反应送医'),
+('WC-1006', 'CD', '刘洋 Liu Yang', 'individual', '186 2811 4590', '2026-09-28T00:00:00Z', '罗婷 Luo Ting', NULL),
+('WC-1007', 'CD', '何静 He Jing', 'individual', '133 0801 7788', '2026-09-15T00:00:00Z', '罗婷 Luo Ting', '与丈夫冯磊 Feng Lei 同行；申根拒签'),
+('WC-1008', 'CD', '杨帆 Yang Fan', 'individual', '181 8020 3365', '2025-03-20T00:00:00Z', '罗婷 Luo Ting', NULL),
+('WC-1014', 'CD', '邓小梅 Deng Xiaomei', 'individual', '177 8090 1124', '2026-10-10T00:00:00Z', '罗婷 Luo Ting', '一家三口，孩子 7 岁'),
+('WC-1009', 'SG', 'Tan Mei Ling 陈美玲', 'individual', '+65 9123 4410', '2026-08-25T00:00:00Z', 'Grace Ong', 'Yunnan complaint, goodwill SGD 150'),
+('WC-1010', 'SG', 'Rajesh Kumar', 'individual', '+65 9788 2031', '2026-09-19T00:00:00Z', 'Grace Ong', 'Indian passport, Singapore PR'),
+('WC-1011', 'SG', 'Lim Wei Jie 林伟杰', 'individual', '+65 8233 6120', '2026-09-27T00:00:00Z', 'Grace Ong', NULL),
+('WC-2001', 'HZ', '浙江晨光新能源有限公司 Zhejiang Chenguang New Energy Co., Ltd.', 'corporate', '行政部 钱嘉怡 Qian Jiayi', '2025-11-01T00:00:00Z', '许晓雨 Xu Xiaoyu', '年度奖励游客户，合同账期：预付 30%，尾款出发前 15 天'),
+('WC-2002', 'HZ', '杭州云帆网络科技有限公司 Hangzhou Yunfan Networks', 'corporate', '行政 刘敏 Liu Min', '2024-06-01T00:00:00Z', '蒋涛 Jiang Tao', '团建客户；清迈团尾款争议'),
+('WC-2003', 'CD', '成都天府医药集团 Chengdu Tianfu Pharmaceutical Group', 'corporate', '会务部 黄蕾 Huang Lei', '2025-02-10T00:00:00Z', '罗婷 Luo Ting', '会议旅行客户'),
+('WC-2004', 'SG', 'Lumex Semiconductor Pte. Ltd. 鲁美科半导体', 'corporate', 'Ms Jasmine Koh (HR)', '2025-05-01T00:00:00Z', 'Marcus Tan 陈文杰', 'Incentive account; net 30 invoicing; 30% deposit'),
+('WC-2005', 'SG', 'Straits Maritime Services Pte. Ltd. 海峡航运服务', 'corporate', 'Mr Daniel Ng (crew manager)', '2024-10-01T00:00:00Z', 'Marcus Tan 陈文杰', 'Crew and staff travel; free cancellation 14+ days before departure'),
+('WC-2006', 'SG', 'Orchid BioLabs Pte. Ltd. 兰花生物实验室', 'corporate', 'Dr Farah Aziz', '2026-09-20T00:00:00Z', 'Marcus Tan 陈文杰', 'New account 2026');
+
+INSERT INTO bookings (booking_no, customer_id, office, tour_code, product, departure_date, return_date, pax, total_amount, currency, status, booked_at, balance_due, agent, note) VALUES
+('WB-2026-0412', 'WC-1001', 'HZ', 'JP-HKD-7D', '北海道冬季七日游（2026 版）Hokkaido winter 7 days', '2026-12-20T00:00:00Z', '2026-12-26T00:00:00Z', 4, 50000.00, 'CNY', 'confirmed', '2026-09-03T02:00:00Z', NULL, '许晓雨 Xu Xiaoyu', '2 大 2 小（儿童不占床）；尾款 11-02 已付清；日本签证 WV-2026-0201 已出签'),
+('WB-2026-0415', 'WC-1004', 'HZ', 'JP-HKD-7D', '北海道冬季七日游（2026 版）Hokkaido winter 7 days', '2026-12-20T00:00:00Z', '2026-12-26T00:00:00Z', 2, 26800.00, 'CNY', 'pending_payment', '2026-10-28T06:00:00Z', '2026-11-20T00:00:00Z', '许晓雨 Xu Xiaoyu', '定金 4,000 已付，尾款 22,800 元 11-20 到期；护照需换发（WCS-2026-0879）'),
+('WB-2026-0388', 'WC-1002', 'HZ', 'EU-CH-10D', '瑞士深度十日 Switzerland in depth 10 days', '2026-10-08T00:00:00Z', '2026-10-17T00:00:00Z', 2, 47600.00, 'CNY', 'completed', '2026-08-12T03:00:00Z', NULL, '蒋涛 Jiang Tao', '10-10 因特拉肯酒店超售改住 Spiez，补偿 400 元（WR-2026-0027）'),
+('WB-2026-0431', 'WC-1003', 'HZ', 'JP-KIX-6D', '关西赏枫六日 Kansai autumn leaves 6 days', '2026-11-20T00:00:00Z', '2026-11-25T00:00:00Z', 1, 9980.00, 'CNY', 'confirmed', '2026-10-15T05:00:00Z', NULL, '许晓雨 Xu Xiaoyu', '已付清；日本签证补材料中（WV-2026-0208）'),
+('WB-2026-0367', 'WC-1012', 'HZ', 'EG-CAI-10D', '埃及十日 Egypt 10 days', '2026-10-03T00:00:00Z', '2026-10-12T00:00:00Z', 2, 27600.00, 'CNY', 'cancelled', '2026-06-15T04:00:00Z', NULL, '许晓雨 Xu Xiaoyu', '客户 2026-09-20 取消（出发前 13 天）；退款争议 WCS-2026-0815，退款 WR-2026-0024 待审批'),
+('WB-2026-0452', 'WC-1013', 'HZ', 'CN-ZJ-3D', '乌镇西塘三日游 Wuzhen & Xitang 3 days', '2026-11-14T00:00:00Z', '2026-11-16T00:00:00Z', 2, 3560.00, 'CNY', 'completed', '2026-10-30T03:00:00Z', NULL, '蒋涛 Jiang Tao', '第二晚改住西栅，补差价 680 元'),
+('WB-2026-0470', 'WC-1013', 'HZ', 'TR-IST-9D', '土耳其九日 Turkey 9 days', '2027-01-15T00:00:00Z', '2027-01-23T00:00:00Z', 2, 25960.00, 'CNY', 'waitlisted', '2026-11-09T03:00:00Z', NULL, '蒋涛 Jiang Tao', '团已满员，候补第 3 位；12-15 前无空位建议改 1-29 团'),
+('WB-2026-0455', 'WC-2001', 'HZ', 'JP-INC-CG', '晨光新能源日本奖励游（定制）Chenguang incentive Japan', '2026-12-05T00:00:00Z', '2026-12-10T00:00:00Z', 60, 798000.00, 'CNY', 'pending_payment', '2026-09-22T02:00:00Z', '2026-11-20T00:00:00Z', '许晓雨 Xu Xiaoyu', '30% 定金 239,400 元 09-30 已付；尾款 558,600 元 11-20 到期；QJ861 时刻变更（WCS-2026-0886）'),
+('WB-2026-0396', 'WC-2002', 'HZ', 'TH-CNX-5D', '云帆网络清迈团建 Yunfan team building Chiang Mai', '2026-10-16T00:00:00Z', '2026-10-20T00:00:00Z', 32, 192000.00, 'CNY', 'completed', '2026-08-20T06:00:00Z', NULL, '蒋涛 Jiang Tao', '客户扣留尾款 12,000 元（2 人未出行），争议中 WCS-2026-0858'),
+('WB-2026-0478', 'WC-1001', 'HZ', 'SG-MY-6D', '新马六日（春节团）Singapore & Malaysia 6 days', '2027-02-10T00:00:00Z', '2027-02-15T00:00:00Z', 4, 31920.00, 'CNY', 'pending_payment', '2026-11-12T07:00:00Z', '2027-01-10T00:00:00Z', '许晓雨 Xu Xiaoyu', '定金待付（报名后 3 天内每人 1,000 元）'),
+('WB-2026-0481', 'WC-1002', 'HZ', 'NZ-SI-12D', '新西兰南岛十二日 New Zealand South Island 12 days', '2027-01-02T00:00:00Z', '2027-01-13T00:00:00Z', 2, 55600.00, 'CNY', 'pending_payment', '2026-11-16T03:00:00Z', '2026-12-02T00:00:00Z', '许晓雨 Xu Xiaoyu', '昨日新报名；定金 10,000 元待付；新西兰签证 WV-2026-0217 已递交'),
+('WB-2026-0503', 'WC-1005', 'CD', 'XZ-LS-8D', '拉萨林芝八日（2026 版）Lhasa & Nyingchi 8 days', '2026-09-12T00:00:00Z', '2026-09-19T00:00:00Z', 1, 8680.00, 'CNY', 'completed', '2026-08-05T02:00:00Z', NULL, '罗婷 Luo Ting', '第 3 天高原反应送医，09-15 离团（WCS-2026-0788），退未发生费用 WR-2026-0038'),
+('WB-2026-0507', 'WC-1006', 'CD', 'SC-JZG-4D', '九寨沟黄龙四日 Jiuzhaigou & Huanglong 4 days', '2026-10-24T00:00:00Z', '2026-10-27T00:00:00Z', 3, 7470.00, 'CNY', 'completed', '2026-09-28T04:00:00Z', NULL, '罗婷 Luo Ting', 'JC8821 取消改大巴（WCS-2026-0842），退机票差价 WR-2026-0031'),
+('WB-2026-0515', 'WC-1008', 'CD', 'SC-JZG-4D', '九寨沟黄龙四日 Jiuzhaigou & Huanglong 4 days', '2026-10-24T00:00:00Z', '2026-10-27T00:00:00Z', 2, 4980.00, 'CNY', 'completed', '2026-10-02T04:00:00Z', NULL, '罗婷 Luo Ting', 'JC8821 取消改大巴，退机票差价 WR-2026-0032'),
+('WB-2026-0521', 'WC-1007', 'CD', 'EU-CH-10D', '瑞士深度十日 Switzerland in depth 10 days', '2026-11-28T00:00:00Z', '2026-12-07T00:00:00Z', 2, 49800.00, 'CNY', 'cancelled', '2026-09-15T03:00:00Z', NULL, '罗婷 Luo Ting', '申根拒签（WV-2026-0219/0220），11-11 取消；退款 47,840 元 WR-2026-0036 已批准'),
+('WB-2026-0526', 'WC-1008', 'CD', 'NZ-SI-12D', '新西兰南岛十二日 New Zealand South Island 12 days', '2026-12-12T00:00:00Z', '2026-12-23T00:00:00Z', 2, 55600.00, 'CNY', 'confirmed', '2026-09-30T02:00:00Z', NULL, '罗婷 Luo Ting', '10-08 付清全款；新西兰签证已获批'),
+('WB-2026-0533', 'WC-1014', 'CD', 'TH-CNX-5D', '清迈亲子五日 Chiang Mai family 5 days', '2026-11-13T00:00:00Z', '2026-11-17T00:00:00Z', 3, 14370.00, 'CNY', 'confirmed', '2026-10-10T03:00:00Z', NULL, '罗婷 Luo Ting', '行程中，11-17 回国；11-13 酒店超售升级别墅（WCS-2026-0881）'),
+('WB-2026-0540', 'WC-2003', 'CD', 'SG-CONF-TF', '天府医药新加坡医学会议 Tianfu Pharma conference Singapore', '2026-11-24T00:00:00Z', '2026-11-28T00:00:00Z', 25, 212500.00, 'CNY', 'confirmed', '2026-09-08T02:00:00Z', NULL, '罗婷 Luo Ting', '已付清；2 人机票改名（WCS-2026-0891）'),
+('WB-2026-0544', 'WC-1008', 'CD', 'XZ-LS-8D', '拉萨林芝八日（2027 春季）Lhasa & Nyingchi 8 days', '2027-04-18T00:00:00Z', '2027-04-25T00:00:00Z', 2, 17360.00, 'CNY', 'waitlisted', '2026-11-10T06:00:00Z', NULL, '罗婷 Luo Ting', '2027 年春季团计划未发布，登记候补'),
+('WB-2026-0548', 'WC-1014', 'CD', 'JP-HKD-7D', '北海道冬季七日游（成都出发）Hokkaido winter 7 days from Chengdu', '2027-01-23T00:00:00Z', '2027-01-29T00:00:00Z', 3, 38400.00, 'CNY', 'pending_payment', '2026-11-14T02:00:00Z', '2026-12-24T00:00:00Z', '罗婷 Luo Ting', '定金 6,000 元待付；札幌酒店 1–2 月装修，改住北之雪酒店'),
+('WB-2026-0630', 'WC-2004', 'SG', 'CN-INC-LMX', 'Lumex incentive Hangzhou & Huangshan', '2026-11-12T00:00:00Z', '2026-11-16T00:00:00Z', 38, 167200.00, 'SGD', 'completed', '2026-08-18T03:00:00Z', '2026-12-16T00:00:00Z', 'Marcus Tan 陈文杰', 'Coach breakdown 14 Nov (WCS-2026-0884); balance invoiced net 30'),
+('WB-2026-0641', 'WC-2004', 'SG', 'ID-BALI-LMX', 'Lumex incentive Bali, March 2027', '2027-03-18T00:00:00Z', '2027-03-22T00:00:00Z', 45, 139500.00, 'SGD', 'pending_payment', '2026-11-03T04:00:00Z', '2026-11-30T00:00:00Z', 'Marcus Tan 陈文杰', 'Deposit 20% (SGD 27,900) due 30 November 2026'),
+('WB-2026-0618', 'WC-1009', 'SG', 'CN-YN-7D', 'China Discovery: Yunnan 7 days', '2026-10-10T00:00:00Z', '2026-10-16T00:00:00Z', 2, 5380.00, 'SGD', 'completed', '2026-08-25T02:00:00Z', NULL, 'Grace Ong', 'Complaint about the Lijiang guide (WCS-2026-0820)'),
+('WB-2026-0625', 'WC-1010', 'SG', 'IS-REK-8D', 'Iceland Northern Lights 8 days', '2027-02-06T00:00:00Z', '2027-02-13T00:00:00Z', 2, 11960.00, 'SGD', 'confirmed', '2026-09-19T05:00:00Z', '2026-12-08T00:00:00Z', 'Grace Ong', 'Deposit paid; balance due 60 days before departure; Schengen visa WV-2026-0232 submitted'),
+('WB-2026-0633', 'WC-2005', 'SG', 'CORP-STM', 'Straits Maritime crew travel Singapore–Shanghai', '2026-10-21T00:00:00Z', '2026-10-21T00:00:00Z', 6, 9840.00, 'SGD', 'completed', '2026-10-12T03:00:00Z', NULL, 'Marcus Tan 陈文杰', 'One crew member denied boarding (passport validity), flew 23 Oct (WCS-2026-0866)'),
+('WB-2026-0646', 'WC-2006', 'SG', 'CN-CD-STUDY', 'Orchid BioLabs study trip Chengdu & Chongqing', '2026-11-23T00:00:00Z', '2026-11-27T00:00:00Z', 12, 28800.00, 'SGD', 'confirmed', '2026-10-05T02:00:00Z', NULL, 'Marcus Tan 陈文杰', 'Paid in full; client asks to add 2 pax (WCS-2026-0890)'),
+('WB-2026-0650', 'WC-1011', 'SG', 'CN-ZJJ-6D', 'Zhangjiajie & Fenghuang private tour', '2026-11-02T00:00:00Z', '2026-11-08T00:00:00Z', 2, 6200.00, 'SGD', 'completed', '2026-09-27T06:00:00Z', NULL, 'Grace Ong', 'Lost baggage on return (WCS-2026-0888)'),
+('WB-2026-0655', 'WC-2005', 'SG', 'CORP-STM', 'Straits Maritime staff trip to Hangzhou', '2026-12-07T00:00:00Z', '2026-12-10T00:00:00Z', 3, 4350.00, 'SGD', 'cancelled', '2026-11-11T02:00:00Z', NULL, 'Marcus Tan 陈文杰', 'Cancelled by the client 13 Nov; free of charge (14+ days, corporate contract)');
+
+INSERT INTO payments (payment_id, booking_no, office, kind, amount, currency, method, status, due_at, paid_at, note) VALUES
+('WP-2026-0901', 'WB-2026-0412', 'HZ', 'deposit', 10000.00, 'CNY', 'alipay', 'received', '2026-09-06T00:00:00Z', '2026-09-03T03:00:00Z', NULL),
+('WP-2026-0955', 'WB-2026-0412', 'HZ', 'balance', 40000.00, 'CNY', 'bank_transfer', 'received', '2026-11-20T00:00:00Z', '2026-11-02T02:00:00Z', NULL),
+('WP-2026-0987', 'WB-2026-0415', 'HZ', 'deposit', 4000.00, 'CNY', 'wechat', 'received', '2026-10-31T00:00:00Z', '2026-10-28T07:00:00Z', NULL),
+('WP-2026-0988', 'WB-2026-0415', 'HZ', 'balance', 22800.00, 'CNY', 'wechat', 'pending', '2026-11-20T00:00:00Z', NULL, '尾款，出发前 30 天'),
+('WP-2026-0921', 'WB-2026-0455', 'HZ', 'deposit', 239400.00, 'CNY', 'bank_transfer', 'received', '2026-09-30T00:00:00Z', '2026-09-30T06:00:00Z', '30% 定金'),
+('WP-2026-0922', 'WB-2026-0455', 'HZ', 'balance', 558600.00, 'CNY', 'bank_transfer', 'pending', '2026-11-20T00:00:00Z', NULL, '尾款，出发前 15 天'),
+('WP-2026-0840', 'WB-2026-0367', 'HZ', 'full', 27600.00, 'CNY', 'credit_card', 'received', '2026-06-15T00:00:00Z', '2026-06-15T05:00:00Z', NULL),
+('WP-2026-0870', 'WB-2026-0396', 'HZ', 'deposit', 57600.00, 'CNY', 'bank_transfer', 'received', '2026-08-27T00:00:00Z', '2026-08-25T03:00:00Z', NULL),
+('WP-2026-0948', 'WB-2026-0396', 'HZ', 'balance', 134400.00, 'CNY', 'bank_transfer', 'partial', '2026-10-30T00:00:00Z', '2026-10-30T08:00:00Z', '收到 122,400 元，客户扣留 12,000 元（2 人未出行），争议中'),
+('WP-2026-0903', 'WB-2026-0521', 'CD', 'full', 49800.00, 'CNY', 'alipay', 'received', '2026-09-18T00:00:00Z', '2026-09-15T04:00:00Z', NULL),
+('WP-2026-0930', 'WB-2026-0526', 'CD', 'full', 55600.00, 'CNY', 'bank_transfer', 'received', '2026-10-10T00:00:00Z', '2026-10-08T02:00:00Z', NULL),
+('WP-2026-0910', 'WB-2026-0540', 'CD', 'deposit', 63750.00, 'CNY', 'bank_transfer', 'received', '2026-09-15T00:00:00Z', '2026-09-10T02:00:00Z', '30% 定金'),
+('WP-2026-0972', 'WB-2026-0540', 'CD', 'balance', 148750.00, 'CNY', 'bank_transfer', 'received', '2026-11-09T00:00:00Z', '2026-11-05T03:00:00Z', NULL),
+('WP-2026-0880', 'WB-2026-0630', 'SG', 'deposit', 50160.00, 'SGD', 'bank_transfer', 'received', '2026-08-25T00:00:00Z', '2026-08-25T02:00:00Z', '30% deposit'),
+('WP-2026-0995', 'WB-2026-0630', 'SG', 'balance', 117040.00, 'SGD', 'bank_transfer', 'pending', '2026-12-16T00:00:00Z', NULL, 'Invoiced 16 Nov, net 30'),
+('WP-2026-0965', 'WB-2026-0633', 'SG', 'full', 9840.00, 'SGD', 'bank_transfer', 'received', '2026-11-20T00:00:00Z', '2026-11-10T02:00:00Z', 'Invoice paid (net 30), change fee SGD 180 billed separately'),
+('WP-2026-0960', 'WB-2026-0646', 'SG', 'full', 28800.00, 'SGD', 'bank_transfer', 'received', '2026-10-20T00:00:00Z', '2026-10-20T04:00:00Z', NULL),
+('WP-2026-0890', 'WB-2026-0618', 'SG', 'full', 5380.00, 'SGD', 'paynow', 'received', '2026-08-28T00:00:00Z', '2026-08-25T03:00:00Z', NULL);
+
+INSERT INTO refunds (refund_id, booking_no, office, reason, amount, currency, status, requested_at, paid_at, approved_by, note) VALUES
+('WR-2026-0024', 'WB-2026-0367', 'HZ', 'customer_cancel', 22080.00, 'CNY', 'pending_approval', '2026-09-22T03:00:00Z', NULL, NULL, '出发前 13 天退团；按签约时 2025 版规定扣 20%（5,520 元）；超过 1 万元，待财务经理审批'),
+('WR-2026-0027', 'WB-2026-0388', 'HZ', 'compensation', 400.00, 'CNY', 'paid', '2026-10-18T02:00:00Z', '2026-10-25T03:00:00Z', '蒋涛 Jiang Tao', '因特拉肯酒店超售，每间房补偿 400 元'),
+('WR-2026-0031', 'WB-2026-0507', 'CD', 'flight_cancellation', 1140.00, 'CNY', 'paid', '2026-10-27T02:00:00Z', '2026-11-03T06:00:00Z', '陶静 Tao Jing', 'JC8821 取消改大巴，机票差价每人 380 元 × 3'),
+('WR-2026-0032', 'WB-2026-0515', 'CD', 'flight_cancellation', 760.00, 'CNY', 'paid', '2026-10-27T02:00:00Z', '2026-11-03T06:00:00Z', '陶静 Tao Jing', 'JC8821 取消改大巴，机票差价每人 380 元 × 2'),
+('WR-2026-0036', 'WB-2026-0521', 'CD', 'visa_rejection', 47840.00, 'CNY', 'approved', '2026-11-11T06:00:00Z', NULL, '方琳 Fang Lin', '申根拒签：扣签证费 2 × 680 元及操作费 2 × 300 元；10 个工作日内原路退回'),
+('WR-2026-0038', 'WB-2026-0503', 'CD', 'unused_services', 2480.00, 'CNY', 'paid', '2026-09-20T02:00:00Z', '2026-10-09T03:00:00Z', '陶静 Tao Jing', '高原反应离团，退还未发生的 4 晚酒店及餐费'),
+('WR-2026-0041', 'WB-2026-0618', 'SG', 'goodwill', 150.00, 'SGD', 'paid', '2026-10-30T02:00:00Z', '2026-11-05T02:00:00Z', 'Marcus Tan 陈文杰', 'Goodwill credit for the Lijiang guide complaint'),
+('WR-2026-0043', 'WB-2026-0533', 'CD', 'compensation', 300.00, 'CNY', 'approved', '2026-11-14T04:00:00Z', NULL, '陶静 Tao Jing', '清迈酒店超售补偿，待财务支付');
+
+INSERT INTO visa_applications (visa_id, customer_id, booking_no, office, applicant, country, visa_type, status, submitted_at, decided_at, specialist, note) VALUES
+('WV-2026-0201', 'WC-1001', 'WB-2026-0412', 'HZ', '王丽华 Wang Lihua 及家人（4 人）', 'Japan', '单次旅游签证 single-entry tourist', 'approved', '2026-10-26T02:00:00Z', '2026-11-05T06:00:00Z', '鲁佳 Ruby Lu', '家庭签证 4 人同批出签'),
+('WV-2026-0203', 'WC-1004', 'WB-2026-0415', 'HZ', '孙浩 Sun Hao', 'Japan', '单次旅游签证 single-entry tourist', 'need_more_docs', '2026-11-12T02:00:00Z', NULL, '鲁佳 Ruby Lu', '护照 2027-05-30 到期，须换发新护照后重新递交'),
+('WV-2026-0205', 'WC-1012', 'WB-2026-0367', 'HZ', '周婷 Zhou Ting（2 人）', 'Egypt', 'e-Visa', 'approved', '2026-09-01T02:00:00Z', '2026-09-10T02:00:00Z', '鲁佳 Ruby Lu', '已出签，客户取消行程未使用'),
+('WV-2026-0208', 'WC-1003', 'WB-2026-0431', 'HZ', '赵敏 Zhao Min', 'Japan', '单次旅游签证 single-entry tourist', 'submitted', '2026-11-13T03:00:00Z', NULL, '鲁佳 Ruby Lu', '11-06 要求补交 6 个月银行流水及在职证明，11-13 已补交，预计 11-18 出签'),
+('WV-2026-0211', 'WC-2001', 'WB-2026-0455', 'HZ', '晨光新能源 60 人团体', 'Japan', '团体旅游签证 group tourist', 'need_more_docs', '2026-11-09T02:00:00Z', NULL, '鲁佳 Ruby Lu', '3 人在职证明缺公章，11-20 前补齐'),
+('WV-2026-0215', 'WC-1008', 'WB-2026-0526', 'CD', '杨帆 Yang Fan（2 人）', 'New Zealand', 'Visitor visa', 'approved', '2026-10-09T02:00:00Z', '2026-10-28T02:00:00Z', '鲁佳 Ruby Lu', NULL),
+('WV-2026-0217', 'WC-1002', 'WB-2026-0481', 'HZ', '陈志远 Chen Zhiyuan（2 人）', 'New Zealand', 'Visitor visa', 'submitted', '2026-11-16T06:00:00Z', NULL, '鲁佳 Ruby Lu', '昨日递交'),
+('WV-2026-0219', 'WC-1007', 'WB-2026-0521', 'CD', '何静 He Jing', 'Switzerland (Schengen)', 'Schengen C tourist', 'rejected', '2026-10-20T02:00:00Z', '2026-11-10T06:00:00Z', '鲁佳 Ruby Lu', '拒签理由：资金证明不足（存款流水不足 3 个月）'),
+('WV-2026-0220', 'WC-1007', 'WB-2026-0521', 'CD', '冯磊 Feng Lei', 'Switzerland (Schengen)', 'Schengen C tourist', 'rejected', '2026-10-20T02:00:00Z', '2026-11-10T06:00:00Z', '鲁佳 Ruby Lu', '随何静同批拒签，理由相同'),
+('WV-2026-0228', 'WC-2006', 'WB-2026-0646', 'SG', 'Dr Vikram Rao (Orchid BioLabs, Indian passport)', 'China', 'L tourist visa', 'approved', '2026-10-28T02:00:00Z', '2026-11-12T02:00:00Z', 'Grace Ong', 'Other 11 travellers visa-free (Singapore / Malaysian passports)'),
+('WV-2026-0232', 'WC-1010', 'WB-2026-0625', 'SG', 'Rajesh Kumar (Indian passport)', 'Iceland (Schengen)', 'Schengen C tourist', 'submitted', '2026-11-11T03:00:00Z', NULL, 'Grace Ong', 'Submitted at VFS Singapore; bank statements 3 months'),
+('WV-2026-0236', 'WC-1014', 'WB-2026-0548', 'CD', '邓小梅 Deng Xiaomei 及家人（3 人）', 'Japan', '单次旅游签证 single-entry tourist', 'submitted', '2026-11-16T03:00:00Z', NULL, '鲁佳 Ruby Lu', NULL);
