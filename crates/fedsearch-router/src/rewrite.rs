@@ -696,6 +696,8 @@ mod tests {
         };
         // "What changed on the wiki in the last week": the wiki's pages of that week, by date.
         assert_eq!(sent("最近一周wiki上改了哪些页面？"), (true, true));
+        assert!(crate::analysis::asks_for_list("What changed on the wiki in the last week?"));
+        assert_eq!(sent("What changed on the wiki in the last week?"), (true, true));
         // A policy question with a time phrase: the wiki's pages are not news.
         assert_eq!(sent("最近一周的拒收手续费是多少？"), (false, false));
         // The wiki named, but for what explains the week's events, not for what changed in it.

@@ -39,6 +39,9 @@ const WIKI: &str = "wiki";
 
 /// `wiki.getPageVersions` calls per page at most (20 revisions each by default).
 pub const MAX_HISTORY_CALLS: usize = 3;
+/// The earliest `since` of `wiki.getRecentChanges`: DokuWiki refuses a timestamp that is not ten
+/// digits long (fault 311), so an open-ended past asks from 2001-09-09.
+pub const EARLIEST_CHANGE_SECS: i64 = 1_000_000_000;
 
 /// A page's revision history as the wiki lists it to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,8 +220,9 @@ impl DokuWiki {
         })
     }
 
-    /// `wiki.getRecentChanges(since)` as the user: the pages changed since `since` (unix seconds)
-    /// that the user may read — the wiki checks its ACL for each — with their change times.
+    /// `wiki.getRecentChanges(since)` as the user: the pages changed since `since` (unix seconds,
+    /// at the earliest [`EARLIEST_CHANGE_SECS`]: the wiki takes ten digits only) that the user may
+    /// read — the wiki checks its ACL for each — with their change times.
     /// DokuWiki answers an empty `<struct>` when nothing changed (and when the method is unknown):
     /// no pages.
     pub async fn recent_changes(
@@ -227,7 +231,7 @@ impl DokuWiki {
         since: i64,
         timeout: Duration,
     ) -> Result<Vec<(String, Option<Timestamp>)>, AdapterError> {
-        let since = i32::try_from(since.max(0)).unwrap_or(i32::MAX);
+        let since = i32::try_from(since.max(EARLIEST_CHANGE_SECS)).unwrap_or(i32::MAX);
         let items = match self.call(credential, "wiki.getRecentChanges", &[Param::Int(since)], timeout).await? {
             Value::Array(items) => items,
             v if v.is_empty_struct() => return Ok(Vec::new()),

@@ -74,11 +74,15 @@ fn found_from_page(page: PageText, score: Option<f64>) -> Found {
     }
 }
 
-/// The sub-query's time window when it has both ends and spans at most a year.
-fn bounded_window(filters: Option<&Filters>) -> Option<&TimeRange> {
+/// The sub-query's time window when its pages can be listed: it has both ends and spans at most
+/// a year, or it is an open-ended past ("more than six weeks ago": from the router's epoch, before
+/// [`dokuwiki::EARLIEST_CHANGE_SECS`], up to a day).
+fn listable_window(filters: Option<&Filters>) -> Option<&TimeRange> {
     let range = filters?.time_range.as_ref()?;
     let (from, to) = (range.from.as_ref()?, range.to.as_ref()?);
-    (to.seconds >= from.seconds && to.seconds - from.seconds <= MAX_LISTED_WINDOW_SECS).then_some(range)
+    let open_past = from.seconds < dokuwiki::EARLIEST_CHANGE_SECS;
+    (to.seconds >= from.seconds && (open_past || to.seconds - from.seconds <= MAX_LISTED_WINDOW_SECS))
+        .then_some(range)
 }
 
 /// What a page read for its version says: its version lines and its revision history.
@@ -410,7 +414,7 @@ impl Source {
             Connector::DokuWiki(wiki) => {
                 let all = self.search_dokuwiki(wiki, &credential, &plan, timeout, &mut notes).await?;
                 let mut kept: Vec<Found> = all.into_iter().filter(|f| self.keep(f, filters)).take(limit).collect();
-                if let Some(range) = bounded_window(filters)
+                if let Some(range) = listable_window(filters)
                     && kept.len() < limit
                 {
                     let left = budget.saturating_sub(started.elapsed()).saturating_sub(ANSWER_MARGIN);

@@ -133,7 +133,62 @@ const LIST_WORDS: &[&str] = &["list", "which", "all", "every", "each"];
 /// not as an order where the tenth row is worth a tenth of the first.
 pub fn asks_for_list(question: &str) -> bool {
     let lowered = question.to_lowercase();
-    CJK_LIST_WORDS.iter().any(|w| lowered.contains(w)) || words(&lowered).any(|w| LIST_WORDS.contains(&w))
+    CJK_LIST_WORDS.iter().any(|w| lowered.contains(w))
+        || words(&lowered).any(|w| LIST_WORDS.contains(&w))
+        || asks_what_changed_by_form(&lowered)
+}
+
+/// Chinese forms of "what changed": 改了什么, 有什么更新.
+const CJK_CHANGE_FORMS: &[&str] = &[
+    "改了什么",
+    "改过什么",
+    "更新了什么",
+    "变了什么",
+    "新增了什么",
+    "有什么变化",
+    "有什么更新",
+    "有什么改动",
+    "有什么新",
+];
+/// The verbs of "what changed" ("what got edited", "what's been updated") after `what`.
+const CHANGE_VERBS: &[&str] = &["changed", "edited", "updated", "modified", "revised", "added", "published", "new"];
+/// Auxiliaries that may stand between `what` and the change verb.
+const CHANGE_AUXILIARIES: &[&str] = &["got", "gotten", "was", "were", "has", "have", "been", "is", "s"];
+/// Words for a whole store of documents: "what changed on the wiki" asks for its changes, "what
+/// changed in the drug library guide" for one document's.
+const REPOSITORY_WORDS: &[&str] = &[
+    "wiki",
+    "wikis",
+    "knowledge base",
+    "kb",
+    "help center",
+    "help centre",
+    "helpdesk",
+    "documentation",
+    "docs",
+    "intranet",
+    "confluence",
+    "知识库",
+    "帮助中心",
+    "文档库",
+    "内网",
+];
+
+/// "What changed on the wiki last week", "what got edited in the help center", 知识库最近改了什么: a
+/// question for every change of a store of documents, as "which pages changed" is (`lowered`: the
+/// question lower-cased). A change of one document ("what changed in the P200 guide") is not.
+fn asks_what_changed_by_form(lowered: &str) -> bool {
+    let latin: Vec<&str> = words(lowered).collect();
+    let repository = REPOSITORY_WORDS.iter().any(|r| {
+        let phrase: Vec<&str> = r.split(' ').collect();
+        if r.is_ascii() { latin.windows(phrase.len()).any(|w| w == phrase) } else { lowered.contains(r) }
+    });
+    if !repository {
+        return false;
+    }
+    let mut after_what =
+        words(lowered).skip_while(|w| *w != "what").skip(1).skip_while(|w| CHANGE_AUXILIARIES.contains(w));
+    CJK_CHANGE_FORMS.iter().any(|w| lowered.contains(w)) || after_what.next().is_some_and(|w| CHANGE_VERBS.contains(&w))
 }
 
 /// A lowercased text prepared for many [`Term`] look-ups: its stemmed words, once.
@@ -373,6 +428,10 @@ mod tests {
             "Show me every order that is still unpaid.",
             "哪些订单还没有发货？",
             "列出本月所有逾期发票",
+            "What changed on the wiki in the last six weeks?",
+            "What got edited in the help center more than six weeks ago?",
+            "What's been updated in the knowledge base?",
+            "知识库最近改了什么？",
         ] {
             assert!(asks_for_list(q), "{q}");
         }
@@ -382,6 +441,10 @@ mod tests {
             "Was Li Na charged for the chairs?",
             "Is the allowance enough?",
             "After how many days overdue do we stop taking new bookings?",
+            "What is the new return fee?",
+            "Why was the order changed?",
+            "What changed in the P200 drug library guide this October?",
+            "退货政策今年改了什么？",
         ] {
             assert!(!asks_for_list(q), "{q}");
         }

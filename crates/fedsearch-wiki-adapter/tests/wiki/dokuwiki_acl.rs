@@ -178,7 +178,7 @@ async fn fetch_returns_the_page_as_the_user_and_the_wiki_rechecks_permission() {
 }
 
 #[tokio::test]
-async fn a_bounded_window_lists_the_pages_changed_in_it_that_the_user_may_read() {
+async fn a_bounded_or_open_past_window_lists_the_pages_changed_in_it_that_the_user_may_read() {
     let mut served = serve(shared_config()).await;
     // The backends were seeded at FEDSEARCH_SEED_NOW; page dates count back from it.
     let seeded: i64 = std::env::var("FEDSEARCH_SEED_NOW")
@@ -214,9 +214,30 @@ async fn a_bounded_window_lists_the_pages_changed_in_it_that_the_user_may_read()
     assert_eq!(hits.first().map(|h| h.local_id.as_str()), Some("support:runbook_payment_timeout"));
     assert!(!hits[0].metadata.contains_key("listed"));
     assert!(hits[1..].iter().all(|h| h.metadata.contains_key("listed")), "{hits:?}");
-    // Open-ended: a filter only, nothing listed.
+    // Open-ended to the future: a filter only, nothing listed.
     let mut open = window(50);
     open.time_range.as_mut().unwrap().to = None;
     let (hits, _) = search_with(&mut served.client, "wiki", "xyzzyplugh", user("bob"), 20, Some(open)).await;
     assert!(hits.is_empty(), "{hits:?}");
+    // An open-ended past ("more than 41 days ago": from the epoch): the readable pages last
+    // changed before it, newest first, ten at most.
+    let before = Filters {
+        time_range: Some(TimeRange {
+            from: Some(prost_types::Timestamp { seconds: 0, nanos: 0 }),
+            to: Some(prost_types::Timestamp { seconds: seeded - 41 * 86_400, nanos: 0 }),
+        }),
+        ..Default::default()
+    };
+    for subject in USERS {
+        let (hits, done) =
+            search_with(&mut served.client, "wiki", "xyzzyplugh", user(subject), 20, Some(before.clone())).await;
+        assert_eq!(done.state, SourceState::Ok as i32, "{subject}: {done:?}");
+        let mut expected: Vec<&SamplePage> =
+            pages.iter().filter(|p| may_read(subject, &p.namespace) && days[&p.id] > 41.0).collect();
+        expected.sort_by(|a, b| days[&a.id].total_cmp(&days[&b.id]));
+        expected.truncate(10);
+        assert!(!expected.is_empty(), "{subject}: the sample has pages older than 41 days");
+        let got: Vec<&str> = hits.iter().map(|h| h.local_id.as_str()).collect();
+        assert_eq!(got, expected.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), "{subject}");
+    }
 }
