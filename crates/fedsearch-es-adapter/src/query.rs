@@ -341,7 +341,7 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
     if scoring.is_empty() && structured.is_empty() && time.is_none() {
         return Err(AdapterError::InvalidArgument("text must not be empty unless a filter is given".into()));
     }
-    let windowed = is_bounded_window(&filters);
+    let windowed = is_bounded_window(&filters) || is_open_past(&filters);
     let has_words = !scoring.is_empty();
     // The question's own time phrase, with words to rank by: the window ranks, it does not drop.
     let window_ranks = windowed && query.time_range_from_question && has_words;
@@ -436,6 +436,18 @@ fn is_bounded_window(filters: &Filters) -> bool {
         (Some(from), Some(to)) => to.seconds >= from.seconds && to.seconds - from.seconds <= MAX_WINDOW_SECONDS,
         _ => false,
     }
+}
+
+/// Starts before this instant (2001-09-09) count as the epoch: the router reads an open-ended past
+/// ("more than a week ago", 一个多月前) as a window from 1970-01-01 in the user's zone.
+const OPEN_PAST_BEFORE_SECONDS: i64 = 1_000_000_000;
+
+/// A time range from the epoch to a day: an open-ended past the router read from a question
+/// ("every ticket we got more than a week ago"). Its documents are listed as a bounded window's
+/// are; a range with no start (a caller's "before October") stays a constraint.
+fn is_open_past(filters: &Filters) -> bool {
+    let Some(range) = &filters.time_range else { return false };
+    range.to.is_some() && range.from.as_ref().is_some_and(|from| from.seconds < OPEN_PAST_BEFORE_SECONDS)
 }
 
 /// The Fetch query: the one document `id`, with the same permission filter as a search.
@@ -929,6 +941,31 @@ mod tests {
             assert!(body["query"].get("function_score").is_none(), "{body}");
             assert_eq!(body["query"]["bool"]["filter"][1]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
         }
+    }
+
+    #[test]
+    fn an_open_ended_past_from_the_epoch_lists_its_documents_as_a_window_does() {
+        // "every ticket we got more than a week ago": the router starts it at its epoch (1970-01-01
+        // in the user's zone).
+        let before = |from: Option<i64>| Filters {
+            time_range: Some(TimeRange {
+                from: from.map(|seconds| Timestamp { seconds, nanos: 0 }),
+                to: Some(Timestamp { seconds: 1_790_000_000, nanos: 0 }),
+            }),
+            ..Default::default()
+        };
+        // As the question's window: what lies inside ranks first.
+        let asked = SubQuery { time_range_from_question: true, ..query("ticket", before(Some(-28_800))) };
+        let body = search_body(&source(), &asked, Duration::from_secs(1)).unwrap();
+        let inside = &body["query"]["function_score"]["query"]["bool"]["should"][0]["constant_score"];
+        assert_eq!(inside["filter"]["range"]["updated_at"]["lte"], "2026-09-21T14:13:20.000Z", "{body}");
+        // As the set a list question asks for (a filter): every document of it, the words ranking.
+        let body = search_body(&source(), &query("ticket", before(Some(-28_800))), Duration::from_secs(1)).unwrap();
+        assert!(body["query"]["bool"].get("must").is_none(), "{body}");
+        assert_eq!(body["query"]["bool"]["should"][0]["bool"]["minimum_should_match"], 1, "{body}");
+        // A range with no start stays a constraint the words must meet.
+        let body = search_body(&source(), &query("ticket", before(None)), Duration::from_secs(1)).unwrap();
+        assert_eq!(body["query"]["bool"]["must"][0]["bool"]["minimum_should_match"], 1, "{body}");
     }
 
     #[test]

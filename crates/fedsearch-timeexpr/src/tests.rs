@@ -678,6 +678,10 @@ fn ago_is_not_within_nor_an_id() {
 fn open_ended_past() {
     check_wed(&[
         ("more than a week ago", Some(("more than a week ago", until("2026-11-10")))),
+        (
+            "Can you pull up every ticket we got more than a week ago?",
+            Some(("more than a week ago", until("2026-11-10"))),
+        ),
         ("tickets opened over two weeks ago", Some(("over two weeks ago", until("2026-11-03")))),
         ("older than 30 days", Some(("older than 30 days", until("2026-10-18")))),
         ("older than a year", Some(("older than a year", until("2025-11-17")))),
