@@ -121,8 +121,10 @@ for i in "${!pids[@]}"; do
   cpu="$cpu ${name##*/}=$(( $(cpu_ms "${pids[$i]}") - ${before[$i]} ))ms"
 done
 log "CPU used while the questions were asked:$cpu"
-# EVAL_HOLD=SECONDS keeps the services up that long afterwards, to ask them by hand:
-#   fedsearch --router http://127.0.0.1:$ROUTER_PORT --token "$(fedsearch token --secret … --user …)" search …
+# EVAL_HOLD=SECONDS keeps the services up that long afterwards, to ask them by hand, as one of
+# the company's users (the claims of eval/COMPANY/users.yaml; `--user` mints only the demo users):
+#   fedsearch --router http://127.0.0.1:$ROUTER_PORT \
+#     --token "$(fedsearch token --secret … --sub ting --group employee --group cs --attr branches=szx)" search …
 if [ "${EVAL_HOLD:-0}" -gt 0 ]; then
   log "holding the services for ${EVAL_HOLD}s: router http://127.0.0.1:$ROUTER_PORT, TLS files in $RUN/tls"
   sleep "$EVAL_HOLD"

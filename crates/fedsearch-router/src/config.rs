@@ -358,6 +358,10 @@ pub struct GlossarySection {
     /// Use the built-in glossary of common enterprise terms (Chinese/English).
     #[serde(default = "yes")]
     pub builtin: bool,
+    /// Built-in terms this deployment does not want, taken out of every built-in concept (a word
+    /// that means something else here); list it in `groups` too to give it this deployment's meaning.
+    #[serde(default)]
+    pub remove: Vec<String>,
     /// This deployment's own concepts, each a list of equivalent terms in any language,
     /// e.g. `[[云雀, nimbus], [工单, ticket]]`.
     #[serde(default)]
@@ -366,7 +370,7 @@ pub struct GlossarySection {
 
 impl Default for GlossarySection {
     fn default() -> Self {
-        Self { builtin: true, groups: Vec::new() }
+        Self { builtin: true, remove: Vec::new(), groups: Vec::new() }
     }
 }
 

@@ -32,7 +32,7 @@ impl RouterState {
         let registry = Registry::secured(
             &config.sources,
             &config.circuit_breaker,
-            crate::analysis::Glossary::new(config.glossary.builtin, &config.glossary.groups),
+            crate::analysis::Glossary::from_config(&config.glossary),
             tls.clone(),
             signer,
         )?;

@@ -110,8 +110,8 @@ pub fn variants(label: &str) -> Vec<String> {
 /// Legal forms people leave out when they name a company ("Nordlicht Möbel" for Nordlicht Möbel
 /// GmbH).
 const LEGAL_FORMS: &[&str] = &[
-    "ag", "bv", "co", "co.", "company", "corp", "corp.", "gmbh", "hk", "inc", "inc.", "kg", "limited", "llc", "ltd",
-    "ltd.", "nv", "plc", "s.a.", "sa", "srl",
+    "ag", "bhd", "bv", "co", "co.", "company", "corp", "corp.", "gmbh", "hk", "inc", "inc.", "kg", "limited", "llc",
+    "ltd", "ltd.", "nv", "plc", "pte", "pte.", "pty", "pvt", "s.a.", "sa", "sdn", "srl",
 ];
 
 /// Words too common to name a company on their own (the first word of many company names).
@@ -369,6 +369,7 @@ mod tests {
             ("CU-1016", "深圳迅达科技 Xunda Technology"),
             ("CU-3007", "珠江玩具 Pearl Delta Toys Ltd"),
             ("CU-9001", "Global Freight Partners Ltd"),
+            ("CU-5001", "Harbourline Pte. Ltd."),
         ];
         let l = Lookups {
             tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],
@@ -382,6 +383,8 @@ mod tests {
         assert_eq!(linked("the Pearl River Delta typhoon"), None, "pearl is too short to stand alone");
         assert_eq!(linked("global freight rates this week"), Some("CU-9001".into()), "two leading words name it");
         assert_eq!(linked("global rates"), None, "a generic first word never stands alone");
+        assert_eq!(linked("Harbourline's invoices").as_deref(), Some("CU-5001"), "Pte. Ltd. is a legal form");
+        assert_eq!(short_names("harbourline pte. ltd."), ["harbourline"]);
         let rows = [("CU-1108", "上海恒泰机械 Hengtai Machinery"), ("CU-2006", "Kessler Maschinenbau AG")];
         let l = Lookups {
             tables: vec![Lookup::new("customer_id", rows.iter().map(|(v, l)| (v.to_string(), l.to_string())))],

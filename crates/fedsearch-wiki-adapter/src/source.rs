@@ -81,8 +81,7 @@ fn listable_window(filters: Option<&Filters>) -> Option<&TimeRange> {
     let range = filters?.time_range.as_ref()?;
     let (from, to) = (range.from.as_ref()?, range.to.as_ref()?);
     let open_past = from.seconds < dokuwiki::EARLIEST_CHANGE_SECS;
-    (to.seconds >= from.seconds && (open_past || to.seconds - from.seconds <= MAX_LISTED_WINDOW_SECS))
-        .then_some(range)
+    (to.seconds >= from.seconds && (open_past || to.seconds - from.seconds <= MAX_LISTED_WINDOW_SECS)).then_some(range)
 }
 
 /// What a page read for its version says: its version lines and its revision history.

@@ -289,6 +289,20 @@ pub struct Glossary {
 impl Glossary {
     /// The built-in groups (`glossary.txt`) when `builtin`, plus `extra` groups from config.
     pub fn new(builtin: bool, extra: &[Vec<String>]) -> Glossary {
+        Self::with_removed(builtin, &[], extra)
+    }
+
+    /// The glossary a router config asks for (`glossary.builtin`, `.remove`, `.groups`).
+    pub fn from_config(config: &crate::config::GlossarySection) -> Glossary {
+        Self::with_removed(config.builtin, &config.remove, &config.groups)
+    }
+
+    /// [`Glossary::new`] with the built-in terms `removed` taken out of every built-in group (a
+    /// word that means something else in this deployment: 拒签 is a refused visa at a travel
+    /// agency, not the built-in refused delivery).
+    fn with_removed(builtin: bool, removed: &[String], extra: &[Vec<String>]) -> Glossary {
+        let removed: Vec<Term> = removed.iter().map(|t| Term::new(t)).collect();
+        let kept = |t: &Term| !t.text.is_empty() && !removed.iter().any(|r| r.text == t.text);
         let mut groups: Vec<Vec<Term>> = Vec::new();
         if builtin {
             for line in include_str!("glossary.txt").lines() {
@@ -296,7 +310,7 @@ impl Glossary {
                 if line.is_empty() || line.starts_with('#') {
                     continue;
                 }
-                groups.push(line.split('|').map(Term::new).filter(|t| !t.text.is_empty()).collect());
+                groups.push(line.split('|').map(Term::new).filter(kept).collect());
             }
         }
         for g in extra {
@@ -448,6 +462,20 @@ mod tests {
         ] {
             assert!(!asks_for_list(q), "{q}");
         }
+    }
+
+    #[test]
+    fn a_removed_built_in_term_takes_only_the_deployments_meaning() {
+        let refused_delivery = |g: &Glossary| g.expand("客户拒签了").iter().any(|t| t.contains("delivery"));
+        assert!(refused_delivery(&Glossary::new(true, &[])));
+        let visa = vec![vec!["拒签".to_string(), "visa refusal".to_string()]];
+        // Added, a group is one more meaning; removed from the built-in ones, it is the only one.
+        assert!(refused_delivery(&Glossary::new(true, &visa)));
+        let config = crate::config::GlossarySection { builtin: true, remove: vec!["拒签".into()], groups: visa };
+        let g = Glossary::from_config(&config);
+        assert!(!refused_delivery(&g), "{:?}", g.expand("客户拒签了"));
+        assert!(g.expand("客户拒签了").iter().any(|t| t == "visa refusal"));
+        assert!(g.expand("客户拒收了").iter().any(|t| t.contains("delivery")), "the concept's other terms stay");
     }
 
     #[test]
