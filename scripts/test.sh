@@ -96,6 +96,9 @@ log "answer-quality eval: heron (held out of tuning, configured from the docs al
 # first, unseen run 0.808 (eval/heron/README.md); 0.822 after session 8's re-scoring features,
 # 0.849 after session 13's, 0.853 after session 14's, 0.851 after session 15's, 0.853 after session 16's, 0.850 after session 18's (and 19's, 20's), 0.849 after session 21's, 0.850 after session 22's
 eval_company heron "${EVAL_MIN_NDCG_HERON:-0.83}"
+log "answer-quality eval: wren (held out of tuning; PostgreSQL; configured from the docs alone by someone who never saw its questions)"
+# first, unseen run 0.805 on the session-23 start binaries and 0.805 at the session's end (eval/wren/README.md)
+eval_company wren "${EVAL_MIN_NDCG_WREN:-0.78}"
 
 log "the contract: buf lint, buf breaking against the tagged contracts, Go stubs without M flags (scripts/proto-check.sh)"
 scripts/proto-check.sh || status=1
