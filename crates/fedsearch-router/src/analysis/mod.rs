@@ -134,8 +134,17 @@ const LIST_WORDS: &[&str] = &["list", "which", "all", "every", "each"];
 pub fn asks_for_list(question: &str) -> bool {
     let lowered = question.to_lowercase();
     CJK_LIST_WORDS.iter().any(|w| lowered.contains(w))
+        || all_of_what(&lowered)
         || words(&lowered).any(|w| LIST_WORDS.contains(&w))
         || asks_what_changed_by_form(&lowered)
+}
+
+/// 都 … 啥 / 什么 within a few characters: 最近一周都出过啥状况, 上周都有什么问题 — "what, all of it".
+fn all_of_what(lowered: &str) -> bool {
+    lowered.match_indices('都').any(|(i, _)| {
+        let after: String = lowered[i + '都'.len_utf8()..].chars().take(6).collect();
+        after.contains('啥') || after.contains("什么")
+    })
 }
 
 /// Chinese forms of "what changed": 改了什么, 有什么更新.
@@ -446,6 +455,8 @@ mod tests {
             "What got edited in the help center more than six weeks ago?",
             "What's been updated in the knowledge base?",
             "知识库最近改了什么？",
+            "最近一周系统那边都出过啥状况？",
+            "上周都有什么问题？",
         ] {
             assert!(asks_for_list(q), "{q}");
         }
