@@ -1284,6 +1284,9 @@ fn explicit(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     if between.is_some() && !c.ws1() {
         return None;
     }
+    if let Some((first, end_date)) = day_before_range(&mut c, between == Some(true), today) {
+        return Some((c.pos, Span::days(Grain::Day, true, first, end_date)));
+    }
     let start = partial(&mut c, today)?;
     let (first, end_date) = start.span(today)?;
     if let Some((end_date, end_grain)) = range_end(&mut c, start, first, between == Some(true), today) {
@@ -1296,6 +1299,41 @@ fn explicit(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     Some((c.pos, Span::days(start.grain(), true, first, end_date)))
 }
 
+/// What joins the two ends of a range (" to ", "-", 至); "and" after "between" is read apart.
+const RANGE_TO: &[(&str, ())] = &[
+    ("to", ()),
+    ("through", ()),
+    ("thru", ()),
+    ("until", ()),
+    ("till", ()),
+    ("-", ()),
+    ("–", ()),
+    ("—", ()),
+    ("~", ()),
+    ("～", ()),
+    ("..", ()),
+    ("...", ()),
+    ("到", ()),
+    ("至", ()),
+];
+
+/// A range whose first day is a bare day of the month the end names: "5 to 12 October", "between
+/// 5 and 12 October", "5-12 Oct 2026": its first day and the day after its last.
+fn day_before_range(c: &mut Cur<'_>, between: bool, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    let mut r = *c;
+    let day = r.day_en()?;
+    r.ws0();
+    if between { r.phrase("and") } else { r.longest(RANGE_TO).is_some() }.then_some(())?;
+    r.ws0();
+    let end = partial(&mut r, today)?;
+    let (Some(month), Some(_)) = (end.month, end.day) else { return None };
+    let (last, end_date) = end.span(today)?;
+    let first = NaiveDate::from_ymd_opt(last.year(), month, day)?;
+    (first < last).then_some(())?;
+    *c = r;
+    Some((first, end_date))
+}
+
 /// Reads the end of a range after its start (" to Nov 15", "至15日", "..2026-11-15"): the day after
 /// its last day and its grain. The end takes a missing year, and month, from the start.
 fn range_end(
@@ -1305,25 +1343,9 @@ fn range_end(
     between: bool,
     today: NaiveDate,
 ) -> Option<(NaiveDate, Grain)> {
-    const TO: &[(&str, ())] = &[
-        ("to", ()),
-        ("through", ()),
-        ("thru", ()),
-        ("until", ()),
-        ("till", ()),
-        ("-", ()),
-        ("–", ()),
-        ("—", ()),
-        ("~", ()),
-        ("～", ()),
-        ("..", ()),
-        ("...", ()),
-        ("到", ()),
-        ("至", ()),
-    ];
     let mut r = *c;
     r.ws0();
-    if between { r.phrase("and") } else { r.longest(TO).is_some() }.then_some(())?;
+    if between { r.phrase("and") } else { r.longest(RANGE_TO).is_some() }.then_some(())?;
     r.ws0();
     let mut full = r;
     let end = match partial(&mut full, today) {

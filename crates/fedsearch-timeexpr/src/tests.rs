@@ -223,6 +223,15 @@ fn ranges_include_their_last_day() {
         ("from 2026-11-01 to 2026-11-15", Some(("from 2026-11-01 to 2026-11-15", days("2026-11-01", "2026-11-15")))),
         ("between Nov 1 and Nov 15", Some(("between Nov 1 and Nov 15", days("2026-11-01", "2026-11-15")))),
         ("Nov 1-15", Some(("Nov 1-15", days("2026-11-01", "2026-11-15")))),
+        // The first day bare, its month from the end.
+        (
+            "tickets opened between 5 and 12 October?",
+            Some(("between 5 and 12 October", days("2026-10-05", "2026-10-12"))),
+        ),
+        ("from 5 to 12 October", Some(("from 5 to 12 October", days("2026-10-05", "2026-10-12")))),
+        ("5-12 Oct 2025", Some(("5-12 Oct 2025", days("2025-10-05", "2025-10-12")))),
+        ("3-5 days", None),
+        ("between 12 and 5 October", Some(("5 October", day("2026-10-05")))),
         ("Nov 1 – Nov 15, 2026", Some(("Nov 1 – Nov 15, 2026", days("2026-11-01", "2026-11-15")))),
         ("11月1日到11月15日的退款", Some(("11月1日到11月15日", days("2026-11-01", "2026-11-15")))),
         ("11月1日至15日", Some(("11月1日至15日", days("2026-11-01", "2026-11-15")))),
