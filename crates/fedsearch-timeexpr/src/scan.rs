@@ -75,6 +75,7 @@ const MATCHERS_BEFORE_SINCE: &[Matcher] = &[
     calendar_relative,
     month_part,
     weekend,
+    holiday,
     rolling,
     explicit,
     year_with_word,
@@ -802,14 +803,30 @@ enum Third {
     Early,
     Mid,
     Late,
+    FirstHalf,
+    SecondHalf,
 }
 
 /// Part of a month: early/mid/late June, mid-July 2026, the end of last month, the beginning of
-/// this month; 6月上旬, 七月中旬, 2026年7月下旬, 7月初, 6月底, 上个月底, 本月初. Early is days 1–10,
-/// mid 11–20, late the 21st to the month's end; a part of this month ends today, and a part not
-/// yet begun gives no window.
+/// this month, the first/second half of October; 6月上旬, 七月中旬, 2026年7月下旬, 7月初, 6月底,
+/// 上个月底, 本月初, 10月上半月, and this month's alone: 月初, 月中, 月底, 上半月. Early is days 1–10,
+/// mid 11–20, late the 21st to the month's end, a half 1–15 or the 16th to the end; a part of this
+/// month ends today, and a part not yet begun gives no window.
 fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    /// Parts of this month named without a month.
+    const BARE_ZH: &[(&str, Third)] = &[
+        ("月初", Third::Early),
+        ("月中", Third::Mid),
+        ("月底", Third::Late),
+        ("月末", Third::Late),
+        ("上半月", Third::FirstHalf),
+        ("下半月", Third::SecondHalf),
+    ];
     const EN: &[(&str, Third)] = &[
+        ("the first half of", Third::FirstHalf),
+        ("first half of", Third::FirstHalf),
+        ("the second half of", Third::SecondHalf),
+        ("second half of", Third::SecondHalf),
         ("early", Third::Early),
         ("the beginning of", Third::Early),
         ("beginning of", Third::Early),
@@ -823,6 +840,8 @@ fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("end of", Third::Late),
     ];
     const ZH: &[(&str, Third)] = &[
+        ("上半月", Third::FirstHalf),
+        ("下半月", Third::SecondHalf),
         ("上旬", Third::Early),
         ("初", Third::Early),
         ("中旬", Third::Mid),
@@ -835,6 +854,12 @@ fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
             return None;
         }
         (third, month_en(&mut c, today)?)
+    } else if let Some(third) = c.longest(BARE_ZH) {
+        // 月初, 月底, 上半月 alone: this month's; 月底前 is a deadline (`by_end`).
+        if c.rest().starts_with(['前', '之', '以', '为']) {
+            return None;
+        }
+        (third, (today.with_day(1)?, false))
     } else {
         let month = month_zh(&mut c, today)?;
         c.ws0();
@@ -846,12 +871,117 @@ fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         Third::Early => (first, first.checked_add_days(Days::new(10))?),
         Third::Mid => (first.checked_add_days(Days::new(10))?, first.checked_add_days(Days::new(20))?),
         Third::Late => (first.checked_add_days(Days::new(20))?, month_end),
+        Third::FirstHalf => (first, first.checked_add_days(Days::new(15))?),
+        Third::SecondHalf => (first.checked_add_days(Days::new(15))?, month_end),
     };
     if from > today {
         return Some((c.pos, Span::ahead(Grain::Week, explicit, from, to)));
     }
     let to = to.min(today.succ_opt()?);
     Some((c.pos, Span::days(Grain::Week, explicit, from, to)))
+}
+
+/// When a holiday falls: on fixed days of the Gregorian year, or on the days a table lists.
+#[derive(Clone, Copy)]
+enum Holiday {
+    /// Month, day and length in days.
+    Fixed(u32, u32, u64),
+    /// Its first day in each year of the table, and its length in days.
+    Listed(&'static [(i32, u32, u32)], u64),
+}
+
+/// 春节: from New Year's Eve (除夕), eight days; 2024–2028.
+const SPRING_FESTIVAL: &[(i32, u32, u32)] = &[(2024, 2, 9), (2025, 1, 28), (2026, 2, 16), (2027, 2, 5), (2028, 1, 25)];
+/// 中秋节, its three days off; 2024–2028.
+const MID_AUTUMN: &[(i32, u32, u32)] = &[(2024, 9, 15), (2025, 10, 6), (2026, 9, 25), (2027, 9, 15), (2028, 10, 3)];
+/// 端午节, its three days off; 2024–2028.
+const DRAGON_BOAT: &[(i32, u32, u32)] = &[(2024, 6, 8), (2025, 5, 31), (2026, 6, 19), (2027, 6, 9), (2028, 5, 28)];
+
+/// Holidays by name, longest names first where one starts another.
+const HOLIDAYS: &[(&str, Holiday)] = &[
+    ("国庆节", Holiday::Fixed(10, 1, 7)),
+    ("国庆", Holiday::Fixed(10, 1, 7)),
+    ("十一假期", Holiday::Fixed(10, 1, 7)),
+    ("十一长假", Holiday::Fixed(10, 1, 7)),
+    ("十一黄金周", Holiday::Fixed(10, 1, 7)),
+    ("national day holiday", Holiday::Fixed(10, 1, 7)),
+    ("五一假期", Holiday::Fixed(5, 1, 5)),
+    ("五一劳动节", Holiday::Fixed(5, 1, 5)),
+    ("五一", Holiday::Fixed(5, 1, 5)),
+    ("劳动节", Holiday::Fixed(5, 1, 5)),
+    ("元旦", Holiday::Fixed(1, 1, 1)),
+    ("new year's day", Holiday::Fixed(1, 1, 1)),
+    ("双十一", Holiday::Fixed(11, 11, 1)),
+    ("双11", Holiday::Fixed(11, 11, 1)),
+    ("singles' day", Holiday::Fixed(11, 11, 1)),
+    ("singles day", Holiday::Fixed(11, 11, 1)),
+    ("double 11", Holiday::Fixed(11, 11, 1)),
+    ("圣诞节", Holiday::Fixed(12, 25, 1)),
+    ("christmas day", Holiday::Fixed(12, 25, 1)),
+    ("christmas", Holiday::Fixed(12, 25, 1)),
+    ("春节", Holiday::Listed(SPRING_FESTIVAL, 8)),
+    ("过年", Holiday::Listed(SPRING_FESTIVAL, 8)),
+    ("chinese new year", Holiday::Listed(SPRING_FESTIVAL, 8)),
+    ("lunar new year", Holiday::Listed(SPRING_FESTIVAL, 8)),
+    ("spring festival", Holiday::Listed(SPRING_FESTIVAL, 8)),
+    ("中秋节", Holiday::Listed(MID_AUTUMN, 3)),
+    ("中秋", Holiday::Listed(MID_AUTUMN, 3)),
+    ("mid-autumn festival", Holiday::Listed(MID_AUTUMN, 3)),
+    ("端午节", Holiday::Listed(DRAGON_BOAT, 3)),
+    ("端午", Holiday::Listed(DRAGON_BOAT, 3)),
+    ("dragon boat festival", Holiday::Listed(DRAGON_BOAT, 3)),
+];
+
+/// How far ahead a holiday is still "the coming one" (国庆期间 asked in September).
+const HOLIDAY_AHEAD_DAYS: u64 = 60;
+/// The days before (节前) or after (节后) a holiday that a phrase names.
+const HOLIDAY_SIDE_DAYS: u64 = 7;
+
+impl Holiday {
+    /// Its first day and the day after its last in `year`, if known.
+    fn days_in(self, year: i32) -> Option<(NaiveDate, NaiveDate)> {
+        let (first, len) = match self {
+            Holiday::Fixed(m, d, len) => (NaiveDate::from_ymd_opt(year, m, d)?, len),
+            Holiday::Listed(table, len) => {
+                let &(_, m, d) = table.iter().find(|(y, _, _)| *y == year)?;
+                (NaiveDate::from_ymd_opt(year, m, d)?, len)
+            }
+        };
+        Some((first, first.checked_add_days(Days::new(len))?))
+    }
+}
+
+/// A holiday, its days or the week before or after it: 国庆期间, 国庆节前, 春节后, 五一假期, 双十一,
+/// Chinese New Year, Christmas. The coming one when it begins within [`HOLIDAY_AHEAD_DAYS`], else
+/// the last one that has begun (a holiday of a year outside its table names no window).
+fn holiday(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let day = c.longest(HOLIDAYS)?;
+    let horizon = today.checked_add_days(Days::new(HOLIDAY_AHEAD_DAYS))?;
+    let (first, end) = [today.year() + 1, today.year(), today.year() - 1]
+        .into_iter()
+        .filter_map(|y| day.days_in(y))
+        .find(|(first, _)| *first <= horizon)?;
+    let side = Days::new(HOLIDAY_SIDE_DAYS);
+    let (from, to) = match c.longest(&[
+        ("前", true),
+        ("之前", true),
+        ("以前", true),
+        ("后", false),
+        ("之后", false),
+        ("以后", false),
+    ]) {
+        Some(true) => (first.checked_sub_days(side)?, first),
+        Some(false) => (end, end.checked_add_days(side)?),
+        None => {
+            // 期间, 假期, 放假: the holiday itself.
+            c.longest(&[("期间", ()), ("假期", ()), ("长假", ()), ("放假", ())]);
+            (first, end)
+        }
+    };
+    if from > today {
+        return Some((c.pos, Span::ahead(Grain::Week, true, from, to)));
+    }
+    Some((c.pos, Span::days(Grain::Week, true, from, to.min(today.succ_opt()?))))
 }
 
 /// The month after "early", "mid", "the end of": June, July 2026, Oct, this month, last month,

@@ -1009,3 +1009,35 @@ fn to_date_the_week_before_last_and_parts_of_named_periods() {
         ("mtdx and ytd-2", None),
     ]);
 }
+
+#[test]
+fn holidays_name_their_days_or_the_week_beside_them() {
+    // WED is 2026-11-18.
+    check_wed(&[
+        ("国庆期间有哪些投诉", Some(("国庆期间", days("2026-10-01", "2026-10-07")))),
+        ("国庆节前发的货", Some(("国庆节前", days("2026-09-24", "2026-09-30")))),
+        ("春节后", Some(("春节后", days("2026-02-24", "2026-03-02")))),
+        ("过年前最后发货日", Some(("过年前", days("2026-02-09", "2026-02-15")))),
+        ("双十一期间的订单", Some(("双十一期间", day("2026-11-11")))),
+        ("orders during Singles' Day", Some(("Singles' Day", day("2026-11-11")))),
+        ("五一假期", Some(("五一假期", days("2026-05-01", "2026-05-05")))),
+        ("中秋节", Some(("中秋节", days("2026-09-25", "2026-09-27")))),
+    ]);
+    // The coming one within 60 days: Christmas asked in November, 春节 asked in December.
+    check(&[
+        ("Christmas orders", "2026-11-18T04:00:00Z", SH, Some(("Christmas", "2026-12-25 in Asia/Shanghai"))),
+        ("春节期间发货吗", "2026-12-20T04:00:00Z", SH, Some(("春节期间", "2027-02-05 – 2027-02-12 (Asia/Shanghai)"))),
+    ]);
+}
+
+#[test]
+fn halves_of_a_month_and_this_months_parts_alone() {
+    check_wed(&[
+        ("the first half of October", Some(("the first half of October", days("2026-10-01", "2026-10-15")))),
+        ("second half of October", Some(("second half of October", days("2026-10-16", "2026-10-31")))),
+        ("10月上半月", Some(("10月上半月", days("2026-10-01", "2026-10-15")))),
+        ("上半月的工单", Some(("上半月", days("2026-11-01", "2026-11-15")))),
+        ("月初的工单", Some(("月初", days("2026-11-01", "2026-11-10")))),
+        ("月中", Some(("月中", days("2026-11-11", "2026-11-18")))),
+    ]);
+}
