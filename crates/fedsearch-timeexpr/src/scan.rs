@@ -74,6 +74,7 @@ const MATCHERS_BEFORE_SINCE: &[Matcher] = &[
     relative_day,
     calendar_relative,
     month_part,
+    week_of,
     weekend,
     holiday,
     rolling,
@@ -879,6 +880,57 @@ fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     }
     let to = to.min(today.succ_opt()?);
     Some((c.pos, Span::days(Grain::Week, explicit, from, to)))
+}
+
+/// A week by a day in it or by its place in a month: the week of November 9 (Monday to Sunday),
+/// the first / second / third / fourth / last week of October (days 1–7, 8–14, 15–21, 22–28, the
+/// month's last seven), 10月第一周, 十月的最后一周. A week not yet begun is ahead; this week ends today.
+fn week_of(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    const NTH_EN: &[(&str, u32)] = &[("first", 1), ("second", 2), ("third", 3), ("fourth", 4), ("last", 5)];
+    const NTH_ZH: &[(&str, u32)] = &[
+        ("第一", 1),
+        ("第1", 1),
+        ("第二", 2),
+        ("第2", 2),
+        ("第三", 3),
+        ("第3", 3),
+        ("第四", 4),
+        ("第4", 4),
+        ("最后一", 5),
+    ];
+    let (from, to) = if c.phrase("the week of") && c.ws1() {
+        let day = partial(&mut c, today).filter(|p| p.day.is_some())?;
+        let (first, _) = day.span(today)?;
+        let monday = first.checked_sub_days(Days::new(u64::from(first.weekday().num_days_from_monday())))?;
+        (monday, monday.checked_add_days(Days::new(7))?)
+    } else {
+        let nth = if let Some(n) = {
+            c.phrase("the").then(|| c.ws1());
+            c.longest(NTH_EN)
+        } {
+            (c.ws1() && c.phrase("week of") && c.ws1()).then_some(())?;
+            let (first, _) = month_en(&mut c, today)?;
+            (n, first)
+        } else {
+            let (first, _) = month_zh(&mut c, today)?;
+            c.lit("的");
+            let n = c.longest(NTH_ZH)?;
+            c.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
+            (n, first)
+        };
+        let (n, first) = nth;
+        let month_end = first.checked_add_months(Months::new(1))?;
+        if n == 5 {
+            (month_end.checked_sub_days(Days::new(7))?, month_end)
+        } else {
+            let from = first.checked_add_days(Days::new(u64::from(n - 1) * 7))?;
+            (from, from.checked_add_days(Days::new(7))?)
+        }
+    };
+    if from > today {
+        return Some((c.pos, Span::ahead(Grain::Week, true, from, to)));
+    }
+    Some((c.pos, Span::days(Grain::Week, true, from, to.min(today.succ_opt()?))))
 }
 
 /// When a holiday falls: on fixed days of the Gregorian year, or on the days a table lists.

@@ -1002,9 +1002,9 @@ fn to_date_the_week_before_last_and_parts_of_named_periods() {
         ),
         // A bare "year" is no start of its own: not this year.
         ("refunds since year 2025", Some(("year 2025", days("2025-01-01", "2025-12-31")))),
-        // A part of a named period is not the week up to today nor last week: the period holds it.
-        ("in the last week of October", Some(("October", days("2026-10-01", "2026-10-31")))),
-        ("the first week of October", Some(("October", days("2026-10-01", "2026-10-31")))),
+        // A week of a named month is that week, not the week up to today nor last week.
+        ("in the last week of October", Some(("the last week of October", days("2026-10-25", "2026-10-31")))),
+        ("the first week of October", Some(("the first week of October", days("2026-10-01", "2026-10-07")))),
         ("the last week", Some(("the last week", days("2026-11-12", "2026-11-18")))),
         ("mtdx and ytd-2", None),
     ]);
@@ -1039,5 +1039,19 @@ fn halves_of_a_month_and_this_months_parts_alone() {
         ("上半月的工单", Some(("上半月", days("2026-11-01", "2026-11-15")))),
         ("月初的工单", Some(("月初", days("2026-11-01", "2026-11-10")))),
         ("月中", Some(("月中", days("2026-11-11", "2026-11-18")))),
+    ]);
+}
+
+#[test]
+fn a_week_by_a_day_in_it_or_by_its_place_in_a_month() {
+    // WED is 2026-11-18; 9 November 2026 is a Monday, 4 November a Wednesday.
+    check_wed(&[
+        ("tickets from the week of November 4", Some(("the week of November 4", days("2026-11-02", "2026-11-08")))),
+        ("the first week of November", Some(("the first week of November", days("2026-11-01", "2026-11-07")))),
+        ("in the second week of October", Some(("the second week of October", days("2026-10-08", "2026-10-14")))),
+        ("the last week of October", Some(("the last week of October", days("2026-10-25", "2026-10-31")))),
+        ("10月第一周的订单", Some(("10月第一周", days("2026-10-01", "2026-10-07")))),
+        ("十月的最后一周", Some(("十月的最后一周", days("2026-10-25", "2026-10-31")))),
+        ("11月第三个星期", Some(("11月第三个星期", days("2026-11-15", "2026-11-18")))),
     ]);
 }
