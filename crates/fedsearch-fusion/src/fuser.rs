@@ -14,7 +14,7 @@ use fedsearch_proto::{
 
 use crate::{
     FusionError,
-    rank::{self, DEFAULT_RRF_K, Method, Plan, Scored, SourceList},
+    rank::{self, DEFAULT_RRF_K, Method, Plan, Prefixes, Scored, SourceList},
 };
 
 /// `top_k` used when `FuseStart.top_k` is 0.
@@ -31,6 +31,8 @@ pub struct Fuser {
     top_k: usize,
     sources: Vec<SourceList>,
     index: HashMap<String, usize>,
+    /// The title and snippet prefix keys taken so far (see [`rank::Prefixes`]).
+    prefixes: Prefixes,
     hits_in: usize,
 }
 
@@ -73,7 +75,7 @@ impl Fuser {
             }
             sources.push(SourceList::new(spec.source.clone(), weight, spec.one_set));
         }
-        Ok(Self { method, top_k: top_k as usize, sources, index, hits_in: 0 })
+        Ok(Self { method, top_k: top_k as usize, sources, index, prefixes: Prefixes::default(), hits_in: 0 })
     }
 
     /// Adds a batch of `source`'s hits. Hits of an undeclared source and hits without a
@@ -83,14 +85,12 @@ impl Fuser {
             tracing::debug!(source, "ignoring a batch of an undeclared source");
             return;
         };
-        let list = &mut self.sources[i];
-        list.entries.reserve(hits.len());
-        for hit in hits {
-            if hit.local_id.is_empty() {
+        for at in self.sources[i].append(hits) {
+            if self.sources[i].hits_at(at).local_id.is_empty() {
                 continue;
             }
             self.hits_in += 1;
-            list.push(hit);
+            rank::add_hit(&mut self.sources, &mut self.prefixes, i, at as u32);
         }
     }
 
@@ -107,7 +107,7 @@ impl Fuser {
         let mut list = skeleton(self.method, &self.sources, &plan);
         for (hit, planned) in list.hits.iter_mut().zip(&plan.hits) {
             let (rep, source) = (planned.rep, &self.sources[planned.rep.src as usize]);
-            fill(hit, &source.name, rep.pos, source.entries[rep.ent as usize].hit.clone());
+            fill(hit, &source.name, rep.pos, source.hit(rep.ent).clone());
         }
         list
     }
@@ -118,7 +118,7 @@ impl Fuser {
         let mut list = skeleton(self.method, &self.sources, &plan);
         for (hit, planned) in list.hits.iter_mut().zip(&plan.hits) {
             let (rep, source) = (planned.rep, &mut self.sources[planned.rep.src as usize]);
-            let taken = std::mem::take(&mut source.entries[rep.ent as usize].hit);
+            let taken = std::mem::take(source.hit_mut(rep.ent));
             fill(hit, &source.name, rep.pos, taken);
         }
         list
@@ -146,7 +146,7 @@ impl Fuser {
 
 /// Everything but the representative's own fields: score, explanation, duplicates.
 fn skeleton(method: Method, sources: &[SourceList], plan: &Plan) -> FusedList {
-    let hit_of = |s: &Scored| &sources[s.src as usize].entries[s.ent as usize].hit;
+    let hit_of = |s: &Scored| sources[s.src as usize].hit(s.ent);
     let name_of = |s: &Scored| sources[s.src as usize].name.as_str();
     let hits = plan
         .hits

@@ -28,6 +28,14 @@
 //! Hashes are 64-bit foldhash (its quality variant) with a fixed seed, deterministic across runs
 //! of one build; keys are only compared within one fusion, never stored. A collision between two
 //! different normalised strings has probability ~2^-64 per pair.
+//!
+//! Lazy title and snippet keys: inside a fusion, a title or snippet whose normalised form is
+//! longer than [`PREFIX_BYTES`] is first keyed on its first [`PREFIX_BYTES`] bytes only (a
+//! *prefix key*, in a hash domain of its own; `Keys::lazy`); the full key is computed when a
+//! second hit has the same prefix key (`rank::Prefixes`, in arrival). Most hits share no
+//! prefix with another, and their snippets are read no further than the prefix. The merges are
+//! exactly those of the full keys: equal normalised texts have equal prefixes, and a prefix key
+//! no other hit holds matches nothing. [`Keys::of`] gives the full keys.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -111,6 +119,112 @@ impl Keys {
             KeyKind::Content => self.content,
         }
     }
+
+    /// [`Keys::of`], except that a title or snippet whose normalised form is longer than
+    /// [`PREFIX_BYTES`] gets a **prefix key** (the hash of its first [`PREFIX_BYTES`] bytes, in
+    /// a hash domain of its own) instead of its key; the second value says which kinds (their
+    /// [`KeyKind::bit`]). Most hits share no prefix with any other, and hashing a prefix reads
+    /// a fraction of a snippet. Exact: two texts with one normalised form share its prefix, so
+    /// [`crate::rank`] computes the full key ([`Keys::full`]) of every hit whose prefix key
+    /// another hit also has, and a prefix key no other hit has matches nothing, as its full key
+    /// would not.
+    pub(crate) fn lazy(hit: &SourceHit) -> (Self, u8) {
+        let (content, content_supplied, content_partial) = match hit.content_fingerprint.trim() {
+            "" => match prefix_key(&hit.snippet, MIN_SNIPPET_CHARS, 1) {
+                Prefix::Complete(key) => (key, false, 0),
+                Prefix::Partial(key) => (Some(key), false, KeyKind::Content.bit()),
+            },
+            fp => (Some(hash(2, fp)), true, 0),
+        };
+        let (title, title_partial) = match prefix_key(&hit.title, MIN_TITLE_CHARS, 0) {
+            Prefix::Complete(key) => (key, 0),
+            Prefix::Partial(key) => (Some(key), KeyKind::Title.bit()),
+        };
+        (Keys { url: url_key(&hit.url), title, content, content_supplied }, title_partial | content_partial)
+    }
+
+    /// The full key of `kind` (title or content) of `hit`, whose [`Keys::lazy`] was a prefix key.
+    pub(crate) fn full(hit: &SourceHit, kind: KeyKind) -> Option<u64> {
+        match kind {
+            KeyKind::Title => text_key(&hit.title, MIN_TITLE_CHARS, 0),
+            KeyKind::Content => text_key(&hit.snippet, MIN_SNIPPET_CHARS, 1),
+            KeyKind::Url => url_key(&hit.url),
+        }
+    }
+
+    pub(crate) fn set(&mut self, kind: KeyKind, key: Option<u64>) {
+        match kind {
+            KeyKind::Url => self.url = key,
+            KeyKind::Title => self.title = key,
+            KeyKind::Content => self.content = key,
+        }
+    }
+}
+
+/// Normalised titles and snippets longer than this (in bytes) first get a prefix key (see
+/// the module doc). Shorter than [`MIN_SNIPPET_CHARS`]: a snippet of 33 to 39 chars has a
+/// prefix key though it has no key, which changes nothing — its prefix key either matches no
+/// other hit's, or is replaced by its full key (`None`). Shorter than a hash chunk of the
+/// stream hash, so that a text that fits is hashed as its full key is.
+pub const PREFIX_BYTES: usize = 32;
+const _: () = assert!(PREFIX_BYTES < StreamHash::CHUNK);
+
+/// Hash domains of prefix keys: the text's domain plus this.
+const PREFIX_DOMAIN: u8 = 0x80;
+
+/// What [`prefix_key`] found.
+enum Prefix {
+    /// The normalised text is at most [`PREFIX_BYTES`] long (or not ASCII): its [`text_key`].
+    Complete(Option<u64>),
+    /// The hash of the first [`PREFIX_BYTES`] bytes of the longer normalised text.
+    Partial(u64),
+}
+
+/// The prefix key of `raw` (see [`Keys::lazy`]). ASCII text is normalised only as far as
+/// [`PREFIX_BYTES`] + 1 bytes of output; other text gets its full key.
+fn prefix_key(raw: &str, min_chars: usize, domain: u8) -> Prefix {
+    if !raw.is_ascii() {
+        return Prefix::Complete(text_key(raw, min_chars, domain));
+    }
+    let mut buf = [0u8; PREFIX_BYTES + 2];
+    match normalise_ascii(raw.as_bytes(), &mut buf) {
+        // The whole text, shorter than a hash chunk: what `text_key`'s stream hash writes.
+        Some(len) => Prefix::Complete((len >= min_chars).then(|| hash_bytes(domain, &buf[..len]))),
+        None => Prefix::Partial(hash_bytes(domain | PREFIX_DOMAIN, &buf[..PREFIX_BYTES])),
+    }
+}
+
+/// Writes the normalised form of ASCII `raw` (lower-case, each run of non-alphanumeric bytes
+/// as one space, none at either end) into `buf`; returns its length, or `None` when it is
+/// longer than `buf.len() - 2` (then `buf` holds its first `buf.len() - 1` bytes at least).
+/// A run of alphanumerics at a time: faster than a branch-free loop over bytes.
+fn normalise_ascii(raw: &[u8], buf: &mut [u8]) -> Option<usize> {
+    let limit = buf.len() - 2;
+    let (n, mut len, mut i) = (raw.len(), 0, 0);
+    loop {
+        while i < n && ASCII_ALNUM_LOWER[usize::from(raw[i] & 0x7f)] == 0 {
+            i += 1;
+        }
+        if i == n {
+            return Some(len);
+        }
+        if len > 0 {
+            buf[len] = b' ';
+            len += 1;
+        }
+        while i < n && len <= limit {
+            let lower = ASCII_ALNUM_LOWER[usize::from(raw[i] & 0x7f)];
+            if lower == 0 {
+                break;
+            }
+            buf[len] = lower;
+            len += 1;
+            i += 1;
+        }
+        if len > limit {
+            return None;
+        }
+    }
 }
 
 /// The seed of every key hash (any fixed value: keys are compared within one fusion only).
@@ -118,9 +232,13 @@ const SEED: u64 = 0x6665_6473_6561_7263;
 
 /// `domain` separates snippet hashes from supplied fingerprints in the content key space.
 fn hash(domain: u8, s: &str) -> u64 {
+    hash_bytes(domain, s.as_bytes())
+}
+
+fn hash_bytes(domain: u8, bytes: &[u8]) -> u64 {
     let mut h = FixedState::with_seed(SEED).build_hasher();
     h.write_u8(domain);
-    h.write(s.as_bytes());
+    h.write(bytes);
     h.finish()
 }
 
@@ -217,8 +335,8 @@ const ASCII_ALNUM_LOWER: [u8; 128] = {
 fn url_key(raw: &str) -> Option<u64> {
     let raw = raw.trim();
     let mut buf = CanonicalBuf { bytes: [0; CanonicalBuf::CAP], len: 0 };
-    match fast_canonical_url(raw, &mut buf).and_then(|()| std::str::from_utf8(&buf.bytes[..buf.len]).ok()) {
-        Some(canonical) => Some(hash(0, canonical)),
+    match fast_canonical_url(raw, &mut buf) {
+        Some(()) => Some(hash_bytes(0, &buf.bytes[..buf.len])),
         None => canonical_url(raw).map(|u| hash(0, &u)),
     }
 }
@@ -243,99 +361,211 @@ impl CanonicalBuf {
 /// Most query parameters the fast path sorts on the stack.
 const FAST_MAX_PARAMS: usize = 16;
 
+/// Byte classes of the URL fast path ([`URL_CLASS`]).
+const HOST_BYTE: u8 = 1;
+const PATH_BYTE: u8 = 2;
+const QUERY_BYTE: u8 = 4;
+const PRINTABLE: u8 = 8;
+
+/// Each ASCII byte's classes: host labels (letters, digits, `-`), path bytes the parser keeps
+/// as they are, query bytes form encoding gives back unchanged (plus `=`), printable ASCII
+/// other than `\` (the parser strips tabs and newlines anywhere, and treats `\` as `/`).
+const URL_CLASS: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        let alnum = c.is_ascii_alphanumeric();
+        let mut class = 0;
+        if alnum || c == b'-' {
+            class |= HOST_BYTE;
+        }
+        if alnum
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+                    | b'%'
+            )
+        {
+            class |= PATH_BYTE;
+        }
+        if alnum || matches!(c, b'-' | b'.' | b'_' | b'*' | b'=') {
+            class |= QUERY_BYTE;
+        }
+        if c >= 0x21 && c < 0x7f && c != b'\\' {
+            class |= PRINTABLE;
+        }
+        table[b] = class;
+        b += 1;
+    }
+    table
+};
+
+fn url_class(b: u8) -> u8 {
+    if b < 0x80 { URL_CLASS[usize::from(b)] } else { 0 }
+}
+
 /// [`canonical_url`] for the common shape (see [`url_key`]) written into `out`; `None` when
-/// `raw` is not of that shape (the caller then asks the `url` crate).
+/// `raw` is not of that shape (the caller then asks the `url` crate). One pass over the bytes.
 fn fast_canonical_url(raw: &str, out: &mut CanonicalBuf) -> Option<()> {
     let b = raw.as_bytes();
-    // Printable ASCII only: the parser strips tabs and newlines anywhere, and treats `\` as `/`.
-    if !b.iter().all(|&c| (0x21..0x7f).contains(&c) && c != b'\\') {
-        return None;
-    }
-    let (scheme, default_port, rest) = if b.len() >= 8 && b[..8].eq_ignore_ascii_case(b"https://") {
-        ("https", 443, &raw[8..])
-    } else if b.len() >= 7 && b[..7].eq_ignore_ascii_case(b"http://") {
-        ("http", 80, &raw[7..])
+    let n = b.len();
+    let (scheme, default_port, mut i): (&[u8], u32, usize) = if n >= 8 && b[..8].eq_ignore_ascii_case(b"https://") {
+        (b"https", 443, 8)
+    } else if n >= 7 && b[..7].eq_ignore_ascii_case(b"http://") {
+        (b"http", 80, 7)
     } else {
         return None;
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, rest) = rest.split_at(authority_end);
-    let (host, port) = match authority.split_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (authority, None),
-    };
     // A plain host name: labels of letters, digits and inner hyphens, the last starting with a
     // letter (so never an IPv4 number), no IDNA (`xn--`). User info, IPv6 and the rest: slow path.
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && !l.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("xn--"))
-    };
-    if !host.split('.').all(label_ok) || !host.rsplit('.').next()?.as_bytes()[0].is_ascii_alphabetic() {
+    let host_start = i;
+    let mut label_start = i;
+    loop {
+        while i < n && url_class(b[i]) & HOST_BYTE != 0 {
+            i += 1;
+        }
+        let label = &b[label_start..i];
+        let (&first, &last) = (label.first()?, label.last()?);
+        if first == b'-' || last == b'-' || (label.len() >= 4 && label[..4].eq_ignore_ascii_case(b"xn--")) {
+            return None;
+        }
+        if i < n && b[i] == b'.' {
+            i += 1;
+            label_start = i;
+        } else {
+            break;
+        }
+    }
+    if !b[label_start].is_ascii_alphabetic() {
         return None;
     }
-    let port = match port {
-        None => None,
-        Some(p) if (1..=5).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()) => {
-            let n: u32 = p.parse().ok()?;
-            if n > 65_535 {
+    let host = &b[host_start..i];
+    let mut port = None;
+    if i < n && b[i] == b':' {
+        i += 1;
+        let start = i;
+        let mut value = 0u32;
+        while i < n && b[i].is_ascii_digit() {
+            if i - start == 5 {
                 return None;
             }
-            (n != default_port).then_some(n)
+            value = value * 10 + u32::from(b[i] - b'0');
+            i += 1;
         }
-        Some(_) => return None,
-    };
-    let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
-    let (path, rest) = rest.split_at(path_end);
-    let path_byte_ok = |c: u8| c.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&c);
-    let dot_segment = |seg: &str| seg == "." || seg == "..";
-    if !path.bytes().all(path_byte_ok)
-        || path.split('/').any(dot_segment)
-        || path.as_bytes().windows(3).any(|w| w[0] == b'%' && w[1] == b'2' && (w[2] | 0x20) == b'e')
-    {
+        if i == start || value > 65_535 {
+            return None;
+        }
+        port = (value != default_port).then_some(value);
+    }
+    // The authority ends here (user info, `%`, `[`... are the slow path's).
+    if i < n && !matches!(b[i], b'/' | b'?' | b'#') {
         return None;
     }
-    let query = match rest.strip_prefix('?') {
-        Some(q) => &q[..q.find('#').unwrap_or(q.len())],
-        None => "",
-    };
-    let mut params: [(&str, &str); FAST_MAX_PARAMS] = [("", ""); FAST_MAX_PARAMS];
-    let mut n = 0;
-    for piece in query.split('&').filter(|p| !p.is_empty()) {
-        // Unreserved bytes only: form decoding and encoding give them back unchanged.
-        if !piece.bytes().all(|c| c.is_ascii_alphanumeric() || b"-._*=".contains(&c)) {
-            return None;
+    // The path: bytes kept as they are, no `.` or `..` segment, no encoded dot.
+    let path_start = i;
+    let mut segment_start = i;
+    let dot_segment = |seg: &[u8]| seg == b"." || seg == b"..";
+    while i < n && url_class(b[i]) & PATH_BYTE != 0 {
+        match b[i] {
+            b'/' => {
+                if dot_segment(&b[segment_start..i]) {
+                    return None;
+                }
+                segment_start = i + 1;
+            }
+            b'%' if b.get(i + 1) == Some(&b'2') && b.get(i + 2).is_some_and(|&e| e | 0x20 == b'e') => return None,
+            _ => {}
         }
-        let (k, v) = piece.split_once('=').unwrap_or((piece, ""));
-        if v.contains('=') {
-            return None;
-        }
-        let lower = |k: &str, m: &str| k.eq_ignore_ascii_case(m);
-        if (k.len() >= 4 && lower(&k[..4], "utm_")) || TRACKING_PARAMS.iter().any(|m| lower(k, m)) {
-            continue;
-        }
-        *params.get_mut(n)? = (k, v);
-        n += 1;
+        i += 1;
     }
-    out.push(scheme.as_bytes())?;
+    if dot_segment(&b[segment_start..i]) {
+        return None;
+    }
+    let path = &b[path_start..i];
+    // The query: `&`-separated pieces of unreserved bytes, each `key[=value]`.
+    let mut params: [(&[u8], &[u8]); FAST_MAX_PARAMS] = [(b"", b""); FAST_MAX_PARAMS];
+    let mut count = 0;
+    if i < n && b[i] == b'?' {
+        i += 1;
+        loop {
+            let start = i;
+            let mut eq = None;
+            while i < n && url_class(b[i]) & QUERY_BYTE != 0 {
+                if b[i] == b'=' {
+                    if eq.is_some() {
+                        return None;
+                    }
+                    eq = Some(i);
+                }
+                i += 1;
+            }
+            let piece = &b[start..i];
+            if !piece.is_empty() {
+                let (k, v) = match eq {
+                    Some(e) => (&b[start..e], &b[e + 1..i]),
+                    None => (piece, &b""[..]),
+                };
+                let tracking = (k.len() >= 4 && k[..4].eq_ignore_ascii_case(b"utm_"))
+                    || TRACKING_PARAMS.iter().any(|m| k.eq_ignore_ascii_case(m.as_bytes()));
+                if !tracking {
+                    *params.get_mut(count)? = (k, v);
+                    count += 1;
+                }
+            }
+            if i < n && b[i] == b'&' {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    // Then only a fragment (dropped, but printable like the rest).
+    match b.get(i) {
+        None => {}
+        Some(b'#') if b[i + 1..].iter().all(|&c| url_class(c) & PRINTABLE != 0) => {}
+        Some(_) => return None,
+    }
+    out.push(scheme)?;
     out.push(b"://")?;
     let start = out.len;
-    out.push(host.as_bytes())?;
+    out.push(host)?;
     out.bytes[start..out.len].make_ascii_lowercase();
     if let Some(port) = port {
-        out.push(b":")?;
-        out.push(port.to_string().as_bytes())?;
+        let mut digits = [b':', 0, 0, 0, 0, 0];
+        let mut len = 1;
+        for div in [10_000, 1_000, 100, 10, 1] {
+            if port >= div || div == 1 {
+                digits[len] = b'0' + ((port / div) % 10) as u8;
+                len += 1;
+            }
+        }
+        out.push(&digits[..len])?;
     }
-    out.push(path.strip_suffix('/').unwrap_or(path).as_bytes())?;
-    let params = &mut params[..n];
+    out.push(path.strip_suffix(b"/").unwrap_or(path))?;
+    let params = &mut params[..count];
     params.sort_unstable();
     for (i, (k, v)) in params.iter().enumerate() {
         out.push(if i == 0 { b"?" } else { b"&" })?;
-        out.push(k.as_bytes())?;
+        out.push(k)?;
         out.push(b"=")?;
-        out.push(v.as_bytes())?;
+        out.push(v)?;
     }
     Some(())
 }
@@ -392,6 +622,23 @@ pub fn normalise_text(raw: &str, min_chars: usize) -> Option<String> {
 /// The [`StreamHash`] of [`normalise_text`]`(raw)` without building the string (the hot path:
 /// one call per title and per snippet).
 fn text_key(raw: &str, min_chars: usize, domain: u8) -> Option<u64> {
+    if raw.is_ascii() {
+        // Most texts: normalised on the stack, hashed as the stream hash would.
+        let mut buf = [0u8; 2 * StreamHash::CHUNK + 2];
+        if let Some(len) = normalise_ascii(raw.as_bytes(), &mut buf) {
+            if len < min_chars {
+                return None;
+            }
+            let mut h = FixedState::with_seed(SEED).build_hasher();
+            h.write_u8(domain);
+            let mut chunks = buf[..len].chunks_exact(StreamHash::CHUNK);
+            for chunk in chunks.by_ref() {
+                h.write(chunk);
+            }
+            h.write(chunks.remainder());
+            return Some(h.finish());
+        }
+    }
     let mut h = StreamHash::new(domain);
     let chars = if raw.is_ascii() {
         // ASCII is its own NFKC form and one byte per char (the common case).
@@ -459,6 +706,18 @@ mod tests {
             "https://10.0.0.1/x",
             "https://0x7f.1/x",
             "https://user:pw@h.example/x",
+            "https://user@h.example/x",
+            "https://h.example:8080@x.example/y",
+            "https://h.example/a?b=1#frag\\x",
+            "https://h.example/a?b=1#frag x",
+            "https://h.example/a/..?b=1",
+            "https://h.example/a/%2",
+            "https://h.example:65536/a",
+            "https://h.example:000443/a",
+            "https://h.example:0/a",
+            "https://h.example?b=1&a",
+            "https://h.example#x",
+            "https://h.example/p?a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8&i=9&j=10&k=11&l=12&m=13&n=14&o=15&p=16&q=17",
             "https://h.example:99999/x",
             "https://h.example:/x",
             "https://-h.example/x",
@@ -505,6 +764,24 @@ mod tests {
         fn text_key_is_the_hash_of_the_normalised_text(raw in "[ -~]{0,120}|[ -~]{200,700}|\\PC{0,60}|\\PC{100,300}") {
             let expected = normalise_text(&raw, 8).map(|n| stream_hash(0, &n));
             proptest::prop_assert_eq!(text_key(&raw, 8, 0), expected);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prefix_keys_are_text_keys_or_hashes_of_the_normalised_prefix(raw in "[ -~]{0,90}|\\PC{0,40}") {
+            let normalised = normalise_text(&raw, 0).unwrap_or_default();
+            match prefix_key(&raw, 8, 0) {
+                Prefix::Complete(key) => {
+                    proptest::prop_assert!(!raw.is_ascii() || normalised.len() <= PREFIX_BYTES);
+                    proptest::prop_assert_eq!(key, text_key(&raw, 8, 0));
+                }
+                Prefix::Partial(key) => {
+                    proptest::prop_assert!(raw.is_ascii() && normalised.len() > PREFIX_BYTES);
+                    let prefix = &normalised.as_bytes()[..PREFIX_BYTES];
+                    proptest::prop_assert_eq!(key, hash_bytes(PREFIX_DOMAIN, prefix));
+                }
+            }
         }
     }
 

@@ -93,7 +93,9 @@
 //! removed, never joining titles that differ in another number — and which version of a family
 //! is current: explicit status, then `supersedes`/`superseded_by` links, then the newer
 //! `effective_at`, then the newer `updated_at`, then the larger label). Each source's versions
-//! are resolved over every hit that arrived from it, whether or not it makes the list.
+//! are resolved over every hit that arrived from it, whether or not it makes the list (a source
+//! none of whose hits can have a version to report — no explicit version, id marker, title
+//! saying superseded or shared title key — is skipped: `versions::may_know`).
 //!
 //! - A fused hit's `version` is its representative's: the source's `version` when set, with
 //!   `family`, `label` and `status` filled in from the inference where the source left them
@@ -158,7 +160,10 @@ impl Method {
 /// One distinct hit of one source, with its keys computed on arrival.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    pub hit: SourceHit,
+    /// The hit: its index in the source's [`SourceList::hits`].
+    pub hit: u32,
+    /// The hit's `rank` field.
+    rank: u32,
     pub keys: Keys,
     pub versions: VersionFacts,
     /// Order of first arrival within the source.
@@ -167,7 +172,7 @@ pub(crate) struct Entry {
 
 impl Entry {
     fn order_key(&self) -> (u32, u32) {
-        (if self.hit.rank == 0 { u32::MAX } else { self.hit.rank }, self.arrival)
+        (if self.rank == 0 { u32::MAX } else { self.rank }, self.arrival)
     }
 }
 
@@ -178,6 +183,10 @@ pub(crate) struct SourceList {
     pub weight: f64,
     /// `SourceSpec.one_set`: its hits are equal answers to a list question (section 3).
     pub one_set: bool,
+    /// Every hit that arrived, in the vectors they came in (the first batch kept as it is,
+    /// later ones appended): a hit is never moved on its own. Hits without an id and worse
+    /// repeats stay here unused.
+    hits: Vec<SourceHit>,
     pub entries: Vec<Entry>,
     /// Index of each `local_id`'s entry, hashed on the id it points to (no copy of the id).
     by_id: HashTable<u32>,
@@ -190,27 +199,145 @@ fn id_hash(id: &str) -> u64 {
 
 impl SourceList {
     pub fn new(name: String, weight: f64, one_set: bool) -> Self {
-        Self { name, weight, one_set, entries: Vec::new(), by_id: HashTable::new(), ended: false }
+        Self { name, weight, one_set, hits: Vec::new(), entries: Vec::new(), by_id: HashTable::new(), ended: false }
     }
 
-    /// Adds one hit; a repeated `local_id` keeps the copy with the better rank.
-    pub fn push(&mut self, hit: SourceHit) {
+    /// The hit at index `at` of `hits` (see [`Self::append`]).
+    pub fn hits_at(&self, at: usize) -> &SourceHit {
+        &self.hits[at]
+    }
+
+    /// The hit of entry `ent`.
+    pub fn hit(&self, ent: u32) -> &SourceHit {
+        &self.hits[self.entries[ent as usize].hit as usize]
+    }
+
+    pub fn hit_mut(&mut self, ent: u32) -> &mut SourceHit {
+        &mut self.hits[self.entries[ent as usize].hit as usize]
+    }
+
+    /// The index of the entry whose local id is `id`.
+    fn find(&self, id: &str) -> Option<u32> {
+        self.by_id.find(id_hash(id), |&i| self.hit(i).local_id == id).copied()
+    }
+
+    /// Stores a batch; returns the range of its hits' indices in `hits`.
+    pub fn append(&mut self, mut batch: Vec<SourceHit>) -> std::ops::Range<usize> {
+        let start = self.hits.len();
+        if self.hits.is_empty() {
+            self.hits = batch;
+        } else {
+            self.hits.append(&mut batch);
+        }
+        let added = self.hits.len() - start;
+        self.entries.reserve(added);
+        let (entries, hits) = (&self.entries, &self.hits);
+        self.by_id.reserve(added, |&i| id_hash(&hits[entries[i as usize].hit as usize].local_id));
+        start..self.hits.len()
+    }
+
+    /// Adds the hit at index `at` of `hits`; a repeated `local_id` keeps the copy with the
+    /// better rank. Returns the entry (new or replaced) with the kinds of its keys that are
+    /// prefix keys ([`Keys::lazy`]), for [`Prefixes::settle`]; `None` when the hit was a worse
+    /// repeat.
+    fn push(&mut self, at: u32) -> Option<(u32, u8)> {
+        let (entries, hits) = (&self.entries, &self.hits);
+        let hit = &hits[at as usize];
         let hash = id_hash(&hit.local_id);
-        let entries = &self.entries;
-        if let Some(&i) = self.by_id.find(hash, |&i| entries[i as usize].hit.local_id == hit.local_id) {
+        let id_of = |i: u32| hits[entries[i as usize].hit as usize].local_id.as_str();
+        if let Some(&i) = self.by_id.find(hash, |&i| id_of(i) == hit.local_id) {
             let old = &mut self.entries[i as usize];
-            let arrival = old.arrival;
-            let candidate = Entry { keys: Keys::default(), versions: VersionFacts::default(), hit, arrival };
-            if candidate.order_key() < old.order_key() {
-                old.keys = Keys::of(&candidate.hit);
-                old.versions = VersionFacts::of(&candidate.hit);
-                old.hit = candidate.hit;
+            let rank = if hit.rank == 0 { u32::MAX } else { hit.rank };
+            if (rank, old.arrival) >= old.order_key() {
+                return None;
             }
-            return;
+            let (keys, partial) = lazy_keys(hit);
+            *old = Entry { hit: at, rank: hit.rank, keys, versions: VersionFacts::of(hit), arrival: old.arrival };
+            return Some((i, partial));
         }
         let arrival = self.entries.len() as u32;
-        self.by_id.insert_unique(hash, arrival, |&i| id_hash(&entries[i as usize].hit.local_id));
-        self.entries.push(Entry { keys: Keys::of(&hit), versions: VersionFacts::of(&hit), hit, arrival });
+        self.by_id.insert_unique(hash, arrival, |&i| id_hash(id_of(i)));
+        let (keys, partial) = lazy_keys(hit);
+        let entry = Entry { hit: at, rank: hit.rank, keys, versions: VersionFacts::of(hit), arrival };
+        self.entries.push(entry);
+        Some((arrival, partial))
+    }
+}
+
+#[cfg(not(test))]
+fn lazy_keys(hit: &SourceHit) -> (Keys, u8) {
+    Keys::lazy(hit)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests compare fusion over [`Keys::lazy`] with fusion over full keys ([`Keys::of`]).
+    static FULL_KEYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn lazy_keys(hit: &SourceHit) -> (Keys, u8) {
+    if FULL_KEYS.get() { (Keys::of(hit), 0) } else { Keys::lazy(hit) }
+}
+
+/// Adds the hit at index `at` of `sources[src].hits` (see [`SourceList::append`]) and settles
+/// its prefix keys.
+pub(crate) fn add_hit(sources: &mut [SourceList], prefixes: &mut Prefixes, src: usize, at: u32) {
+    if let Some((ent, partial)) = sources[src].push(at)
+        && partial != 0
+    {
+        prefixes.settle(sources, src as u32, ent, partial);
+    }
+}
+
+/// The title and snippet prefix keys taken so far ([`Keys::lazy`]), each with the first entry
+/// that took it. Invariant: an entry holds a prefix key only while it is the first and only
+/// entry to have taken it; once a second entry takes it, both get their full keys, and so does
+/// every later one. Hence two entries hold equal keys exactly when their full keys are equal,
+/// whatever the order of arrival.
+#[derive(Debug, Default)]
+pub(crate) struct Prefixes {
+    slots: HashTable<PrefixSlot>,
+}
+
+#[derive(Debug)]
+struct PrefixSlot {
+    key: u64,
+    src: u32,
+    ent: u32,
+    /// A second entry took the key: the first one's full key is computed.
+    shared: bool,
+}
+
+impl Prefixes {
+    /// Settles the keys of kinds `partial` (bits) of `sources[src].entries[ent]`, just computed
+    /// by [`Keys::lazy`]: keeps a prefix key no other entry has taken, else computes full keys.
+    fn settle(&mut self, sources: &mut [SourceList], src: u32, ent: u32, partial: u8) {
+        for kind in [KeyKind::Title, KeyKind::Content].into_iter().filter(|k| partial & k.bit() != 0) {
+            let Some(key) = sources[src as usize].entries[ent as usize].keys.get(kind) else { continue };
+            // Prefix keys are hashes already.
+            let slot = match self.slots.find_mut(key, |s| s.key == key) {
+                None => {
+                    self.slots.insert_unique(key, PrefixSlot { key, src, ent, shared: false }, |s| s.key);
+                    continue;
+                }
+                // A replaced hit of the same entry with the same prefix: still the only one.
+                Some(slot) if !slot.shared && (slot.src, slot.ent) == (src, ent) => continue,
+                Some(slot) => slot,
+            };
+            if !slot.shared {
+                slot.shared = true;
+                // The first entry, unless it was replaced since by a hit with other keys.
+                let first = &mut sources[slot.src as usize];
+                if first.entries[slot.ent as usize].keys.get(kind) == Some(key) {
+                    let full = Keys::full(first.hit(slot.ent), kind);
+                    first.entries[slot.ent as usize].keys.set(kind, full);
+                }
+            }
+            let source = &mut sources[src as usize];
+            let full = Keys::full(source.hit(ent), kind);
+            source.entries[ent as usize].keys.set(kind, full);
+        }
     }
 }
 
@@ -259,8 +386,19 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
     let scored = score_all(method, sources);
     let n = scored.len();
     let (roots, bits) = group(&scored, sources);
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_unstable_by_key(|&g| (roots[g as usize], g));
+    // The hits by root, each group's in hit order: a counting sort by root.
+    let mut next = vec![0u32; n + 1];
+    for &r in &roots {
+        next[r as usize + 1] += 1;
+    }
+    for r in 1..=n {
+        next[r] += next[r - 1];
+    }
+    let mut order = vec![0u32; n];
+    for (g, &r) in roots.iter().enumerate() {
+        order[next[r as usize] as usize] = g as u32;
+        next[r as usize] += 1;
+    }
     let mut groups = Vec::with_capacity(n);
     let mut start = 0;
     while start < n {
@@ -270,15 +408,25 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
         start += len;
     }
     let duplicates_merged = (n - groups.len()) as u32;
-    groups.sort_by(|a, b| {
+    // Unstable: two groups' representatives are distinct hits, never tied (`cmp_tie`).
+    groups.sort_unstable_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| b.positive.cmp(&a.positive))
             .then_with(|| cmp_tie(&a.rep, &b.rep, sources))
     });
-    let resolved: Vec<Vec<Resolved>> = sources
+    // Each source's versions; `None` when nothing can be known of any of its hits.
+    let mut scratch = Vec::new();
+    let resolved: Vec<Option<Vec<Resolved>>> = sources
         .iter()
-        .map(|s| versions::resolve(&s.entries.iter().map(|e| (&e.hit, &e.versions)).collect::<Vec<_>>()))
+        .map(|s| {
+            let hits = s.entries.iter().map(|e| (&s.hits[e.hit as usize], &e.versions));
+            if !versions::may_know(hits.clone(), &mut scratch) {
+                return None;
+            }
+            let by_id = |id: &str| s.find(id).map(|i| i as usize);
+            Some(versions::resolve_with(&hits.collect::<Vec<_>>(), &by_id))
+        })
         .collect();
     // Where each hit (by source and entry) ended up: the index of its group in sorted order.
     let offsets: Vec<usize> = sources
@@ -297,7 +445,7 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
         }
     }
     let group_of_entry = |src: u32, ent: usize| group_of[offsets[src as usize] + ent] as usize;
-    let successor = |g: &Group| match resolved[g.rep.src as usize][g.rep.ent as usize] {
+    let successor = |g: &Group| match resolved[g.rep.src as usize].as_ref()?[g.rep.ent as usize] {
         Resolved { status: Status::Superseded, newer: Newer::Present(e), .. } => Some(e),
         _ => None,
     };
@@ -308,18 +456,19 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
     for (p, &gi) in placed.iter().take(top_k).enumerate() {
         position[gi] = p;
     }
-    let fused_id = |s: &Scored| format!("{}:{}", name(s, sources), entry(s, sources).hit.local_id);
+    let fused_id = |s: &Scored| format!("{}:{}", name(s, sources), hit_of(s, sources).local_id);
     let version_of = |gi: usize, g: &Group| {
         let (src, rep) = (g.rep.src as usize, g.rep.ent as usize);
-        let hit = &sources[src].entries[rep].hit;
-        let mine = &resolved[src][rep];
+        let hit = sources[src].hit(g.rep.ent);
+        let resolved = resolved[src].as_ref()?;
+        let mine = &resolved[rep];
         match &mine.newer {
             Newer::Present(e) if mine.status == Status::Superseded => {
                 let target = group_of_entry(g.rep.src, *e);
-                let newer = &sources[src].entries[*e].hit;
+                let newer = sources[src].hit(*e as u32);
                 if target == gi {
                     // The group holds the newer version too (one document by a strong key).
-                    resolved[src][*e].version_info(newer, String::new())
+                    resolved[*e].version_info(newer, String::new())
                 } else if position[target] != usize::MAX {
                     mine.version_info(hit, fused_id(&groups[target].rep))
                 } else {
@@ -343,7 +492,8 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
                 .filter(|(m, _)| (m.src, m.ent) != (g.rep.src, g.rep.ent))
                 .map(|(m, linked)| (m, matched_on(keys_of(&m, sources), rep_keys, linked)))
                 .collect();
-            duplicates.sort_by(|(a, _), (b, _)| name(a, sources).cmp(name(b, sources)).then(a.pos.cmp(&b.pos)));
+            duplicates
+                .sort_unstable_by(|(a, _), (b, _)| name(a, sources).cmp(name(b, sources)).then(a.pos.cmp(&b.pos)));
             PlannedHit {
                 score: g.score,
                 rep: g.rep,
@@ -437,6 +587,10 @@ fn entry<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a Entry {
     &sources[s.src as usize].entries[s.ent as usize]
 }
 
+fn hit_of<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a SourceHit {
+    sources[s.src as usize].hit(s.ent)
+}
+
 fn keys_of<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a Keys {
     &entry(s, sources).keys
 }
@@ -446,7 +600,7 @@ fn name<'a>(s: &Scored, sources: &'a [SourceList]) -> &'a str {
 }
 
 fn updated(s: &Scored, sources: &[SourceList]) -> (i64, i32) {
-    entry(s, sources).hit.updated_at.as_ref().map(|t: &Timestamp| (t.seconds, t.nanos)).unwrap_or((i64::MIN, 0))
+    hit_of(s, sources).updated_at.as_ref().map(|t: &Timestamp| (t.seconds, t.nanos)).unwrap_or((i64::MIN, 0))
 }
 
 /// Tie-break between two hits of equal value: newer `updated_at`, source name, position,
@@ -456,7 +610,7 @@ fn cmp_tie(a: &Scored, b: &Scored, sources: &[SourceList]) -> Ordering {
         .cmp(&updated(a, sources))
         .then_with(|| name(a, sources).cmp(name(b, sources)))
         .then(a.pos.cmp(&b.pos))
-        .then_with(|| entry(a, sources).hit.local_id.cmp(&entry(b, sources).hit.local_id))
+        .then_with(|| hit_of(a, sources).local_id.cmp(&hit_of(b, sources).local_id))
 }
 
 /// Best contribution first. `Less` means `a` is the better hit.
@@ -489,7 +643,7 @@ fn score_all(method: Method, sources: &[SourceList]) -> Vec<Scored> {
                     let n = match range {
                         _ if source.one_set => 1.0,
                         Some((floor, max)) => {
-                            finite_score(&source.entries[ent as usize].hit).map_or(0.0, |s| (s - floor) / (max - floor))
+                            finite_score(source.hit(ent)).map_or(0.0, |s| (s - floor) / (max - floor))
                         }
                         None => 1.0 / f64::from(pos),
                     };
@@ -511,7 +665,7 @@ fn finite_score(hit: &SourceHit) -> Option<f64> {
 /// when there are fewer than two distinct scores.
 fn score_range(source: &SourceList) -> Option<(f64, f64)> {
     let mut range: Option<(f64, f64)> = None;
-    for s in source.entries.iter().filter_map(|e| finite_score(&e.hit)) {
+    for s in source.entries.iter().filter_map(|e| finite_score(&source.hits[e.hit as usize])) {
         range = Some(match range {
             None => (s, s),
             Some((min, max)) => (min.min(s), max.max(s)),
@@ -527,17 +681,26 @@ fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![0u8; n];
     // Each hit's key of one kind with its index, sorted: equal keys are runs, each in hit order.
-    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
-    // 1. One document of one source: hits of that source sharing a strong key.
-    for kind in [KeyKind::Url, KeyKind::Content] {
+    let sorted_keys = |kind: KeyKind, keyed: &mut Vec<(u64, u32)>, within_source: bool| {
         keyed.clear();
         for (g, s) in scored.iter().enumerate() {
             let keys = keys_of(s, sources);
-            if let Some(key) = keys.get(kind).filter(|_| kind.merges_within_source(keys)) {
+            if let Some(key) = keys.get(kind).filter(|_| !within_source || kind.merges_within_source(keys)) {
                 keyed.push((key, g as u32));
             }
         }
         keyed.sort_unstable();
+    };
+    // Every URL merges within a source too: steps 1 and 2 share one sorted list of URL keys.
+    let mut url_keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
+    sorted_keys(KeyKind::Url, &mut url_keyed, true);
+    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
+    // 1. One document of one source: hits of that source sharing a strong key.
+    for kind in [KeyKind::Url, KeyKind::Content] {
+        if kind != KeyKind::Url {
+            sorted_keys(kind, &mut keyed, true);
+        }
+        let keyed = if kind == KeyKind::Url { &url_keyed } else { &keyed };
         for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
             // The first hit of each source in the run; the others join it.
             for (i, &(_, g)) in run.iter().enumerate() {
@@ -556,9 +719,10 @@ fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
     let mut buckets: Vec<(usize, usize)> = Vec::new();
     let mut heads: Vec<u32> = Vec::new();
     for kind in KeyKind::MERGE_ORDER {
-        keyed.clear();
-        keyed.extend(scored.iter().enumerate().filter_map(|(g, s)| Some((keys_of(s, sources).get(kind)?, g as u32))));
-        keyed.sort_unstable();
+        if kind != KeyKind::Url {
+            sorted_keys(kind, &mut keyed, false);
+        }
+        let keyed = if kind == KeyKind::Url { &url_keyed } else { &keyed };
         members.clear();
         buckets.clear();
         for run in keyed.chunk_by(|a, b| a.0 == b.0) {
@@ -566,11 +730,12 @@ fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
             if run.iter().any(|&(_, g)| scored[g as usize].src != src0) {
                 let start = members.len();
                 members.extend(run.iter().map(|&(_, g)| g));
-                members[start..].sort_by(by_best);
+                // Unstable sorts here and below: distinct hits never compare equal.
+                members[start..].sort_unstable_by(by_best);
                 buckets.push((start, run.len()));
             }
         }
-        buckets.sort_by(|a, b| by_best(&members[a.0], &members[b.0]));
+        buckets.sort_unstable_by(|a, b| by_best(&members[a.0], &members[b.0]));
         for &(start, len) in &buckets {
             // Each member joins the first (best) compatible group already formed on this key.
             heads.clear();
@@ -713,7 +878,8 @@ fn best_per_source(members: &[u32], scored: &[Scored], sources: &[SourceList]) -
             None => best.push(m),
         }
     }
-    best.sort_by(|a, b| b.value.total_cmp(&a.value).then_with(|| name(a, sources).cmp(name(b, sources))));
+    // One per source: never equal.
+    best.sort_unstable_by(|a, b| b.value.total_cmp(&a.value).then_with(|| name(a, sources).cmp(name(b, sources))));
     best
 }
 

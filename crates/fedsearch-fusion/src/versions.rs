@@ -27,6 +27,11 @@
 //! `supersedes` / `superseded_by` (local ids of the same source) are one family as well. All of
 //! these join transitively.
 //!
+//! Title keys, markers and the numbers kept are compared as 64-bit hashes of their text (fixed
+//! seed; a collision between two different texts has probability ~2^-64), parsed once per hit
+//! on arrival ([`VersionFacts`]); the key's text is parsed again only for the hits whose
+//! inferred family name is reported.
+//!
 //! # Which version is current
 //!
 //! Within a family of two or more hits, draft hits (`status: draft`) stand aside. A hit is
@@ -73,6 +78,33 @@ const WORD_MARKERS: &[(&str, bool)] = &[
     ("preview", false),
     ("draft", false),
 ];
+
+/// For each first letter `a..=z`, the lengths (as bits) of the [`WORD_MARKERS`] starting with
+/// it: most words of a title are no marker, found without comparing strings.
+const WORD_MARKER_SHAPES: [u16; 26] = {
+    let mut shapes = [0u16; 26];
+    let mut i = 0;
+    while i < WORD_MARKERS.len() {
+        let m = WORD_MARKERS[i].0.as_bytes();
+        shapes[(m[0] - b'a') as usize] |= 1 << m.len();
+        i += 1;
+    }
+    shapes
+};
+
+/// The [`WORD_MARKERS`] entry of `word`, if any.
+fn word_marker(word: &str) -> Option<(&'static str, bool)> {
+    let b = word.as_bytes();
+    let first = *b.first()?;
+    let shape = match first {
+        b'a'..=b'z' if b.len() < 16 => WORD_MARKER_SHAPES[usize::from(first - b'a')] & (1 << b.len()),
+        _ => 0,
+    };
+    if shape == 0 {
+        return None;
+    }
+    WORD_MARKERS.iter().find(|(m, _)| *m == word).copied()
+}
 
 /// Words after which a number is a version label ("version 3", "rev 2").
 const VERSION_WORDS: &[&str] = &["edition", "version", "ver", "revision", "rev"];
@@ -151,7 +183,7 @@ pub struct TitleFamily {
 /// The family of a title (see the module doc); `None` when the key is too short to use.
 pub fn title_family(title: &str) -> Option<TitleFamily> {
     let parts = parse_title(title);
-    (parts.key.chars().filter(|c| *c != ' ').count() >= MIN_FAMILY_CHARS).then_some(parts)
+    usable_key(&parts.key).then_some(parts)
 }
 
 /// A local id without its trailing version marker: `(stem, label)`, e.g.
@@ -213,34 +245,59 @@ fn trim_zeros(s: &[u8]) -> &[u8] {
 /// arrival.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VersionFacts {
-    /// What the title says (always parsed; `key` may be too short to use).
-    title: Option<TitleFamily>,
+    /// What the title says.
+    title: TitleFacts,
     /// The id's stem and label when the id ends in a version marker.
     id: Option<(String, String)>,
     /// The hit's explicit status ([`explicit_status`]).
     status: Option<&'static str>,
 }
 
+/// What [`resolve`] needs of a [`TitleFamily`]: the key, markers and numbers as hashes (they
+/// are only compared for equality; the key's text is parsed again for the few hits whose
+/// family is named), the label when the key is usable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct TitleFacts {
+    /// The hash of the key, `None` when the key is too short to use ([`title_family`]).
+    key: Option<u64>,
+    /// The label when the key is usable (else empty).
+    label: String,
+    markers: u64,
+    numbers: u64,
+    says_superseded: bool,
+}
+
+impl TitleFacts {
+    fn of(title: &str) -> Self {
+        SCRATCH.with_borrow_mut(|sc| {
+            let says_superseded = parse_title_into(title, sc);
+            let usable = usable_key(&sc.key);
+            TitleFacts {
+                key: usable.then(|| fact_hash(&sc.key)),
+                label: if usable { sc.label.clone() } else { String::new() },
+                markers: fact_hash(&sc.markers),
+                numbers: fact_hash(&sc.numbers),
+                says_superseded,
+            }
+        })
+    }
+}
+
 impl VersionFacts {
     pub fn of(hit: &SourceHit) -> Self {
         Self {
-            title: Some(parse_title(&hit.title)),
+            title: TitleFacts::of(&hit.title),
             id: id_family(&hit.local_id).map(|(stem, label)| (stem.to_string(), label)),
             status: explicit_status(hit),
         }
     }
 
-    /// The usable title family, if any.
-    pub fn title_family(&self) -> Option<&TitleFamily> {
-        self.title.as_ref().filter(|t| t.key.chars().filter(|c| *c != ' ').count() >= MIN_FAMILY_CHARS)
-    }
-
     fn says_superseded(&self) -> bool {
-        self.title.as_ref().is_some_and(|t| t.says_superseded)
+        self.title.says_superseded
     }
 
-    fn numbers(&self) -> &str {
-        self.title.as_ref().map_or("", |t| t.numbers.as_str())
+    fn numbers(&self) -> u64 {
+        self.title.numbers
     }
 }
 
@@ -313,23 +370,50 @@ impl Resolved {
 /// Resolves the versions of hits of ONE source, each with its [`VersionFacts::of`] (see the
 /// module doc); the result is in input order and does not depend on that order.
 pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
+    let by_id: IdIndex = hits.iter().enumerate().map(|(i, (h, _))| (h.local_id.as_str(), i)).collect();
+    resolve_with(hits, &|id| by_id.get(id).copied())
+}
+
+/// Whether [`resolve`] could know anything of hits of one source with distinct local ids (as
+/// a source's list holds them): `false` means every hit would resolve to an unknown status, no
+/// newer version and nothing to report (`known: false`), so the caller can skip resolving. It
+/// is `false` when no hit has an explicit `version`, an id with a version marker or a title
+/// saying it is superseded, and no two hits share a title key: then every family is one hit
+/// that says nothing of itself. `keys` is a scratch buffer.
+pub(crate) fn may_know<'a>(hits: impl Iterator<Item = (&'a SourceHit, &'a VersionFacts)>, keys: &mut Vec<u64>) -> bool {
+    keys.clear();
+    for (hit, facts) in hits {
+        if hit.version.is_some() || facts.id.is_some() || facts.title.says_superseded {
+            return true;
+        }
+        keys.extend(facts.title.key);
+    }
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
+}
+
+/// [`resolve`] with the hits' index by local id: `by_id(id)` is the index of the hit whose
+/// local id is `id`, if any.
+pub(crate) fn resolve_with(
+    hits: &[(&SourceHit, &VersionFacts)],
+    by_id: &dyn Fn(&str) -> Option<usize>,
+) -> Vec<Resolved> {
     let n = hits.len();
     let facts = |i: usize| hits[i].1;
     let explicit_family = |i: usize| hits[i].0.version.as_ref().map(|v| v.family.trim()).filter(|f| !f.is_empty());
-    let by_id: IdIndex = hits.iter().enumerate().map(|(i, (h, _))| (h.local_id.as_str(), i)).collect();
     let mut parent: Vec<usize> = (0..n).collect();
 
     // Explicit families, then valid inferred title and id buckets, then links.
     let mut explicit_keys: Vec<(&str, usize)> = Vec::new();
-    let mut title_keys: Vec<(&str, usize)> = Vec::with_capacity(n);
+    let mut title_keys: Vec<(u64, usize)> = Vec::with_capacity(n);
     let mut id_keys: Vec<(&str, usize)> = Vec::with_capacity(n);
     for (i, (hit, fact)) in hits.iter().enumerate() {
         if let Some(f) = explicit_family(i) {
             explicit_keys.push((f, i));
             continue;
         }
-        if let Some(t) = fact.title_family() {
-            title_keys.push((t.key.as_str(), i));
+        if let Some(key) = fact.title.key {
+            title_keys.push((key, i));
         }
         let id_key = fact.id.as_ref().map_or(hit.local_id.as_str(), |(stem, _)| stem.as_str());
         id_keys.push((id_key, i));
@@ -337,7 +421,7 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
     let mut members = Vec::new();
     for_each_bucket(&mut explicit_keys, &mut members, |m| join_all(&mut parent, m));
     for_each_bucket(&mut title_keys, &mut members, |m| {
-        let markers = |&i: &usize| facts(i).title_family().map_or("", |t| t.markers.as_str());
+        let markers = |&i: &usize| facts(i).title.markers;
         if m.len() > 1 && all_distinct(m, markers) {
             join_all(&mut parent, m);
         }
@@ -352,7 +436,7 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
     for (i, (hit, _)) in hits.iter().enumerate() {
         if let Some(v) = &hit.version {
             for link in [&v.supersedes, &v.superseded_by] {
-                if let Some(&j) = by_id.get(link.trim()) {
+                if let Some(j) = by_id(link.trim()) {
                     union(&mut parent, i, j);
                 }
             }
@@ -366,7 +450,7 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
     for family in by_root.chunk_by(|a, b| a.0 == b.0) {
         members.clear();
         members.extend(family.iter().map(|&(_, i)| i));
-        resolve_family(hits, &members, &by_id, &mut out);
+        resolve_family(hits, &members, by_id, &mut out);
     }
     out.into_iter().map(|r| r.expect("every hit is in one family")).collect()
 }
@@ -376,7 +460,7 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
 type IdIndex<'a> = HashMap<&'a str, usize, foldhash::fast::FixedState>;
 
 /// Calls `f` with the members of each bucket of `pairs` (equal keys), members in input order.
-fn for_each_bucket(pairs: &mut [(&str, usize)], members: &mut Vec<usize>, mut f: impl FnMut(&[usize])) {
+fn for_each_bucket<K: Ord>(pairs: &mut [(K, usize)], members: &mut Vec<usize>, mut f: impl FnMut(&[usize])) {
     pairs.sort_unstable();
     for bucket in pairs.chunk_by(|a, b| a.0 == b.0) {
         members.clear();
@@ -479,7 +563,7 @@ fn timestamp(t: Option<&Timestamp>) -> (i64, i32) {
 fn resolve_family(
     input: &[(&SourceHit, &VersionFacts)],
     members: &[usize],
-    by_id: &IdIndex,
+    by_id: &dyn Fn(&str) -> Option<usize>,
     out: &mut [Option<Resolved>],
 ) {
     let hits = |i: usize| input[i].0;
@@ -500,16 +584,15 @@ fn resolve_family(
         None => !superseded_by_link(i).is_empty() || superseder(i).is_some() || facts(i).says_superseded(),
     };
     let is_draft = |i: usize| facts(i).status == Some("draft");
-    let supersedes_member = |i: usize| by_id.get(supersedes_link(i)).is_some_and(|j| members.contains(j));
+    let supersedes_member = |i: usize| by_id(supersedes_link(i)).is_some_and(|j| members.contains(&j));
     let label = |i: usize| {
         let explicit_label = explicit(i).map_or("", |v| v.label.trim());
         if !explicit_label.is_empty() {
             return explicit_label;
         }
-        match (facts(i).title_family().filter(|t| !t.label.is_empty()), &facts(i).id) {
-            (Some(t), _) => t.label.as_str(),
-            (None, Some((_, l))) => l.as_str(),
-            (None, None) => "",
+        match (facts(i).title.label.as_str(), &facts(i).id) {
+            ("", Some((_, l))) => l.as_str(),
+            (l, _) => l,
         }
     };
     let current = members.iter().copied().filter(|&i| !says_superseded(i) && !is_draft(i)).min_by(|&a, &b| {
@@ -526,17 +609,24 @@ fn resolve_family(
             .then_with(|| compare_labels(label(b), label(a)))
             .then_with(|| hits(a).local_id.cmp(&hits(b).local_id))
     });
-    // Inferred family name: the smallest inferred key (title, else id stem) among the members.
-    let inferred = members
-        .iter()
-        .filter_map(|&i| {
-            facts(i)
-                .title_family()
-                .map(|t| t.key.as_str())
-                .or_else(|| facts(i).id.as_ref().map(|(stem, _)| stem.as_str()))
-        })
-        .min()
-        .unwrap_or("");
+    // Inferred family name: the smallest inferred key (title, else id stem) among the members,
+    // computed when a member needs it (title keys are parsed again: the facts keep a hash).
+    let mut inferred: Option<String> = None;
+    let mut inferred_name = || {
+        inferred
+            .get_or_insert_with(|| {
+                members
+                    .iter()
+                    .filter_map(|&i| match (facts(i).title.key, &facts(i).id) {
+                        (Some(_), _) => Some(parse_title(&hits(i).title).key),
+                        (None, Some((stem, _))) => Some(stem.clone()),
+                        (None, None) => None,
+                    })
+                    .min()
+                    .unwrap_or_default()
+            })
+            .clone()
+    };
     let family = members.len() > 1;
     for &i in members {
         let status = if is_draft(i) {
@@ -559,12 +649,12 @@ fn resolve_family(
         } else {
             match superseded_by_link(i) {
                 "" => superseder(i).map_or(Newer::None, Newer::Present),
-                id => by_id.get(id).map_or_else(|| Newer::Absent(id.to_string()), |&j| Newer::Present(j)),
+                id => by_id(id).map_or_else(|| Newer::Absent(id.to_string()), Newer::Present),
             }
         };
         let family_name = match explicit(i).map(|v| v.family.trim()).filter(|f| !f.is_empty()) {
             Some(f) => f.to_string(),
-            None if family || status == Status::Superseded => inferred.to_string(),
+            None if family || status == Status::Superseded => inferred_name(),
             None => String::new(),
         };
         out[i] = Some(Resolved {
@@ -577,8 +667,8 @@ fn resolve_family(
     }
 }
 
-fn all_distinct<'a>(members: &[usize], key: impl Fn(&usize) -> &'a str) -> bool {
-    let mut keys: Vec<&str> = members.iter().map(key).collect();
+fn all_distinct<K: Ord>(members: &[usize], key: impl Fn(&usize) -> K) -> bool {
+    let mut keys: Vec<K> = members.iter().map(key).collect();
     keys.sort_unstable();
     keys.windows(2).all(|w| w[0] != w[1])
 }
@@ -606,61 +696,130 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
 
 // ---- title parsing ----
 
-/// A token of a lowered title, borrowed from it.
+/// A token of a lowered title: a byte range of it (or the char, for CJK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tok<'a> {
+enum Tok {
     /// Digits, with `.`, `-` or `/` between digits kept: "12", "4.4", "2026-10-01".
-    Num(&'a str),
+    Num(u32, u32),
     /// A run of non-CJK letters and digits starting with a letter: "api", "v2", "sev2".
-    Word(&'a str),
+    Word(u32, u32),
     /// One CJK character.
     Cjk(char),
 }
 
-/// The title NFKC-normalised and lower-cased. ASCII text is its own NFKC form, so it skips the
-/// normaliser (most titles; the profile showed it), and is borrowed when already lower-case.
-fn lowered(title: &str) -> Cow<'_, str> {
-    if !title.is_ascii() {
-        Cow::Owned(title.nfkc().flat_map(char::to_lowercase).collect())
-    } else if title.bytes().any(|b| b.is_ascii_uppercase()) {
-        Cow::Owned(title.to_ascii_lowercase())
+impl Tok {
+    /// The token's text in `lowered` (empty for CJK, whose char is in the token).
+    fn text(self, lowered: &str) -> &str {
+        match self {
+            Tok::Num(a, b) | Tok::Word(a, b) => &lowered[a as usize..b as usize],
+            Tok::Cjk(_) => "",
+        }
+    }
+}
+
+/// The buffers of one title parse, reused from title to title (one per thread): parsing a
+/// title allocates nothing once they have grown.
+#[derive(Debug, Default)]
+struct TitleScratch {
+    lowered: String,
+    toks: Vec<Tok>,
+    kept: Vec<Tok>,
+    /// The results: see [`TitleFamily`].
+    key: String,
+    label: String,
+    markers: String,
+    numbers: String,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<TitleScratch> = std::cell::RefCell::default();
+}
+
+/// Lowers `title` into `out`: NFKC-normalised and lower-cased. ASCII text is its own NFKC form,
+/// so it skips the normaliser (most titles; the profile showed it).
+fn lower_into(title: &str, out: &mut String) {
+    out.clear();
+    if title.is_ascii() {
+        out.push_str(title);
+        out.make_ascii_lowercase();
     } else {
-        Cow::Borrowed(title)
+        out.extend(title.nfkc().flat_map(char::to_lowercase));
     }
 }
 
 /// The tokens of a lowered title (byte offsets advance over whole chars only).
-fn tokenize(s: &str) -> Vec<Tok<'_>> {
+fn tokenize(s: &str, toks: &mut Vec<Tok>) {
+    toks.clear();
+    if s.is_ascii() {
+        return tokenize_ascii(s.as_bytes(), toks);
+    }
     let bytes = s.as_bytes();
-    let at = |i: usize| s[i..].chars().next();
     let digit_at = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_digit);
-    let mut toks = Vec::new();
+    let char_at = |i: usize| -> char {
+        match bytes[i] {
+            b @ 0..0x80 => char::from(b),
+            _ => s[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER),
+        }
+    };
     let mut i = 0;
-    while let Some(c) = at(i) {
+    while i < s.len() {
         let start = i;
+        let c = char_at(i);
         if c.is_ascii_digit() {
             while i < s.len() && (digit_at(i) || (matches!(bytes[i], b'.' | b'-' | b'/') && digit_at(i + 1))) {
                 i += 1;
             }
-            toks.push(Tok::Num(&s[start..i]));
+            toks.push(Tok::Num(start as u32, i as u32));
         } else if is_cjk(c) {
             toks.push(Tok::Cjk(c));
             i += c.len_utf8();
         } else if c.is_alphanumeric() {
-            while let Some(d) = at(i) {
-                let dot_in_number = d == '.' && s[start..i].ends_with(|p: char| p.is_ascii_digit()) && digit_at(i + 1);
-                let word_char = d.is_alphanumeric() && !is_cjk(d);
+            while i < s.len() {
+                let d = char_at(i);
+                // `i > start`: the word's first char is alphanumeric, never the dot.
+                let dot_in_number = d == '.' && bytes[i - 1].is_ascii_digit() && digit_at(i + 1);
+                let word_char =
+                    if d.is_ascii() { d.is_ascii_alphanumeric() } else { d.is_alphanumeric() && !is_cjk(d) };
                 if !(word_char || dot_in_number) {
                     break;
                 }
                 i += d.len_utf8();
             }
-            toks.push(Tok::Word(&s[start..i]));
+            toks.push(Tok::Word(start as u32, i as u32));
         } else {
             i += c.len_utf8();
         }
     }
-    toks
+}
+
+/// [`tokenize`] for ASCII text (most titles): bytes are chars, none CJK, and a char is
+/// alphanumeric when it is ASCII alphanumeric.
+fn tokenize_ascii(bytes: &[u8], toks: &mut Vec<Tok>) {
+    let n = bytes.len();
+    let digit_at = |j: usize| j < n && bytes[j].is_ascii_digit();
+    let mut i = 0;
+    while i < n {
+        let start = i;
+        let b = bytes[i];
+        if b.is_ascii_digit() {
+            i += 1;
+            while i < n && (bytes[i].is_ascii_digit() || (matches!(bytes[i], b'.' | b'-' | b'/') && digit_at(i + 1))) {
+                i += 1;
+            }
+            toks.push(Tok::Num(start as u32, i as u32));
+        } else if b.is_ascii_alphabetic() {
+            i += 1;
+            while i < n
+                && (bytes[i].is_ascii_alphanumeric()
+                    || (bytes[i] == b'.' && bytes[i - 1].is_ascii_digit() && digit_at(i + 1)))
+            {
+                i += 1;
+            }
+            toks.push(Tok::Word(start as u32, i as u32));
+        } else {
+            i += 1;
+        }
+    }
 }
 
 fn is_year(s: &str) -> bool {
@@ -676,53 +835,85 @@ fn is_v_label(s: &str) -> bool {
 
 /// `2026-10-01`, `2026/10`, `2026.09`: a year, then a month 1..=12, then maybe a day.
 fn is_date(s: &str) -> bool {
-    let parts: Vec<&str> = s.split(['-', '/', '.']).collect();
     let month_ok = |m: &str| m.len() <= 2 && m.parse::<u32>().is_ok_and(|m| (1..=12).contains(&m));
     let day_ok = |d: &str| d.len() <= 2 && d.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d));
-    match parts.as_slice() {
-        [y, m] => is_year(y) && month_ok(m),
-        [y, m, d] => is_year(y) && month_ok(m) && day_ok(d),
-        _ => false,
+    // A year, a separator and a month at least.
+    if s.len() < 6 || !matches!(s.as_bytes()[4], b'-' | b'/' | b'.') {
+        return false;
     }
+    let mut parts = s.split(['-', '/', '.']);
+    let (Some(y), Some(m), d) = (parts.next(), parts.next(), parts.next()) else { return false };
+    parts.next().is_none() && is_year(y) && month_ok(m) && d.is_none_or(day_ok)
 }
 
 fn month_number(word: &str) -> Option<u32> {
     MONTHS.iter().find(|(m, _)| *m == word).map(|(_, n)| *n)
 }
 
-fn small_number(t: Option<&Tok>, max: u32) -> Option<u32> {
+fn small_number(lowered: &str, t: Option<&Tok>, max: u32) -> Option<u32> {
     match t {
-        Some(Tok::Num(n)) if n.len() <= 2 => n.parse().ok().filter(|v| (1..=max).contains(v)),
+        Some(&t @ Tok::Num(a, b)) if b - a <= 2 => t.text(lowered).parse().ok().filter(|v| (1..=max).contains(v)),
         _ => None,
     }
 }
 
-fn parse_title(title: &str) -> TitleFamily {
-    let lowered = lowered(title);
-    let toks = tokenize(&lowered);
-    let mut kept: Vec<Tok> = Vec::with_capacity(toks.len());
-    let mut markers: Vec<Cow<str>> = Vec::new();
-    let mut labels: Vec<Cow<str>> = Vec::new();
+/// Appends `part` to the space-separated list `out`.
+fn push_part(out: &mut String, part: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(part);
+}
+
+/// Parses `title` into `sc.key`, `sc.label`, `sc.markers` and `sc.numbers` (see
+/// [`TitleFamily`]); returns whether the title says it is superseded.
+fn parse_title_into(title: &str, sc: &mut TitleScratch) -> bool {
+    let TitleScratch { lowered, toks, kept, key, label, markers, numbers } = sc;
+    lower_into(title, lowered);
+    let lowered = lowered.as_str();
+    tokenize(lowered, toks);
+    let toks = toks.as_slice();
+    kept.clear();
+    key.clear();
+    label.clear();
+    markers.clear();
+    numbers.clear();
+    // The last label pushed (a byte range of `label`): consecutive equal labels count once.
+    let mut last_label = 0..0;
+    let mut push_label = |label: &mut String, new: &str| {
+        if last_label.is_empty() || label[last_label.clone()] != *new {
+            push_part(label, new);
+            last_label = label.len() - new.len()..label.len();
+        }
+    };
     let mut says_superseded = false;
     let mut i = 0;
     let cjk_at = |j: usize, c: char| toks.get(j) == Some(&Tok::Cjk(c));
+    let word_at = |j: usize| match toks.get(j) {
+        Some(&t @ Tok::Word(..)) => Some(t.text(lowered)),
+        _ => None,
+    };
     while i < toks.len() {
         match toks[i] {
-            Tok::Num(n) if is_date(n) => {
-                markers.push(n.into());
-                labels.push(n.into());
+            t @ Tok::Num(..) if is_date(t.text(lowered)) => {
+                let n = t.text(lowered);
+                push_part(markers, n);
+                push_label(label, n);
                 i += 1;
             }
-            Tok::Num(n) if is_year(n) => {
-                let mut label = Cow::Borrowed(n);
+            t @ Tok::Num(..) if is_year(t.text(lowered)) => {
+                let n = t.text(lowered);
+                let mut month = None;
                 i += 1;
                 // 2026 年 [9 月 [1 日]] [起]
                 if cjk_at(i, '年') {
                     i += 1;
-                    if let Some(m) = small_number(toks.get(i), 12).filter(|_| cjk_at(i + 1, '月')) {
-                        label = format!("{n}-{m:02}").into();
+                    if let Some(m) = small_number(lowered, toks.get(i), 12).filter(|_| cjk_at(i + 1, '月')) {
+                        month = Some(m);
                         i += 2;
-                        if small_number(toks.get(i), 31).is_some() && (cjk_at(i + 1, '日') || cjk_at(i + 1, '号')) {
+                        if small_number(lowered, toks.get(i), 31).is_some()
+                            && (cjk_at(i + 1, '日') || cjk_at(i + 1, '号'))
+                        {
                             i += 2;
                         }
                     }
@@ -732,71 +923,80 @@ fn parse_title(title: &str) -> TitleFamily {
                 }
                 // October 2026 / 2026 October
                 let month_before = match kept.last() {
-                    Some(Tok::Word(w)) => month_number(w),
+                    Some(&t @ Tok::Word(..)) => month_number(t.text(lowered)),
                     _ => None,
                 };
                 if let Some(m) = month_before {
                     kept.pop();
-                    label = format!("{n}-{m:02}").into();
-                } else if let Some(Tok::Word(w)) = toks.get(i)
-                    && let Some(m) = month_number(w)
-                {
-                    label = format!("{n}-{m:02}").into();
+                    month = Some(m);
+                } else if let Some(m) = word_at(i).and_then(month_number) {
+                    month = Some(m);
                     i += 1;
                 }
-                markers.push(label.clone());
-                labels.push(label);
+                // `2026` or `2026-09` (a year is 4 ASCII digits).
+                let mut ym = [0u8; 7];
+                ym[..4].copy_from_slice(n.as_bytes());
+                let year_label = match month {
+                    Some(m) => {
+                        ym[4] = b'-';
+                        ym[5] = b'0' + (m / 10) as u8;
+                        ym[6] = b'0' + (m % 10) as u8;
+                        std::str::from_utf8(&ym).unwrap_or(n)
+                    }
+                    None => n,
+                };
+                push_part(markers, year_label);
+                push_label(label, year_label);
             }
-            Tok::Num(n) => {
-                let after_version_word = i > 0 && matches!(toks[i - 1], Tok::Word(w) if VERSION_WORDS.contains(&w));
-                let before_edition =
-                    cjk_at(i + 1, '版') || matches!(toks.get(i + 1), Some(Tok::Word("edition" | "version")));
+            t @ Tok::Num(..) => {
+                let n = t.text(lowered);
+                let after_version_word = i > 0 && word_at(i - 1).is_some_and(|w| VERSION_WORDS.contains(&w));
+                let before_edition = cjk_at(i + 1, '版') || matches!(word_at(i + 1), Some("edition" | "version"));
                 if after_version_word || before_edition {
                     if i > 0 && cjk_at(i - 1, '第') && kept.last() == Some(&Tok::Cjk('第')) {
                         kept.pop();
                     }
-                    markers.push(n.into());
-                    labels.push(n.into());
+                    push_part(markers, n);
+                    push_label(label, n);
                 } else {
-                    kept.push(toks[i]);
+                    kept.push(t);
                 }
                 i += 1;
             }
-            Tok::Word(w) if is_v_label(w) => {
-                markers.push(w.into());
-                labels.push(w.into());
-                i += 1;
-            }
-            Tok::Word(w) => {
-                match WORD_MARKERS.iter().find(|(m, _)| *m == w) {
-                    Some(&(m, superseded)) => {
-                        says_superseded |= superseded;
-                        markers.push(m.into());
+            t @ Tok::Word(..) => {
+                let w = t.text(lowered);
+                if is_v_label(w) {
+                    push_part(markers, w);
+                    push_label(label, w);
+                } else {
+                    match word_marker(w) {
+                        Some((m, superseded)) => {
+                            says_superseded |= superseded;
+                            push_part(markers, m);
+                        }
+                        None => kept.push(t),
                     }
-                    None => kept.push(toks[i]),
                 }
                 i += 1;
             }
-            Tok::Cjk(_) => {
+            t @ Tok::Cjk(_) => {
                 let phrase = CJK_MARKERS.iter().find(|(m, _)| m.chars().enumerate().all(|(k, c)| cjk_at(i + k, c)));
                 match phrase {
                     Some(&(m, superseded)) => {
                         says_superseded |= superseded;
-                        markers.push(m.into());
+                        push_part(markers, m);
                         i += m.chars().count();
                     }
                     None => {
-                        kept.push(toks[i]);
+                        kept.push(t);
                         i += 1;
                     }
                 }
             }
         }
     }
-    let mut key = String::with_capacity(lowered.len());
-    let mut numbers = String::new();
     let mut prev_cjk = false;
-    for t in kept {
+    for &t in kept.iter() {
         match t {
             Tok::Cjk(c) => {
                 if !prev_cjk && !key.is_empty() {
@@ -805,24 +1005,45 @@ fn parse_title(title: &str) -> TitleFamily {
                 key.push(c);
                 prev_cjk = true;
             }
-            Tok::Num(s) | Tok::Word(s) => {
-                if !key.is_empty() {
-                    key.push(' ');
-                }
-                key.push_str(s);
+            Tok::Num(..) | Tok::Word(..) => {
+                push_part(key, t.text(lowered));
                 prev_cjk = false;
-                if let Tok::Num(s) = t {
-                    if !numbers.is_empty() {
-                        numbers.push(' ');
-                    }
-                    numbers.push_str(s);
+                if let Tok::Num(..) = t {
+                    push_part(numbers, t.text(lowered));
                 }
             }
         }
     }
-    labels.dedup();
-    TitleFamily { key, label: labels.join(" "), markers: markers.join(" "), says_superseded, numbers }
+    says_superseded
 }
 
+/// What a title says about the version it is (see [`TitleFamily`]), with its own buffers.
+fn parse_title(title: &str) -> TitleFamily {
+    SCRATCH.with_borrow_mut(|sc| {
+        let says_superseded = parse_title_into(title, sc);
+        TitleFamily {
+            key: sc.key.clone(),
+            label: sc.label.clone(),
+            markers: sc.markers.clone(),
+            says_superseded,
+            numbers: sc.numbers.clone(),
+        }
+    })
+}
+
+/// Whether a family key is long enough to use ([`MIN_FAMILY_CHARS`] non-space chars).
+fn usable_key(key: &str) -> bool {
+    // Chars are the bytes that do not continue a UTF-8 sequence.
+    key.bytes().filter(|&b| b & 0xc0 != 0x80 && b != b' ').count() >= MIN_FAMILY_CHARS
+}
+
+/// The hash title keys, markers and numbers are compared by (fixed seed: deterministic).
+fn fact_hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::quality::FixedState::with_seed(0x7665_7273_696f_6e73).hash_one(s)
+}
+
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;

@@ -751,3 +751,76 @@ fn a_superseded_hit_stays_below_its_newer_version_when_that_one_moves() {
     assert_eq!(superseded_by("b:d3"), "a:d0");
     assert_eq!(by_id(&list, "b:d3").duplicates.len(), 2);
 }
+
+/// Hits whose titles and snippets are long and share long prefixes (so that many share a prefix
+/// key and only some their full key), with repeated ids, in two sources.
+fn prefix_heavy_lists() -> impl proptest::strategy::Strategy<Value = Vec<Vec<(u8, u8, u8, u8)>>> {
+    use proptest::prelude::*;
+    prop::collection::vec(prop::collection::vec((0u8..8, 0u8..4, 0u8..4, 0u8..3), 0..12), 1..4)
+}
+
+fn prefix_heavy_hits(list: &[(u8, u8, u8, u8)]) -> Vec<SourceHit> {
+    let prefix = "The quarterly close checklist lists every step that finance runs at month end";
+    list.iter()
+        .enumerate()
+        .map(|(i, &(id, title, snippet, case))| {
+            let tail = |n: u8| match n {
+                0 => String::new(),
+                1 => " and then some".to_string(),
+                2 => format!(" variant {n}"),
+                _ => " AND THEN  some!".to_string(),
+            };
+            let mut h = hit(&format!("d{id}"), i as u32 % 7);
+            h.title = format!("{}{}", &prefix[..20 + 25 * usize::from(case)], tail(title));
+            // Two openings: snippets of one opening share a prefix key, of two do not.
+            let opening = if id % 3 == 0 { "Section about payroll: " } else { "" };
+            h.snippet = format!("{opening}{prefix}{}", tail(snippet));
+            if case == 2 {
+                h.snippet = h.snippet.to_uppercase();
+            }
+            if snippet == 3 && title != 3 {
+                // 38 chars: longer than a prefix key's prefix, too short for a content key.
+                h.snippet = format!("The quarterly close checklist lists v{}", id % 2);
+            }
+            h
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// Prefix keys and the full keys computed when prefixes meet merge exactly as full keys do,
+    /// in any order of arrival.
+    #[test]
+    fn lazy_keys_fuse_as_full_keys_do(lists in prefix_heavy_lists(), reverse: bool) {
+        let names: Vec<String> = (0..lists.len()).map(|i| format!("s{i}")).collect();
+        let start = rrf(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut batches: Vec<(&str, Vec<SourceHit>)> = names
+            .iter()
+            .zip(&lists)
+            .flat_map(|(name, list)| prefix_heavy_hits(list).into_iter().map(move |h| (name.as_str(), vec![h])))
+            .collect();
+        if reverse {
+            batches.reverse();
+        }
+        let lazy = fuse(&start, batches.clone());
+        super::FULL_KEYS.set(true);
+        let full = fuse(&start, batches);
+        super::FULL_KEYS.set(false);
+        proptest::prop_assert_eq!(lazy, full);
+    }
+}
+
+#[test]
+fn prefix_keys_are_taken_once_and_shared_ones_become_full() {
+    let long = "Section about the runbook: the team reviews the alerts and updates the status page";
+    let other = "Section about the runbook: the team reviews the alerts and then escalates to on-call";
+    let h = |id: &str, snippet: &str| SourceHit { local_id: id.into(), snippet: snippet.into(), ..Default::default() };
+    let (first, partial) = crate::keys::Keys::lazy(&h("a", long));
+    assert_ne!(partial, 0);
+    assert_ne!(first.content, crate::keys::Keys::of(&h("a", long)).content);
+    let start = rrf(&["a", "b", "c"]);
+    let list = fuse(&start, vec![("a", vec![h("1", long)]), ("b", vec![h("1", other)]), ("c", vec![h("1", long)])]);
+    assert_eq!(list.duplicates_merged, 1);
+    let merged = list.hits.iter().find(|x| !x.duplicates.is_empty()).unwrap();
+    assert_eq!(merged.duplicates[0].matched_on, "content");
+}
