@@ -886,8 +886,48 @@ fn month_part(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
 /// the first / second / third / fourth / last week of October (days 1–7, 8–14, 15–21, 22–28, the
 /// month's last seven), 10月第一周, 十月的最后一周. A week not yet begun is ahead; this week ends today.
 fn week_of(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
-    const NTH_EN: &[(&str, u32)] = &[("first", 1), ("second", 2), ("third", 3), ("fourth", 4), ("last", 5)];
-    const NTH_ZH: &[(&str, u32)] = &[
+    let (from, to) = match week_containing(&mut c, today) {
+        Some(days) => days,
+        None => {
+            let (n, first) = nth_week_en(&mut c, today).or_else(|| nth_week_zh(&mut c, today))?;
+            nth_week_days(n, first)?
+        }
+    };
+    if from > today {
+        return Some((c.pos, Span::ahead(Grain::Week, true, from, to)));
+    }
+    Some((c.pos, Span::days(Grain::Week, true, from, to.min(today.succ_opt()?))))
+}
+
+/// "the week of November 4": the Monday to Sunday holding that day.
+fn week_containing(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    let mut r = *c;
+    (r.phrase("the week of") && r.ws1()).then_some(())?;
+    let (day, _) = partial(&mut r, today).filter(|p| p.day.is_some())?.span(today)?;
+    let monday = day.checked_sub_days(Days::new(u64::from(day.weekday().num_days_from_monday())))?;
+    *c = r;
+    Some((monday, monday.checked_add_days(Days::new(7))?))
+}
+
+/// "(the) first / second / third / fourth / last week of October": which week (5 = the last)
+/// and the month's first day.
+fn nth_week_en(c: &mut Cur<'_>, today: NaiveDate) -> Option<(u32, NaiveDate)> {
+    const NTH: &[(&str, u32)] = &[("first", 1), ("second", 2), ("third", 3), ("fourth", 4), ("last", 5)];
+    let mut r = *c;
+    let save = r;
+    if !(r.phrase("the") && r.ws1()) {
+        r = save;
+    }
+    let n = r.longest(NTH)?;
+    (r.ws1() && r.phrase("week of") && r.ws1()).then_some(())?;
+    let (first, _) = month_en(&mut r, today)?;
+    *c = r;
+    Some((n, first))
+}
+
+/// 10月第一周, 十月的最后一周, 11月第三个星期: which week (5 = the last) and the month's first day.
+fn nth_week_zh(c: &mut Cur<'_>, today: NaiveDate) -> Option<(u32, NaiveDate)> {
+    const NTH: &[(&str, u32)] = &[
         ("第一", 1),
         ("第1", 1),
         ("第二", 2),
@@ -898,39 +938,23 @@ fn week_of(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("第4", 4),
         ("最后一", 5),
     ];
-    let (from, to) = if c.phrase("the week of") && c.ws1() {
-        let day = partial(&mut c, today).filter(|p| p.day.is_some())?;
-        let (first, _) = day.span(today)?;
-        let monday = first.checked_sub_days(Days::new(u64::from(first.weekday().num_days_from_monday())))?;
-        (monday, monday.checked_add_days(Days::new(7))?)
-    } else {
-        let nth = if let Some(n) = {
-            c.phrase("the").then(|| c.ws1());
-            c.longest(NTH_EN)
-        } {
-            (c.ws1() && c.phrase("week of") && c.ws1()).then_some(())?;
-            let (first, _) = month_en(&mut c, today)?;
-            (n, first)
-        } else {
-            let (first, _) = month_zh(&mut c, today)?;
-            c.lit("的");
-            let n = c.longest(NTH_ZH)?;
-            c.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
-            (n, first)
-        };
-        let (n, first) = nth;
-        let month_end = first.checked_add_months(Months::new(1))?;
-        if n == 5 {
-            (month_end.checked_sub_days(Days::new(7))?, month_end)
-        } else {
-            let from = first.checked_add_days(Days::new(u64::from(n - 1) * 7))?;
-            (from, from.checked_add_days(Days::new(7))?)
-        }
-    };
-    if from > today {
-        return Some((c.pos, Span::ahead(Grain::Week, true, from, to)));
+    let mut r = *c;
+    let (first, _) = month_zh(&mut r, today)?;
+    r.lit("的");
+    let n = r.longest(NTH)?;
+    r.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
+    *c = r;
+    Some((n, first))
+}
+
+/// The days of week `n` of the month starting `first`: 1–7, 8–14, 15–21, 22–28, or (5) its last seven.
+fn nth_week_days(n: u32, first: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    let month_end = first.checked_add_months(Months::new(1))?;
+    if n == 5 {
+        return Some((month_end.checked_sub_days(Days::new(7))?, month_end));
     }
-    Some((c.pos, Span::days(Grain::Week, true, from, to.min(today.succ_opt()?))))
+    let from = first.checked_add_days(Days::new(u64::from(n - 1) * 7))?;
+    Some((from, from.checked_add_days(Days::new(7))?))
 }
 
 /// When a holiday falls: on fixed days of the Gregorian year, or on the days a table lists.
