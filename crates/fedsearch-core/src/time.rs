@@ -27,3 +27,15 @@ pub fn remaining(deadline: Option<&Timestamp>) -> Option<Duration> {
 pub fn parse_rfc3339(s: &str) -> Option<Timestamp> {
     DateTime::parse_from_rfc3339(s).ok().map(|t| from_chrono(t.with_timezone(&Utc)))
 }
+
+/// Window starts before this instant (2001-09-09) count as the epoch: the router reads an
+/// open-ended past ("more than a week ago", 一个多月前) as a window from 1970-01-01 in the user's
+/// zone.
+pub const OPEN_PAST_BEFORE_SECONDS: i64 = 1_000_000_000;
+
+/// Whether a window starting at `from` is an open-ended past the router read from a question
+/// (see [`OPEN_PAST_BEFORE_SECONDS`]); adapters list its documents as they list a bounded
+/// window's.
+pub fn starts_at_epoch(from: &Timestamp) -> bool {
+    from.seconds < OPEN_PAST_BEFORE_SECONDS
+}

@@ -438,16 +438,12 @@ fn is_bounded_window(filters: &Filters) -> bool {
     }
 }
 
-/// Starts before this instant (2001-09-09) count as the epoch: the router reads an open-ended past
-/// ("more than a week ago", 一个多月前) as a window from 1970-01-01 in the user's zone.
-const OPEN_PAST_BEFORE_SECONDS: i64 = 1_000_000_000;
-
 /// A time range from the epoch to a day: an open-ended past the router read from a question
 /// ("every ticket we got more than a week ago"). Its documents are listed as a bounded window's
 /// are; a range with no start (a caller's "before October") stays a constraint.
 fn is_open_past(filters: &Filters) -> bool {
     let Some(range) = &filters.time_range else { return false };
-    range.to.is_some() && range.from.as_ref().is_some_and(|from| from.seconds < OPEN_PAST_BEFORE_SECONDS)
+    range.to.is_some() && range.from.as_ref().is_some_and(fedsearch_core::time::starts_at_epoch)
 }
 
 /// The Fetch query: the one document `id`, with the same permission filter as a search.

@@ -75,12 +75,12 @@ fn found_from_page(page: PageText, score: Option<f64>) -> Found {
 }
 
 /// The sub-query's time window when its pages can be listed: it has both ends and spans at most
-/// a year, or it is an open-ended past ("more than six weeks ago": from the router's epoch, before
-/// [`dokuwiki::EARLIEST_CHANGE_SECS`], up to a day).
+/// a year, or it is an open-ended past ("more than six weeks ago": from the router's epoch,
+/// [`fedsearch_core::time::starts_at_epoch`], up to a day).
 fn listable_window(filters: Option<&Filters>) -> Option<&TimeRange> {
     let range = filters?.time_range.as_ref()?;
     let (from, to) = (range.from.as_ref()?, range.to.as_ref()?);
-    let open_past = from.seconds < dokuwiki::EARLIEST_CHANGE_SECS;
+    let open_past = fedsearch_core::time::starts_at_epoch(from);
     (to.seconds >= from.seconds && (open_past || to.seconds - from.seconds <= MAX_LISTED_WINDOW_SECS)).then_some(range)
 }
 

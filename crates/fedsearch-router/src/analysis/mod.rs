@@ -196,8 +196,8 @@ fn asks_what_changed_by_form(lowered: &str) -> bool {
         return false;
     }
     let mut after_what =
-        words(lowered).skip_while(|w| *w != "what").skip(1).skip_while(|w| CHANGE_AUXILIARIES.contains(w));
-    CJK_CHANGE_FORMS.iter().any(|w| lowered.contains(w)) || after_what.next().is_some_and(|w| CHANGE_VERBS.contains(&w))
+        latin.iter().skip_while(|w| **w != "what").skip(1).skip_while(|w| CHANGE_AUXILIARIES.contains(w));
+    CJK_CHANGE_FORMS.iter().any(|w| lowered.contains(w)) || after_what.next().is_some_and(|w| CHANGE_VERBS.contains(w))
 }
 
 /// A lowercased text prepared for many [`Term`] look-ups: its stemmed words, once.
