@@ -478,6 +478,9 @@ pub struct Asked<'a> {
     /// Per source, the question's own time window it was sent (`SubQuery.time_range_from_question`;
     /// seconds, both ends included): a hit dated outside it keeps [`OUTSIDE_WINDOW_SHARE`].
     pub windows: HashMap<String, (i64, i64)>,
+    /// The days the question's time phrase names, whole ("this week" to its Sunday): a hit dated
+    /// outside its window whose text names one of them is not outside it ([`NamedDays`]).
+    pub named_days: Option<NamedDays>,
     /// Documents found about a row among the first hits ([`crate::referenced::found_about`]):
     /// the question's window dated the row ("yesterday's order"), not them.
     pub about_records: HashSet<String>,
@@ -510,6 +513,7 @@ impl<'a> Asked<'a> {
             list: false,
             definition: false,
             windows: HashMap::new(),
+            named_days: None,
             about_records: HashSet::new(),
             record_sources: HashSet::new(),
             why: false,
@@ -640,13 +644,67 @@ fn asks_rule_naming_no_record(asked: &Asked<'_>) -> bool {
 /// (0.7 read kestrel-extra −0.010).
 pub const OUTSIDE_WINDOW_SHARE: f64 = 0.3;
 
-/// Whether `h` is dated outside the question's window its source was sent (undated: no).
+/// Whether `h` is dated outside the question's window its source was sent (undated: no), and
+/// neither takes effect in it nor names one of its days ([`NamedDays::named_by`]).
 fn outside_window(h: &Hit, asked: &Asked<'_>) -> bool {
     let (Some((from, to)), Some(at)) = (asked.windows.get(&h.source), &h.updated_at) else { return false };
-    if asked.about_records.contains(&h.id) {
+    if asked.about_records.contains(&h.id) || !(at.seconds < *from || at.seconds > *to) {
         return false;
     }
-    at.seconds < *from || at.seconds > *to
+    asked.named_days.as_ref().is_none_or(|days| !days.named_by(h))
+}
+
+/// The days a question's time phrase names, in the user's zone: its window, and the rest of a
+/// period that goes on after today ("this week" asked on Wednesday is Monday to Sunday, since a
+/// sailing cancelled for Friday is this week's).
+#[derive(Debug, Clone, Copy)]
+pub struct NamedDays {
+    first: chrono::NaiveDate,
+    /// The day after the last one.
+    end: chrono::NaiveDate,
+    zone: chrono_tz::Tz,
+}
+
+impl NamedDays {
+    /// The days `question` names as of `clock`; `None` without a time phrase, and when the
+    /// question asks what was written or changed then ("what notices were published since
+    /// October": a notice of August that names October was not).
+    pub fn of(question: &str, clock: &crate::rewrite::Clock) -> Option<NamedDays> {
+        if crate::intent::asks_what_changed(question) {
+            return None;
+        }
+        let w = fedsearch_timeexpr::resolve(question, clock.as_of, clock.zone)?;
+        let day = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&clock.zone).date_naive();
+        let end = day(w.period_to.unwrap_or(w.to));
+        let first = day(w.from);
+        Some(NamedDays { first, end: if end > first { end } else { first.succ_opt()? }, zone: clock.zone })
+    }
+
+    /// Whether `h` is about these days though dated outside them: a notice written before the
+    /// days it announces ("blank sailing, week 27", "系统 2026-07-03 夜间暂停申报") or a version
+    /// taking effect in them. Its title and snippet are read as of its own day (its "next week")
+    /// and, for named dates without a year, as of the last of these days; a period named in it
+    /// counts when it is no longer than these days or a week ("July" is no answer to "this week").
+    fn named_by(&self, h: &Hit) -> bool {
+        let local = |t: &prost_types::Timestamp| {
+            chrono::DateTime::from_timestamp(t.seconds, 0).map(|t| t.with_timezone(&self.zone).date_naive())
+        };
+        let effective = h.version.as_ref().and_then(|v| v.effective_at.as_ref()).and_then(local);
+        if effective.is_some_and(|d| self.first <= d && d < self.end) {
+            return true;
+        }
+        let longest = (self.end - self.first).num_days().max(7);
+        let overlaps = |m: &fedsearch_timeexpr::Mention| {
+            m.first < self.end && self.first < m.end && (m.end - m.first).num_days() <= longest
+        };
+        let text = format!("{} {}", h.title, h.snippet);
+        let own_day = h.updated_at.as_ref().and_then(local);
+        own_day.is_some_and(|d| fedsearch_timeexpr::mentions(&text, d).iter().any(overlaps))
+            || self
+                .end
+                .pred_opt()
+                .is_some_and(|last| fedsearch_timeexpr::mentions(&text, last).iter().any(|m| m.explicit && overlaps(m)))
+    }
 }
 
 /// What `h` keeps of its score: less for an old version whose current one is a candidate, for a
@@ -929,6 +987,47 @@ mod tests {
         let mut h = hits();
         rerank(&mut h, &asked, &weights);
         assert_eq!(ids(&h), ["notices:old", "notices:undated", "notices:new"], "another source's window");
+    }
+
+    #[test]
+    fn a_notice_written_before_the_days_it_announces_is_not_outside_them() {
+        // Asked on Wednesday 1 July 2026 in Shanghai; "this week" is 29 June – 5 July (ISO week 27).
+        let clock = crate::rewrite::Clock {
+            as_of: chrono::DateTime::parse_from_rfc3339("2026-07-01T09:00:00+08:00").unwrap().to_utc(),
+            zone: fedsearch_timeexpr::parse_tz("Asia/Shanghai").unwrap(),
+        };
+        let june_18 = prost_types::Timestamp { seconds: 1_781_740_800, nanos: 0 };
+        let notice = |title: &str, snippet: &str| Hit {
+            id: "notices:n".into(),
+            source: "notices".into(),
+            title: title.into(),
+            snippet: snippet.into(),
+            updated_at: Some(june_18),
+            ..Default::default()
+        };
+        let text = "which sailings were cancelled this week";
+        let g = Glossary::new(true, &[]);
+        let q = question(text, &g);
+        let mut asked = Asked::new(text, &q, &[]);
+        asked.windows.insert("notices".into(), (1_782_662_400, 1_782_921_599));
+        asked.named_days = NamedDays::of(text, &clock);
+        let outside = |title: &str, snippet: &str| outside_window(&notice(title, snippet), &asked);
+        assert!(!outside("COSCO: blank sailing on the AE7 service, week 27", ""), "a week by its number");
+        assert!(!outside("海关系统升级", "2026-07-03 22:00 至次日 02:00 暂停申报"), "a day after today, in this week");
+        assert!(!outside("Port notice", "The terminal closes on July 3."), "a date without a year");
+        assert!(outside("COSCO: blank sailing on the AE7 service, week 23", ""), "another week");
+        assert!(outside("Peak season surcharge", "from July 15"), "a day after the week");
+        assert!(outside("July schedule", "all sailings of July"), "a month is no answer to this week");
+        let mut effective = notice("Surcharge", "");
+        effective.version = Some(VersionInfo {
+            effective_at: Some(prost_types::Timestamp { seconds: 1_782_957_600, nanos: 0 }),
+            ..Default::default()
+        });
+        assert!(!outside_window(&effective, &asked), "a version taking effect in the week");
+        // Asking what was published then holds a notice to its own date.
+        let published = "which notices were published this week";
+        assert!(NamedDays::of(published, &clock).is_none());
+        assert!(NamedDays::of("which sailings were cancelled", &clock).is_none(), "no time phrase");
     }
 
     #[test]

@@ -191,6 +191,30 @@ pub fn resolve(text: &str, as_of: DateTime<Utc>, tz: Tz) -> Option<Window> {
     })
 }
 
+/// Days a document's text names: a time phrase or an ISO week number ([`mentions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mention {
+    /// The first day.
+    pub first: NaiveDate,
+    /// The day after the last one (of the whole period: "this week" is Monday to Sunday).
+    pub end: NaiveDate,
+    /// Named dates (2026-07-03, July, week 27) rather than words relative to `today`.
+    pub explicit: bool,
+}
+
+/// Every period a document's `text` names, read as of `today` (the document's own local day):
+/// the phrases [`resolve`] reads, whole (this week to its Sunday), and the ISO weeks documents
+/// name by number ("week 27", "CW27", "2026-W27", 第27周; without a year, the one nearest
+/// `today`). Hour windows are left out. For a notice written before the days it announces: the
+/// blank sailing of week 27, the port closed on 2026-07-03.
+pub fn mentions(text: &str, today: NaiveDate) -> Vec<Mention> {
+    scan::all(text, today)
+        .into_iter()
+        .filter(|f| f.hours.is_none())
+        .map(|f| Mention { first: f.first, end: f.reach(), explicit: f.is_explicit() })
+        .collect()
+}
+
 /// Parses an IANA zone name such as `Asia/Shanghai`, `Europe/Berlin` or `UTC`.
 pub fn parse_tz(name: &str) -> Result<Tz, String> {
     name.trim().parse::<Tz>().map_err(|_| {

@@ -88,6 +88,18 @@ const MATCHERS_AFTER_SINCE: &[Matcher] = &[ago, before, by_end];
 
 /// The most specific phrase in `text`, with `today` the local day of the question.
 pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
+    windows(text, today, &[]).into_iter().min_by_key(|f| (f.grain, !f.explicit, f.start))
+}
+
+/// Every window a document's `text` names, in text order, with `today` the document's own local
+/// day: the question's phrases and the ISO weeks documents name by number ([`week_number`]).
+pub(crate) fn all(text: &str, today: NaiveDate) -> Vec<Found> {
+    windows(text, today, &[week_number])
+}
+
+/// The windows of `text` (`extra` matchers run beside the question's ones), longest of
+/// overlapping phrases kept, alternatives joined, phrases that name no window dropped.
+fn windows(text: &str, today: NaiveDate, extra: &[Matcher]) -> Vec<Found> {
     // ASCII-only lowering keeps every byte offset valid in the original text.
     let s = text.to_ascii_lowercase();
     let mut found: Vec<(usize, usize, Option<Span>)> = Vec::new();
@@ -107,7 +119,8 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
             .filter(|(_, start)| start.first <= today)
             .and_then(|(end, start)| Some((end, Some(since_span(start, today)?))));
         let since_not_begun = since.filter(|(_, start)| start.first > today).map(|(end, _)| (end, None));
-        let windows = run(MATCHERS_BEFORE_SINCE).chain(since_window).chain(run(MATCHERS_AFTER_SINCE));
+        let extra = extra.iter().filter_map(|m| m(at, today)).map(|(end, span)| (end, Some(span)));
+        let windows = run(MATCHERS_BEFORE_SINCE).chain(since_window).chain(run(MATCHERS_AFTER_SINCE)).chain(extra);
         let not_windows = weekday_no_window(at, today).map(|end| (end, None)).into_iter().chain(since_not_begun);
         for (end, span) in windows.chain(not_windows) {
             if end > start && !glued(&s, start, end) {
@@ -143,13 +156,18 @@ pub(crate) fn best(text: &str, today: NaiveDate) -> Option<Found> {
             _ => windows.push(f),
         }
     }
-    windows.into_iter().min_by_key(|f| (f.grain, !f.explicit, f.start))
+    windows
 }
 
 impl Found {
+    /// Named dates (2026-11-03, October, week 27) rather than words relative to today.
+    pub(crate) fn is_explicit(&self) -> bool {
+        self.explicit
+    }
+
     /// The end (exclusive) of the days the phrase names: of its calendar period when that goes
     /// on after today (this month), else of its window.
-    fn reach(&self) -> NaiveDate {
+    pub(crate) fn reach(&self) -> NaiveDate {
         self.period_end.unwrap_or(self.end_date)
     }
 
@@ -955,6 +973,61 @@ fn nth_week_days(n: u32, first: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
     }
     let from = first.checked_add_days(Days::new(u64::from(n - 1) * 7))?;
     Some((from, from.checked_add_days(Days::new(7))?))
+}
+
+/// An ISO week by its number, as documents name it: "week 27", "wk 27", "CW27", "KW 27", "week
+/// 27, 2026", "2026-W27", 第27周, 2026年第27周. Without a year, the week of that number nearest
+/// `today`. Questions are not read this way: a question's "week 1" is as often a course's.
+fn week_number(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    let (end, year, n) = week_by_word(c).or_else(|| week_iso(c)).or_else(|| week_zh(c, today))?;
+    let monday = match year {
+        Some(y) => NaiveDate::from_isoywd_opt(y, n, Weekday::Mon)?,
+        None => [today.year() - 1, today.year(), today.year() + 1]
+            .into_iter()
+            .filter_map(|y| NaiveDate::from_isoywd_opt(y, n, Weekday::Mon))
+            .min_by_key(|m| (*m - today).num_days().abs())?,
+    };
+    Some((end, Span::days(Grain::Week, true, monday, monday.checked_add_days(Days::new(7))?)))
+}
+
+/// "week 27", "wk27", "cw 27", "kw27", with a year after it (" 2026", ", 2026") or before it
+/// ("2026 week 27").
+fn week_by_word(mut c: Cur<'_>) -> Option<(usize, Option<i32>, u32)> {
+    let before = {
+        let mut r = c;
+        r.year().filter(|_| r.ws1()).inspect(|_| c = r)
+    };
+    ["week", "wk", "cw", "kw"].iter().any(|w| c.lit(w)).then_some(())?;
+    c.ws0();
+    let n = c.small().filter(|n| (1..=53).contains(n))?;
+    if c.peek().is_some_and(is_word_char) {
+        return None;
+    }
+    let after = c.year_tail();
+    Some((c.pos, before.or(after), n))
+}
+
+/// "2026-W27", "2026W27".
+fn week_iso(mut c: Cur<'_>) -> Option<(usize, Option<i32>, u32)> {
+    let year = c.year()?;
+    c.lit("-");
+    c.lit("w").then_some(())?;
+    let (n, len) = c.digits()?;
+    (len == 2 && (1..=53).contains(&n)).then_some((c.pos, Some(year), n))
+}
+
+/// 第27周, 第 27 周, 2026年第27周 (also 第27个星期).
+fn week_zh(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Option<i32>, u32)> {
+    let year = {
+        let mut r = c;
+        r.year_zh(today).inspect(|_| c = r)
+    };
+    c.lit("第").then_some(())?;
+    c.ws0();
+    let n = c.small().filter(|n| (1..=53).contains(n))?;
+    c.ws0();
+    c.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
+    Some((c.pos, year, n))
 }
 
 /// When a holiday falls: on fixed days of the Gregorian year, or on the days a table lists.

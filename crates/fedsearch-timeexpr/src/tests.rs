@@ -1055,3 +1055,57 @@ fn a_week_by_a_day_in_it_or_by_its_place_in_a_month() {
         ("11月第三个星期", Some(("11月第三个星期", days("2026-11-15", "2026-11-18")))),
     ]);
 }
+
+/// `mentions(text, today)` as (first, last day included, explicit) triples.
+fn mentioned(text: &str, today: &str) -> Vec<(String, String, bool)> {
+    let today = chrono::NaiveDate::parse_from_str(today, "%Y-%m-%d").unwrap();
+    crate::mentions(text, today)
+        .into_iter()
+        .map(|m| (m.first.to_string(), m.end.pred_opt().unwrap().to_string(), m.explicit))
+        .collect()
+}
+
+fn week(first: &str, last: &str) -> Vec<(String, String, bool)> {
+    vec![(first.to_string(), last.to_string(), true)]
+}
+
+#[test]
+fn a_document_names_iso_weeks_by_number() {
+    // ISO week 27 of 2026 is Monday 29 June to Sunday 5 July.
+    let w27 = week("2026-06-29", "2026-07-05");
+    for text in [
+        "COSCO: blank sailing on the AE7 service, week 27",
+        "blank sailing in Week 27 2026",
+        "2026 week 27 blank sailing",
+        "wk27 cancelled",
+        "KW 27: Streik",
+        "CW27",
+        "2026-W27",
+        "2026W27 schedule",
+        "第27周停航",
+        "2026年第 27 周停航",
+        "第27个星期",
+    ] {
+        assert_eq!(mentioned(text, "2026-06-18"), w27, "{text}");
+    }
+    // Without a year, the week of that number nearest the document's day.
+    assert_eq!(mentioned("week 1", "2026-12-20"), week("2027-01-04", "2027-01-10"));
+    assert_eq!(mentioned("week 52", "2027-01-02"), week("2026-12-21", "2026-12-27"));
+    // Not weeks: a count, a number glued to a word, a week number out of range, a weekly habit.
+    for text in ["27 weeks", "weekly 27", "week27x", "week 54", "INV-2026-W27A", "两周"] {
+        assert_eq!(mentioned(text, "2026-06-18"), Vec::new(), "{text}");
+    }
+}
+
+#[test]
+fn a_document_names_days_relative_to_its_own_day_and_whole_periods() {
+    // Written on Thursday 18 June 2026: its "next week" is 22–28 June; "this week" is the whole
+    // week, Sunday included; a named date is explicit; hour windows are no days.
+    assert_eq!(mentioned("closed next week", "2026-06-18"), vec![("2026-06-22".into(), "2026-06-28".into(), false)]);
+    assert_eq!(mentioned("this week", "2026-06-18"), vec![("2026-06-15".into(), "2026-06-21".into(), false)]);
+    assert_eq!(
+        mentioned("系统 2026-07-03 夜间暂停申报，7月6日恢复", "2026-06-18"),
+        vec![("2026-07-03".into(), "2026-07-03".into(), true), ("2025-07-06".into(), "2025-07-06".into(), true)]
+    );
+    assert_eq!(mentioned("in the past 24 hours", "2026-06-18"), Vec::new());
+}
