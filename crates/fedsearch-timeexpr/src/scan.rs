@@ -78,6 +78,7 @@ const MATCHERS_BEFORE_SINCE: &[Matcher] = &[
     weekend,
     holiday,
     rolling,
+    few_days,
     explicit,
     year_with_word,
     quarter,
@@ -1205,6 +1206,41 @@ fn rolling(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         return Some((c.pos, Span::ahead(grain, false, today, other_end.succ_opt()?)));
     }
     Some((c.pos, Span::days(grain, false, other_end.succ_opt()?, tomorrow)))
+}
+
+/// "A few days" back — 前几天, 前些天, 最近几天, 近几天, 过去几天, 几天前, the past few days, a few
+/// days ago, the other day: the week up to today (today and the 6 days before), as people say it of
+/// two to six days back. 前几天 after a word is "a few days before" it (到期前几天提醒): no window.
+fn few_days(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
+    const PHRASES: &[(&str, bool)] = &[
+        ("前几天", true),
+        ("前些天", true),
+        ("前些日子", true),
+        ("最近几天", false),
+        ("最近这几天", false),
+        ("近几天", false),
+        ("过去几天", false),
+        ("过去的几天", false),
+        ("几天前", false),
+        ("几天之前", false),
+        ("the past few days", false),
+        ("the last few days", false),
+        ("the past couple of days", false),
+        ("the last couple of days", false),
+        ("a few days ago", false),
+        ("a couple of days ago", false),
+        ("the other day", false),
+        ("in recent days", false),
+    ];
+    /// What may stand before 前几天 when it means "a few days ago": a subject, a verb of saying,
+    /// an adverb (我前几天, 客户说前几天, 就在前几天).
+    const BEFORE_QIAN: &str = "我你他她它们有在就是说的都也还那这从于到，。、；：！？ 　\n";
+    let before = c.s[..c.pos].chars().next_back();
+    let qian = c.longest(PHRASES)?;
+    if qian && before.is_some_and(|b| !b.is_ascii() && !BEFORE_QIAN.contains(b)) {
+        return None;
+    }
+    Some((c.pos, Span::days(Grain::Day, false, today.checked_sub_days(Days::new(6))?, today.succ_opt()?)))
 }
 
 /// 最近三天, 近两周, 过去的一个月, 最近7天内, 近半年, 过去24小时: a count and its unit; ahead

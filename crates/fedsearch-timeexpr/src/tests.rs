@@ -1109,3 +1109,21 @@ fn a_document_names_days_relative_to_its_own_day_and_whole_periods() {
     );
     assert_eq!(mentioned("in the past 24 hours", "2026-06-18"), Vec::new());
 }
+
+#[test]
+fn a_few_days_back_is_the_week_up_to_today() {
+    let week = || days("2026-11-12", "2026-11-18");
+    check_wed(&[
+        ("前几天有客户说钱付了，订单却一直卡在支付中", Some(("前几天", week()))),
+        ("客户说前几天下的单还没发货", Some(("前几天", week()))),
+        ("我前些天提交的工单", Some(("前些天", week()))),
+        ("最近几天的退款", Some(("最近几天", week()))),
+        ("几天前的故障", Some(("几天前", week()))),
+        ("payments failed a few days ago", Some(("a few days ago", week()))),
+        ("what broke in the past few days", Some(("the past few days", week()))),
+        ("I called the other day", Some(("the other day", week()))),
+        // A few days before something else: no window.
+        ("到期前几天会提醒吗", None),
+        ("发货前几天可以改地址吗", None),
+    ]);
+}
