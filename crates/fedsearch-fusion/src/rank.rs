@@ -94,8 +94,9 @@
 //! is current: explicit status, then `supersedes`/`superseded_by` links, then the newer
 //! `effective_at`, then the newer `updated_at`, then the larger label). Each source's versions
 //! are resolved over every hit that arrived from it, whether or not it makes the list (a source
-//! none of whose hits can have a version to report — no explicit version, id marker, title
-//! saying superseded or shared title key — is skipped: `versions::may_know`).
+//! none of whose hits can tell anything of versions — no explicit version, id marker or title
+//! with a year, date, version label or edition or status word — is skipped, and its hits'
+//! version facts are never computed: `versions::may_tell`).
 //!
 //! - A fused hit's `version` is its representative's: the source's `version` when set, with
 //!   `family`, `label` and `status` filled in from the inference where the source left them
@@ -165,7 +166,9 @@ pub(crate) struct Entry {
     /// The hit's `rank` field.
     rank: u32,
     pub keys: Keys,
-    pub versions: VersionFacts,
+    /// The hit's version facts, computed only once a hit of the source may tell something of
+    /// versions ([`SourceList::versioned`]).
+    pub versions: Option<Box<VersionFacts>>,
     /// Order of first arrival within the source.
     pub arrival: u32,
 }
@@ -190,6 +193,9 @@ pub(crate) struct SourceList {
     pub entries: Vec<Entry>,
     /// Index of each `local_id`'s entry, hashed on the id it points to (no copy of the id).
     by_id: HashTable<u32>,
+    /// A hit of this source may tell something of versions ([`versions::may_tell`]): every
+    /// entry has its version facts, and plan resolves the source's versions.
+    versioned: bool,
     pub ended: bool,
 }
 
@@ -199,7 +205,16 @@ fn id_hash(id: &str) -> u64 {
 
 impl SourceList {
     pub fn new(name: String, weight: f64, one_set: bool) -> Self {
-        Self { name, weight, one_set, hits: Vec::new(), entries: Vec::new(), by_id: HashTable::new(), ended: false }
+        Self {
+            name,
+            weight,
+            one_set,
+            hits: Vec::new(),
+            entries: Vec::new(),
+            by_id: HashTable::new(),
+            versioned: false,
+            ended: false,
+        }
     }
 
     /// The hit at index `at` of `hits` (see [`Self::append`]).
@@ -252,21 +267,66 @@ impl SourceList {
                 return None;
             }
             let (keys, partial) = lazy_keys(hit);
-            *old = Entry { hit: at, rank: hit.rank, keys, versions: VersionFacts::of(hit), arrival: old.arrival };
+            *old = Entry { hit: at, rank: hit.rank, keys, versions: None, arrival: old.arrival };
+            self.note_versions(i);
             return Some((i, partial));
         }
         let arrival = self.entries.len() as u32;
         self.by_id.insert_unique(hash, arrival, |&i| id_hash(id_of(i)));
         let (keys, partial) = lazy_keys(hit);
-        let entry = Entry { hit: at, rank: hit.rank, keys, versions: VersionFacts::of(hit), arrival };
-        self.entries.push(entry);
+        self.entries.push(Entry { hit: at, rank: hit.rank, keys, versions: None, arrival });
+        self.note_versions(arrival);
         Some((arrival, partial))
+    }
+
+    /// Gives entry `ent` (new or replaced) its version facts when the source is versioned,
+    /// or when its hit makes it so (then every earlier entry gets its facts too).
+    fn note_versions(&mut self, ent: u32) {
+        if !self.versioned {
+            if !may_tell(self.hit(ent)) {
+                return;
+            }
+            self.versioned = true;
+            for e in 0..self.entries.len() {
+                let facts = VersionFacts::of(&self.hits[self.entries[e].hit as usize]);
+                self.entries[e].versions = Some(Box::new(facts));
+            }
+            return;
+        }
+        let facts = VersionFacts::of(self.hit(ent));
+        self.entries[ent as usize].versions = Some(Box::new(facts));
+    }
+
+    /// The version facts of every entry, when the source is versioned.
+    fn version_facts(&self) -> Option<Vec<(&SourceHit, &VersionFacts)>> {
+        if !self.versioned {
+            return None;
+        }
+        let facts = self.entries.iter().map(|e| Some((&self.hits[e.hit as usize], e.versions.as_deref()?)));
+        facts.collect()
     }
 }
 
 #[cfg(not(test))]
 fn lazy_keys(hit: &SourceHit) -> (Keys, u8) {
     Keys::lazy(hit)
+}
+
+#[cfg(not(test))]
+fn may_tell(hit: &SourceHit) -> bool {
+    versions::may_tell(hit)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests compare fusion that skips the sources no hit of which may tell anything of
+    /// versions with fusion that resolves every source.
+    static ALL_VERSIONED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn may_tell(hit: &SourceHit) -> bool {
+    ALL_VERSIONED.get() || versions::may_tell(hit)
 }
 
 #[cfg(test)]
@@ -416,16 +476,12 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
             .then_with(|| cmp_tie(&a.rep, &b.rep, sources))
     });
     // Each source's versions; `None` when nothing can be known of any of its hits.
-    let mut scratch = Vec::new();
     let resolved: Vec<Option<Vec<Resolved>>> = sources
         .iter()
         .map(|s| {
-            let hits = s.entries.iter().map(|e| (&s.hits[e.hit as usize], &e.versions));
-            if !versions::may_know(hits.clone(), &mut scratch) {
-                return None;
-            }
+            let hits = s.version_facts()?;
             let by_id = |id: &str| s.find(id).map(|i| i as usize);
-            Some(versions::resolve_with(&hits.collect::<Vec<_>>(), &by_id))
+            Some(versions::resolve_with(&hits, &by_id))
         })
         .collect();
     // Where each hit (by source and entry) ended up: the index of its group in sorted order.

@@ -374,22 +374,58 @@ pub fn resolve(hits: &[(&SourceHit, &VersionFacts)]) -> Vec<Resolved> {
     resolve_with(hits, &|id| by_id.get(id).copied())
 }
 
-/// Whether [`resolve`] could know anything of hits of one source with distinct local ids (as
-/// a source's list holds them): `false` means every hit would resolve to an unknown status, no
-/// newer version and nothing to report (`known: false`), so the caller can skip resolving. It
-/// is `false` when no hit has an explicit `version`, an id with a version marker or a title
-/// saying it is superseded, and no two hits share a title key: then every family is one hit
-/// that says nothing of itself. `keys` is a scratch buffer.
-pub(crate) fn may_know<'a>(hits: impl Iterator<Item = (&'a SourceHit, &'a VersionFacts)>, keys: &mut Vec<u64>) -> bool {
-    keys.clear();
-    for (hit, facts) in hits {
-        if hit.version.is_some() || facts.id.is_some() || facts.title.says_superseded {
-            return true;
-        }
-        keys.extend(facts.title.key);
+/// Whether `hit` alone could make [`resolve`] know anything of the hits of its source: it has
+/// an explicit `version`, an id with a version marker ([`id_family`]) or a title that may hold
+/// a marker ([`title_may_have_markers`]). When no hit of a source can, every hit of it resolves
+/// to an unknown status, no newer version and nothing to report (`known: false`), so the
+/// caller can skip resolving: families then form only through title keys whose markers differ
+/// (every hit's are empty) and id stems (each id is its own, the hits' ids being distinct), no
+/// hit names another, and nothing says superseded (a status word in a title is a marker).
+pub(crate) fn may_tell(hit: &SourceHit) -> bool {
+    hit.version.is_some() || id_family(&hit.local_id).is_some() || title_may_have_markers(&hit.title)
+}
+
+/// `false` only when [`parse_title`] finds no marker in `title` (conservative: `true` for
+/// every non-ASCII title). For ASCII, the tokens of [`scan_ascii`] are read without being
+/// stored: a marker is a year or a date (a number starting with one), a `vN` label or one of
+/// [`WORD_MARKERS`] (the version words among them); a number after or before a version word
+/// comes with that word.
+fn title_may_have_markers(title: &str) -> bool {
+    if !title.is_ascii() {
+        return true;
     }
-    keys.sort_unstable();
-    keys.windows(2).any(|w| w[0] == w[1])
+    let bytes = title.as_bytes();
+    scan_ascii(bytes, |t| match t {
+        // `is_year` or `is_date`: four digits, 19xx or 20xx, alone or before a separator.
+        Tok::Num(a, b) => {
+            let t = &bytes[a as usize..b as usize];
+            t.len() >= 4
+                && matches!(&t[..2], b"19" | b"20")
+                && t[2].is_ascii_digit()
+                && t[3].is_ascii_digit()
+                && (t.len() == 4 || matches!(t[4], b'-' | b'/' | b'.'))
+        }
+        Tok::Word(a, b) => ascii_word_is_marker(&bytes[a as usize..b as usize]),
+        Tok::Cjk(_) => true,
+    })
+}
+
+/// Whether an ASCII word token (any case, starting with a letter) is a `vN` label or one of
+/// [`WORD_MARKERS`] (as [`is_v_label`] and [`word_marker`] read it lowered).
+fn ascii_word_is_marker(word: &[u8]) -> bool {
+    let first = word[0].to_ascii_lowercase();
+    let rest = &word[1..];
+    if first == b'v'
+        && !rest.is_empty()
+        && rest.split(|&b| b == b'.').all(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit))
+    {
+        return true;
+    }
+    let shape = match first {
+        b'a'..=b'z' if word.len() < 16 => WORD_MARKER_SHAPES[usize::from(first - b'a')] & (1 << word.len()),
+        _ => 0,
+    };
+    shape != 0 && WORD_MARKERS.iter().any(|(m, _)| m.as_bytes().eq_ignore_ascii_case(word))
 }
 
 /// [`resolve`] with the hits' index by local id: `by_id(id)` is the index of the hit whose
@@ -792,21 +828,30 @@ fn tokenize(s: &str, toks: &mut Vec<Tok>) {
     }
 }
 
-/// [`tokenize`] for ASCII text (most titles): bytes are chars, none CJK, and a char is
-/// alphanumeric when it is ASCII alphanumeric.
+/// [`tokenize`] for ASCII text (most titles).
 fn tokenize_ascii(bytes: &[u8], toks: &mut Vec<Tok>) {
+    scan_ascii(bytes, |t| {
+        toks.push(t);
+        false
+    });
+}
+
+/// The tokens of ASCII text (any case: bytes are chars, none CJK, and a char is alphanumeric
+/// when it is ASCII alphanumeric), each given to `visit` until it returns `true`; returns
+/// whether it did.
+fn scan_ascii(bytes: &[u8], mut visit: impl FnMut(Tok) -> bool) -> bool {
     let n = bytes.len();
     let digit_at = |j: usize| j < n && bytes[j].is_ascii_digit();
     let mut i = 0;
     while i < n {
         let start = i;
         let b = bytes[i];
-        if b.is_ascii_digit() {
+        let tok = if b.is_ascii_digit() {
             i += 1;
             while i < n && (bytes[i].is_ascii_digit() || (matches!(bytes[i], b'.' | b'-' | b'/') && digit_at(i + 1))) {
                 i += 1;
             }
-            toks.push(Tok::Num(start as u32, i as u32));
+            Tok::Num(start as u32, i as u32)
         } else if b.is_ascii_alphabetic() {
             i += 1;
             while i < n
@@ -815,11 +860,16 @@ fn tokenize_ascii(bytes: &[u8], toks: &mut Vec<Tok>) {
             {
                 i += 1;
             }
-            toks.push(Tok::Word(start as u32, i as u32));
+            Tok::Word(start as u32, i as u32)
         } else {
             i += 1;
+            continue;
+        };
+        if visit(tok) {
+            return true;
         }
     }
+    false
 }
 
 fn is_year(s: &str) -> bool {

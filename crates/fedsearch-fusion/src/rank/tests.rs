@@ -787,25 +787,37 @@ fn prefix_heavy_hits(list: &[(u8, u8, u8, u8)]) -> Vec<SourceHit> {
         .collect()
 }
 
+/// Fuses the hits `to_hits` makes of each list (source `s0`, `s1`, ..., one hit per batch, all
+/// in order or all reversed) as it is, and again with the test switch `switch` set.
+fn fuse_with_and_without<T>(
+    lists: &[Vec<T>],
+    to_hits: fn(&[T]) -> Vec<SourceHit>,
+    reverse: bool,
+    switch: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+) -> (FusedList, FusedList) {
+    let names: Vec<String> = (0..lists.len()).map(|i| format!("s{i}")).collect();
+    let start = rrf(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut batches: Vec<(&str, Vec<SourceHit>)> = names
+        .iter()
+        .zip(lists)
+        .flat_map(|(name, list)| to_hits(list).into_iter().map(move |h| (name.as_str(), vec![h])))
+        .collect();
+    if reverse {
+        batches.reverse();
+    }
+    let without = fuse(&start, batches.clone());
+    switch.set(true);
+    let with = fuse(&start, batches);
+    switch.set(false);
+    (without, with)
+}
+
 proptest::proptest! {
     /// Prefix keys and the full keys computed when prefixes meet merge exactly as full keys do,
     /// in any order of arrival.
     #[test]
     fn lazy_keys_fuse_as_full_keys_do(lists in prefix_heavy_lists(), reverse: bool) {
-        let names: Vec<String> = (0..lists.len()).map(|i| format!("s{i}")).collect();
-        let start = rrf(&names.iter().map(String::as_str).collect::<Vec<_>>());
-        let mut batches: Vec<(&str, Vec<SourceHit>)> = names
-            .iter()
-            .zip(&lists)
-            .flat_map(|(name, list)| prefix_heavy_hits(list).into_iter().map(move |h| (name.as_str(), vec![h])))
-            .collect();
-        if reverse {
-            batches.reverse();
-        }
-        let lazy = fuse(&start, batches.clone());
-        super::FULL_KEYS.set(true);
-        let full = fuse(&start, batches);
-        super::FULL_KEYS.set(false);
+        let (lazy, full) = fuse_with_and_without(&lists, prefix_heavy_hits, reverse, &super::FULL_KEYS);
         proptest::prop_assert_eq!(lazy, full);
     }
 }
@@ -823,4 +835,54 @@ fn prefix_keys_are_taken_once_and_shared_ones_become_full() {
     assert_eq!(list.duplicates_merged, 1);
     let merged = list.hits.iter().find(|x| !x.duplicates.is_empty()).unwrap();
     assert_eq!(merged.duplicates[0].matched_on, "content");
+}
+
+/// Lists whose titles, ids and versions sometimes tell something of versions and often do not:
+/// titles with and without years, labels and status words (some equal but for case), ids with
+/// and without a marker, now and then an explicit version, in one to three sources.
+fn version_lists() -> impl proptest::strategy::Strategy<Value = Vec<Vec<(u8, u8, u8, u8)>>> {
+    use proptest::prelude::*;
+    prop::collection::vec(prop::collection::vec((0u8..10, 0u8..12, 0u8..8, 0u8..10), 0..10), 1..4)
+}
+
+fn version_hits(list: &[(u8, u8, u8, u8)]) -> Vec<SourceHit> {
+    const TITLES: [&str; 12] = [
+        "Return policy",
+        "Return Policy",
+        "return policy 2025",
+        "Return policy v2",
+        "Return policy (superseded)",
+        "Incident 12: API latency",
+        "Incident 13: API latency",
+        "Release notes 4.4",
+        "Onboarding guide, current edition",
+        "Travel rules",
+        "退货政策（2026 版）",
+        "Travel rules October 2026",
+    ];
+    list.iter()
+        .enumerate()
+        .map(|(i, &(id, title, suffix, explicit))| {
+            let suffix = ["", "_2025", "-v2", "_old", "-12", "", "", ""][usize::from(suffix)];
+            let mut h = hit(&format!("d{id}{suffix}"), i as u32 % 6 + 1);
+            h.title = TITLES[usize::from(title)].to_string();
+            h.updated_at = ts(1_700_000_000 + i64::from(id) * 86_400);
+            h.version = match explicit {
+                0 => version("superseded", ""),
+                1 => version("", &format!("d{}", (id + 1) % 10)),
+                2 => Some(VersionInfo { family: "travel".into(), ..Default::default() }),
+                _ => None,
+            };
+            h
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// Skipping the sources no hit of which may tell anything of versions changes nothing.
+    #[test]
+    fn screened_versions_fuse_as_resolving_every_source_does(lists in version_lists(), reverse: bool) {
+        let (screened, all) = fuse_with_and_without(&lists, version_hits, reverse, &super::ALL_VERSIONED);
+        proptest::prop_assert_eq!(screened, all);
+    }
 }

@@ -334,6 +334,20 @@ proptest::proptest! {
         proptest::prop_assert_eq!(owned(&lowered, &toks), reference_toks);
     }
 
+    /// A title the marker screen passes has no marker (so its source, should no other hit
+    /// tell anything, can skip resolving).
+    #[test]
+    fn titles_the_screen_passes_have_no_marker(
+        title in "[ -~]{0,40}|\\PC{0,30}|((19|20)[0-9]{2}|[0-9]{1,5}|[0-9]{4}[./-][0-9]{1,2}([./-][0-9]{1,2})?|[vV][0-9](\\.[0-9]){0,2}\\.?|\
+            (edition|Version|VER|rev|revision|superseded|Obsolete|current|draft|latest|jan|october|may|api|policy)|\
+            [a-zA-Z]{1,6}|[年月版第已废止旧]|已废止| |, |-|/|\\.|\\(){0,14}"
+    ) {
+        if !title_may_have_markers(&title) {
+            let parsed = parse_title(&title);
+            proptest::prop_assert!(parsed.markers.is_empty() && !parsed.says_superseded, "{:?}", parsed);
+        }
+    }
+
     /// The parser over reused buffers reads every title as the one that allocated every part
     /// did (titles made of markers, months, years, dates, CJK phrases and plain words).
     #[test]
