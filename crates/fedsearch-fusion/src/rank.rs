@@ -468,13 +468,6 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
         start += len;
     }
     let duplicates_merged = (n - groups.len()) as u32;
-    // Unstable: two groups' representatives are distinct hits, never tied (`cmp_tie`).
-    groups.sort_unstable_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| b.positive.cmp(&a.positive))
-            .then_with(|| cmp_tie(&a.rep, &b.rep, sources))
-    });
     // Each source's versions; `None` when nothing can be known of any of its hits.
     let resolved: Vec<Option<Vec<Resolved>>> = sources
         .iter()
@@ -484,6 +477,21 @@ pub(crate) fn plan(method: Method, sources: &[SourceList], top_k: usize) -> Plan
             Some(versions::resolve_with(&hits, &by_id))
         })
         .collect();
+    // Unstable: two groups' representatives are distinct hits, never tied (`cmp_tie`).
+    let by_order = |a: &Group, b: &Group| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| b.positive.cmp(&a.positive))
+            .then_with(|| cmp_tie(&a.rep, &b.rep, sources))
+    };
+    if groups.len() > top_k && resolved.iter().all(Option::is_none) {
+        // No version moves (section 7): the first `top_k` groups are the list.
+        if let Some(last) = top_k.checked_sub(1) {
+            groups.select_nth_unstable_by(last, by_order);
+        }
+        groups.truncate(top_k);
+    }
+    groups.sort_unstable_by(by_order);
     // Where each hit (by source and entry) ended up: the index of its group in sorted order.
     let offsets: Vec<usize> = sources
         .iter()
