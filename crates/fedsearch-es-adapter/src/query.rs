@@ -28,6 +28,9 @@
 //! rather than the caller's filter, it ranks instead: a document outside it that shows a word
 //! follows every document inside it ([`window_first`]), since the phrase may say when something
 //! in the documents happens ("sailings this week") rather than when a document was written.
+//! A document that names a day of a window of at most two weeks as documents write it
+//! (2026-07-03, 7月3日, July 3, week 27; in the user's zone) counts as inside it
+//! ([`names_the_window`]): the notice written before the days it announces.
 //!
 //! The permission filter sits in `bool.filter` of every query, so a document the user may not
 //! see never leaves the cluster. Only DSL that both Elasticsearch 8/9 and OpenSearch 2/3 accept
@@ -348,7 +351,8 @@ pub fn search_body(source: &SourceConfig, query: &SubQuery, es_timeout: Duration
     let query_clause = match time {
         Some(time) if window_ranks => {
             filter.extend(structured);
-            window_first(scoring, time, filter)
+            let names = names_the_window(source, &filters, &query.time_zone);
+            window_first(scoring, time, names, filter)
         }
         time => {
             filter.extend(time);
@@ -414,15 +418,49 @@ const OUTSIDE_WINDOW: f64 = 0.001;
 /// matches a word comes after all of them ("is the surcharge charged on sailings this week?"
 /// finds the notice written before the week). `function_score` is both Elasticsearch's and
 /// OpenSearch's.
-fn window_first(scoring: Vec<Value>, time: Value, filter: Vec<Value>) -> Value {
+///
+/// `names`: a document that names a day of the window ([`names_the_window`]) counts as inside it
+/// — the notice written before the days it announces.
+fn window_first(scoring: Vec<Value>, time: Value, names: Option<Value>, filter: Vec<Value>) -> Value {
     let words = json!({ "bool": { "should": scoring, "minimum_should_match": 1 } });
-    let inside = json!({ "constant_score": { "filter": time.clone(), "boost": 1.0 } });
+    let (about, not_about) = match names {
+        Some(names) => (
+            json!({ "bool": { "should": [time.clone(), names.clone()], "minimum_should_match": 1 } }),
+            vec![time, names],
+        ),
+        None => (time.clone(), vec![time]),
+    };
+    let inside = json!({ "constant_score": { "filter": about, "boost": 1.0 } });
     json!({ "function_score": {
         "query": { "bool": { "should": [inside, words], "minimum_should_match": 1, "filter": filter } },
-        "functions": [{ "filter": { "bool": { "must_not": [time] } }, "weight": OUTSIDE_WINDOW }],
+        "functions": [{ "filter": { "bool": { "must_not": not_about } }, "weight": OUTSIDE_WINDOW }],
         "score_mode": "multiply",
         "boost_mode": "multiply",
     } })
+}
+
+/// The longest window whose days a document may name ([`names_the_window`]): two weeks, at most
+/// 6 × 14 + 9 phrases.
+const NAMED_DAYS_MAX: u32 = 14;
+
+/// A clause matching the documents that name a day of the question's window as documents write
+/// it (2026-07-03, 7月3日, July 3, week 27: [`fedsearch_timeexpr::written_days`]), in the user's
+/// zone (`time_zone`, else UTC): a notice written before the days it announces is about them.
+/// `None` for a window without both ends or longer than [`NAMED_DAYS_MAX`] days.
+fn names_the_window(source: &SourceConfig, filters: &Filters, time_zone: &str) -> Option<Value> {
+    let range = filters.time_range.as_ref()?;
+    let zone = fedsearch_timeexpr::parse_tz(time_zone).unwrap_or(chrono_tz::Tz::UTC);
+    let day =
+        |t: &prost_types::Timestamp| fedsearch_core::time::to_chrono(t).map(|t| t.with_timezone(&zone).date_naive());
+    let first = day(range.from.as_ref()?)?;
+    // `to` is the window's last instant (the router sends the end of its last day).
+    let end = day(range.to.as_ref()?)?.succ_opt()?;
+    let fields = search_fields(source);
+    let phrases: Vec<Value> = fedsearch_timeexpr::written_days(first, end, NAMED_DAYS_MAX)
+        .iter()
+        .map(|p| multi_match(&fields, p, MatchType::Phrase, None, None))
+        .collect();
+    (!phrases.is_empty()).then(|| json!({ "bool": { "should": phrases, "minimum_should_match": 1 } }))
 }
 
 /// The longest time window that still counts as the question's subject (see [`search_body`]).
@@ -916,16 +954,24 @@ mod tests {
         assert_eq!(filters.len(), 2, "{q}");
         assert!(filters.iter().all(|c| c.get("range").is_none()), "{q}");
         assert_eq!(filters[1], json!({ "terms": { "doc_type": ["notice"] } }));
-        // inside: 1 + the words' score, so a document of the week may answer with no word
+        // inside: 1 + the words' score, so a document of the week (or one that names a day of
+        // it) may answer with no word
         let inside = &q["should"][0]["constant_score"];
         assert_eq!(inside["boost"], 1.0);
-        assert_eq!(inside["filter"]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
+        let about = inside["filter"]["bool"]["should"].as_array().unwrap();
+        assert_eq!(about[0]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
+        let names = &about[1]["bool"]["should"];
+        let phrase = |p: &str| names.as_array().unwrap().iter().any(|c| c["multi_match"]["query"] == p);
+        // 2026-09-21 14:13:20 UTC to 2026-09-28 14:13:20: eight days, ISO weeks 39 and 40.
+        assert!(phrase("2026-09-21") && phrase("9月28日") && phrase("September 25") && phrase("week 39"), "{names}");
+        assert!(!phrase("2026-09-20") && !phrase("2026-09-29"), "{names}");
+        assert_eq!(names[0]["multi_match"]["type"], "phrase");
         assert_eq!(q["minimum_should_match"], 1);
         assert_eq!(q["should"][1]["bool"]["minimum_should_match"], 1, "or any word");
         // outside: the words' score × 0.001, after every document of the window
         let outside = &f["functions"][0];
         assert_eq!(outside["weight"], OUTSIDE_WINDOW);
-        assert_eq!(outside["filter"]["bool"]["must_not"][0], inside["filter"]);
+        assert_eq!(outside["filter"]["bool"]["must_not"], json!([about[0], about[1]]));
         assert_eq!((f["score_mode"].as_str(), f["boost_mode"].as_str()), (Some("multiply"), Some("multiply")));
         assert_eq!(body["sort"][0], "_score");
 
@@ -937,6 +983,32 @@ mod tests {
             assert!(body["query"].get("function_score").is_none(), "{body}");
             assert_eq!(body["query"]["bool"]["filter"][1]["range"]["updated_at"]["lte"], "2026-09-28T14:13:20.000Z");
         }
+    }
+
+    #[test]
+    fn the_days_a_document_may_name_are_the_windows_in_the_users_zone_and_a_month_has_none() {
+        let range = |from: i64, to: i64| Filters {
+            time_range: Some(TimeRange {
+                from: Some(Timestamp { seconds: from, nanos: 0 }),
+                to: Some(Timestamp { seconds: to, nanos: 999_999_999 }),
+            }),
+            ..Default::default()
+        };
+        // 2026-06-28T16:00Z – 2026-07-01T15:59:59Z is 29 June – 1 July in Shanghai.
+        let shanghai = range(1_782_662_400, 1_782_921_599);
+        let names = names_the_window(&source(), &shanghai, "Asia/Shanghai").unwrap();
+        let phrases: Vec<&str> = names["bool"]["should"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["multi_match"]["query"].as_str().unwrap())
+            .collect();
+        assert_eq!(phrases.len(), 3 * 6 + 3, "{phrases:?}");
+        assert!(phrases.contains(&"2026-06-29") && phrases.contains(&"7月1日") && phrases.contains(&"week 27"));
+        // In UTC the same instants start on 28 June.
+        let utc = names_the_window(&source(), &shanghai, "").unwrap();
+        assert!(utc.to_string().contains("2026-06-28"), "{utc}");
+        assert!(names_the_window(&source(), &range(1_782_662_400, 1_782_662_400 + 30 * 86_400), "UTC").is_none());
     }
 
     #[test]

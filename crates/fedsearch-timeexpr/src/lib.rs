@@ -220,6 +220,57 @@ pub fn mentions(text: &str, today: NaiveDate) -> Vec<Mention> {
         .collect()
 }
 
+/// How documents write the days from `first` up to `end` (exclusive), for a search engine's
+/// phrase queries — 2026-07-03, 2026/07/03, 7月3日, 7月3号, July 3, 3 July — and the ISO weeks
+/// they fall in (week 27, 第27周, 2026-W27): what [`mentions`] reads back. Empty when the days are
+/// more than `max_days` (a month is no list of its days).
+pub fn written_days(first: NaiveDate, end: NaiveDate, max_days: u32) -> Vec<String> {
+    use chrono::Datelike;
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    if end <= first || (end - first).num_days() > i64::from(max_days) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut weeks = Vec::new();
+    for day in first.iter_days().take_while(|d| *d < end) {
+        let (m, d) = (day.month(), day.day());
+        let month = MONTHS[day.month0() as usize];
+        out.extend([
+            day.format("%Y-%m-%d").to_string(),
+            day.format("%Y/%m/%d").to_string(),
+            format!("{m}月{d}日"),
+            format!("{m}月{d}号"),
+            format!("{month} {d}"),
+            format!("{d} {month}"),
+        ]);
+        let week = day.iso_week();
+        if !weeks.contains(&week) {
+            weeks.push(week);
+        }
+    }
+    for w in weeks {
+        out.extend([
+            format!("week {}", w.week()),
+            format!("第{}周", w.week()),
+            format!("{}-W{:02}", w.year(), w.week()),
+        ]);
+    }
+    out
+}
+
 /// Parses an IANA zone name such as `Asia/Shanghai`, `Europe/Berlin` or `UTC`.
 pub fn parse_tz(name: &str) -> Result<Tz, String> {
     name.trim().parse::<Tz>().map_err(|_| {

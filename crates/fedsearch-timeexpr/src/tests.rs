@@ -1127,3 +1127,22 @@ fn a_few_days_back_is_the_week_up_to_today() {
         ("发货前几天可以改地址吗", None),
     ]);
 }
+
+#[test]
+fn the_days_a_window_holds_are_written_as_documents_write_them_and_read_back() {
+    let date = |s: &str| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    let (first, end) = (date("2026-07-03"), date("2026-07-05"));
+    let written = crate::written_days(first, end, 14);
+    for form in ["2026-07-03", "2026/07/04", "7月3日", "7月4号", "July 3", "4 July", "week 27", "第27周", "2026-W27"]
+    {
+        assert!(written.iter().any(|w| w == form), "{form} in {written:?}");
+    }
+    assert_eq!(written.len(), 2 * 6 + 3, "two days, one week: {written:?}");
+    // Each form is read back as a day or the week that holds those days.
+    for w in &written {
+        let m = crate::mentions(w, date("2026-07-10"));
+        assert!(m.iter().any(|m| m.first < end && first < m.end), "{w}: {m:?}");
+    }
+    assert!(crate::written_days(date("2026-07-01"), date("2026-08-01"), 14).is_empty(), "a month");
+    assert!(crate::written_days(end, first, 14).is_empty(), "no days");
+}
