@@ -136,3 +136,40 @@ async fn empty_text_without_filters_is_invalid_argument() {
     let out = search_one(&mut s.client, sub_query("q", "kb", "  ", "carol", Filters::default())).await;
     assert_eq!(out.code(), "INVALID_ARGUMENT");
 }
+
+#[tokio::test]
+async fn a_notice_that_names_a_day_of_the_questions_window_ranks_with_the_window() {
+    let url = opensearch_url();
+    let dated = |id: &str, title: &str, at: &str| {
+        let mut d = doc(id, title, "Operations notice for customers.", &["support"]);
+        d["updated_at"] = at.into();
+        d
+    };
+    // "blank sailings this week", asked on Wednesday 1 July 2026 in Shanghai: 29 June – 1 July.
+    let mut docs = vec![
+        dated("N-WEEK27", "Blank sailing on the AE7 service, week 27", "2026-06-18T08:00:00Z"),
+        dated("N-DAY", "海关系统 2026-06-30 夜间暂停申报", "2026-06-10T08:00:00Z"),
+        dated("N-WEEK23", "Blank sailing on the NE2 service, week 23", "2026-05-20T08:00:00Z"),
+    ];
+    // More documents of the window than the sub-query's limit, none about sailings.
+    docs.extend((0..6).map(|i| dated(&format!("N-IN-{i}"), "Terminal gate hours", "2026-06-30T02:00:00Z")));
+    let scratch = ScratchIndex::create(&url, "named-days", &docs).await;
+    let fields = r#"["title^3", "title.cjk^3", "body", "body.cjk"]"#;
+    let mut s = serve(&config(&url, &scratch_source("scratch", &scratch.name, fields))).await;
+    let window = TimeRange {
+        from: Some(prost_types::Timestamp { seconds: 1_782_662_400, nanos: 0 }),
+        to: Some(prost_types::Timestamp { seconds: 1_782_921_599, nanos: 999_999_999 }),
+    };
+    let asked = |text: &str, limit: u32| fedsearch_proto::adapter::SubQuery {
+        time_range_from_question: true,
+        time_zone: "Asia/Shanghai".into(),
+        limit,
+        ..sub_query("q", "scratch", text, "alice", Filters { time_range: Some(window.clone()), ..Default::default() })
+    };
+    let ranked = search_one(&mut s.client, asked("blank sailing", 5)).await.ok().ids();
+    assert_eq!(ranked.first().map(String::as_str), Some("N-WEEK27"), "named by its week number: {ranked:?}");
+    assert!(!ranked.contains(&"N-WEEK23".to_string()), "another week follows the window's documents: {ranked:?}");
+    // With no word of the question, a document that names a day of the window is one of the window's.
+    let any = search_one(&mut s.client, asked("customs", 20)).await.ok().ids();
+    assert!(any.contains(&"N-DAY".to_string()) && !any.contains(&"N-WEEK23".to_string()), "{any:?}");
+}
