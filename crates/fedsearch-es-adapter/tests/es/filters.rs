@@ -164,7 +164,7 @@ async fn a_notice_that_names_a_day_of_the_questions_window_ranks_with_the_window
         time_range_from_question: true,
         time_zone: "Asia/Shanghai".into(),
         limit,
-        ..sub_query("q", "scratch", text, "alice", Filters { time_range: Some(window.clone()), ..Default::default() })
+        ..sub_query("q", "scratch", text, "alice", Filters { time_range: Some(window), ..Default::default() })
     };
     let ranked = search_one(&mut s.client, asked("blank sailing", 5)).await.ok().ids();
     assert_eq!(ranked.first().map(String::as_str), Some("N-WEEK27"), "named by its week number: {ranked:?}");
