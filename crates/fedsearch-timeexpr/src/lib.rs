@@ -28,9 +28,10 @@
 //! | --- | --- | --- |
 //! | day | 今天, 昨天, 前天, 大前天, today, yesterday, the day before yesterday | that day |
 //! | this … | 本周, 这周, 本月, 这个月, 本季度, 今年, this week/month/quarter/year; WTD, MTD, QTD, YTD, month-to-date (and "month to date", 年初至今: "since" phrases, below) | from the start of the week (Monday), month, quarter or year **up to and including today** |
-//! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous week/month/quarter/year, the week before last | the whole previous calendar week (Monday–Sunday), month, quarter or year (the week before last: the one before) |
+//! | last … (calendar) | 上周, 上星期, 上上周, 上个月, 上季度, 去年, 前年, last/previous/prior week/month/quarter/year, the week before last | the whole previous calendar week (Monday–Sunday), month, quarter or year (the week before last: the one before) |
 //! | rolling | 最近一周, 近两周, 过去7天, 最近三个月, 最近半年, 近一年, past week, last 3 days, the past 2 weeks, last 30 days, past six months, the past half year | the period ending today, today included: N days = today and the N−1 days before; N weeks = 7N days; N months = from the day after the same date N months ago (clamped to the month's end); half a year = 6 months |
-//! | a few days back | 前几天, 前些天, 最近几天, 近几天, 几天前, the past few days, a few days ago, the other day | the week up to today (today and the 6 days before); 前几天 after a word is "a few days before" it (到期前几天提醒): no window |
+//! | a few days back | 前几天, 前两天, 前些天, 最近几天, 近几天, 几天前, the past few days, a few days ago, the other day | the week up to today (today and the 6 days before); 前几天 after a word is "a few days before" it (到期前几天提醒): no window |
+//! | a few weeks or months | 最近几周, 近几个月, the last few weeks, the past couple of months | rolling, as three (a couple: two) of them |
 //! | hours | 过去24小时, 最近24小时, 近12小时, 最近两个小时内, past 24 hours, last 48 hours, in the last 6 hours, past 24h, the past hour, the last hour | the N hours up to `as_of` (see above) |
 //! | weekend | 上周末, 上个周末, 本周末, 这周末, last weekend, this weekend, over the weekend, this past weekend | a Saturday and Sunday, up to today: "over the weekend" the last one begun, "last weekend" the one before this week's, "this weekend" once it has begun (before, it is ahead; a bare 周末 or "weekend" names none: 周末值班补贴) |
 //! | weekday | 周一 … 周六, 周日, 周天, 星期一 … 星期日, 星期天, 礼拜一 … 礼拜天, Monday … Sunday, on Friday | the most recent such day that has begun: today if today is that day |

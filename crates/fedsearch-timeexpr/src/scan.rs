@@ -672,6 +672,7 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("this week", WeeksBack(0)),
         ("last week", WeeksBack(1)),
         ("previous week", WeeksBack(1)),
+        ("prior week", WeeksBack(1)),
         ("the week before last", WeeksBack(2)),
         ("week before last", WeeksBack(2)),
         // To date, as one word: the period so far, as "this month" is ("month to date" and
@@ -687,12 +688,15 @@ fn calendar_relative(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> 
         ("this month", ThisMonth),
         ("last month", LastMonth),
         ("previous month", LastMonth),
+        ("prior month", LastMonth),
         ("this quarter", ThisQuarter),
         ("last quarter", LastQuarter),
         ("previous quarter", LastQuarter),
+        ("prior quarter", LastQuarter),
         ("this year", ThisYear),
         ("last year", LastYear),
         ("previous year", LastYear),
+        ("prior year", LastYear),
         ("下月", NextMonth),
         ("下个月", NextMonth),
         ("下一个月", NextMonth),
@@ -1166,7 +1170,7 @@ fn relative_month(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, bool)
     Some((span.first, false))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Unit {
     Hour,
     Day,
@@ -1215,6 +1219,7 @@ fn few_days(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     const PHRASES: &[(&str, bool)] = &[
         ("前几天", true),
         ("前些天", true),
+        ("前两天", true),
         ("前些日子", true),
         ("最近几天", false),
         ("最近这几天", false),
@@ -1242,6 +1247,9 @@ fn few_days(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     }
     Some((c.pos, Span::days(Grain::Day, false, today.checked_sub_days(Days::new(6))?, today.succ_opt()?)))
 }
+
+/// How many "a few" weeks or months are (最近几周, the past few weeks).
+const FEW: u32 = 3;
 
 /// 最近三天, 近两周, 过去的一个月, 最近7天内, 近半年, 过去24小时: a count and its unit; ahead
 /// (未来30天, 接下来两周, 今后一个月, 往后7天).
@@ -1279,6 +1287,9 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     r.ws0();
     let (n, unit) = if r.lit("半年") {
         (1, Unit::HalfYear)
+    } else if r.lit("几") {
+        // 最近几周, 近几个月: three; a few days is `few_days`'s week.
+        (FEW, r.longest(UNITS).filter(|&u| u >= Unit::Week)?)
     } else {
         let n = r.count_zh().filter(|&n| n > 0)?;
         r.ws0();
@@ -1345,6 +1356,15 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
         return None;
     }
     let mut counted = r;
+    // "the past few weeks", "the last couple of months": three and two; a few days is
+    // `few_days`'s week.
+    let few = counted.longest(&[("few", FEW), ("couple of", 2), ("couple", 2)]);
+    if let Some(n) = few {
+        let unit =
+            (counted.ws1().then_some(())).and_then(|()| counted.longest(&UNITS[9..])).filter(|&u| u >= Unit::Week)?;
+        *c = counted;
+        return Some((n, unit, ahead));
+    }
     if let Some(n) = counted.count_en().filter(|&n| n > 0) {
         let spaced = counted.ws1();
         // Hours may be glued to their count: 24h, 48hrs.

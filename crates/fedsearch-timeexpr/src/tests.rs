@@ -1146,3 +1146,20 @@ fn the_days_a_window_holds_are_written_as_documents_write_them_and_read_back() {
     assert!(crate::written_days(date("2026-07-01"), date("2026-08-01"), 14).is_empty(), "a month");
     assert!(crate::written_days(end, first, 14).is_empty(), "no days");
 }
+
+#[test]
+fn a_few_weeks_or_months_are_three_a_couple_two_and_prior_is_previous() {
+    check_wed(&[
+        ("what broke over the last few weeks", Some(("the last few weeks", days("2026-10-29", "2026-11-18")))),
+        ("the past couple of weeks", Some(("the past couple of weeks", days("2026-11-05", "2026-11-18")))),
+        ("refunds in the past few months", Some(("the past few months", days("2026-08-19", "2026-11-18")))),
+        ("最近几周的故障", Some(("最近几周", days("2026-10-29", "2026-11-18")))),
+        ("近几个月的退款", Some(("近几个月", days("2026-08-19", "2026-11-18")))),
+        ("前两天的工单", Some(("前两天", days("2026-11-12", "2026-11-18")))),
+        ("发货前两天通知客户", None),
+        ("the prior month", Some(("prior month", days("2026-10-01", "2026-10-31")))),
+        ("prior year revenue", Some(("prior year", days("2025-01-01", "2025-12-31")))),
+        // A count of weeks with no past or future word names no window.
+        ("it takes a few weeks", None),
+    ]);
+}
