@@ -14,7 +14,7 @@ use fedsearch_proto::{
 
 use crate::{
     FusionError,
-    rank::{self, DEFAULT_RRF_K, Method, Plan, Prefixes, Scored, SourceList},
+    rank::{self, DEFAULT_RRF_K, KeyTable, Method, Plan, Scored, SourceList},
 };
 
 /// `top_k` used when `FuseStart.top_k` is 0.
@@ -33,8 +33,8 @@ pub struct Fuser {
     /// Each source's weight as explanations write it ([`weight_label`]).
     weight_labels: Vec<String>,
     index: HashMap<String, usize>,
-    /// The title and snippet prefix keys taken so far (see [`rank::Prefixes`]).
-    prefixes: Prefixes,
+    /// The keys taken so far (see [`rank::KeyTable`]).
+    keys: KeyTable,
     hits_in: usize,
 }
 
@@ -84,7 +84,7 @@ impl Fuser {
             sources,
             weight_labels,
             index,
-            prefixes: Prefixes::default(),
+            keys: KeyTable::for_sources(start.sources.len()),
             hits_in: 0,
         })
     }
@@ -96,12 +96,15 @@ impl Fuser {
             tracing::debug!(source, "ignoring a batch of an undeclared source");
             return;
         };
-        for at in self.sources[i].append(hits) {
+        let added = self.sources[i].append(hits);
+        // A url, a title and a content key each at most.
+        self.keys.reserve(3 * added.len());
+        for at in added {
             if self.sources[i].hits_at(at).local_id.is_empty() {
                 continue;
             }
             self.hits_in += 1;
-            rank::add_hit(&mut self.sources, &mut self.prefixes, i, at as u32);
+            rank::add_hit(&mut self.sources, &mut self.keys, i, at as u32);
         }
     }
 

@@ -32,7 +32,7 @@
 //! Lazy title and snippet keys: inside a fusion, a title or snippet whose normalised form is
 //! longer than [`PREFIX_BYTES`] is first keyed on its first [`PREFIX_BYTES`] bytes only (a
 //! *prefix key*, in a hash domain of its own; `Keys::lazy`); the full key is computed when a
-//! second hit has the same prefix key (`rank::Prefixes`, in arrival). Most hits share no
+//! second hit has the same prefix key (`rank::KeyTable`, in arrival). Most hits share no
 //! prefix with another, and their snippets are read no further than the prefix. The merges are
 //! exactly those of the full keys: equal normalised texts have equal prefixes, and a prefix key
 //! no other hit holds matches nothing. [`Keys::of`] gives the full keys.
@@ -43,6 +43,8 @@ use foldhash::quality::{FixedState, FoldHasher};
 
 use fedsearch_proto::types::SourceHit;
 use unicode_normalization::UnicodeNormalization;
+
+use crate::swar;
 
 /// Normalised titles shorter than this (in chars) never merge.
 pub const MIN_TITLE_CHARS: usize = 8;
@@ -196,35 +198,83 @@ fn prefix_key(raw: &str, min_chars: usize, domain: u8) -> Prefix {
 
 /// Writes the normalised form of ASCII `raw` (lower-case, each run of non-alphanumeric bytes
 /// as one space, none at either end) into `buf`; returns its length, or `None` when it is
-/// longer than `buf.len() - 2` (then `buf` holds its first `buf.len() - 1` bytes at least).
-/// A run of alphanumerics at a time: faster than a branch-free loop over bytes.
+/// longer than `buf.len() - 2` (then `buf` holds its first `buf.len() - 2` bytes at least).
+///
+/// Eight bytes at a time ([`crate::swar`]): letters and digits lower-cased, other bytes spaces,
+/// then the word's leading separators dropped (one space written before it instead when it
+/// follows a letter or digit), the second of two adjacent separators dropped (rare), and a
+/// trailing one left pending.
 fn normalise_ascii(raw: &[u8], buf: &mut [u8]) -> Option<usize> {
     let limit = buf.len() - 2;
-    let (n, mut len, mut i) = (raw.len(), 0, 0);
-    loop {
-        while i < n && ASCII_ALNUM_LOWER[usize::from(raw[i] & 0x7f)] == 0 {
-            i += 1;
+    let (mut len, mut pending) = (0, false);
+    let mut words = raw.chunks_exact(8);
+    for (i, word) in words.by_ref().enumerate() {
+        if len + 9 > buf.len() {
+            // No room for a space and eight bytes: the rest byte by byte.
+            return normalise_bytes(&raw[8 * i..], buf, len, &mut pending);
         }
-        if i == n {
-            return Some(len);
+        let x = swar::load(word);
+        let (upper, alnum) = swar::upper_and_alnum(x);
+        let mut sep = !alnum & swar::HIGH;
+        let mut out = ((x | (upper >> 2)) & ((alnum >> 7) * 0xff)) | ((sep >> 7) * 0x20);
+        let lead = alnum.trailing_zeros() / 8;
+        if lead == 8 {
+            pending = true;
+            continue;
         }
-        if len > 0 {
+        let mut count = 8 - lead as usize;
+        if lead > 0 {
+            (out, sep) = (out >> (8 * lead), sep >> (8 * lead));
+            pending = true;
+        }
+        // Byte 0 is a letter or digit now; drop the second of each pair of separators.
+        loop {
+            let pair = sep & (sep << 8);
+            if pair == 0 {
+                break;
+            }
+            let low = (1u64 << (pair.trailing_zeros() & !7)) - 1;
+            out = (out & low) | ((out >> 8) & !low);
+            sep = (sep & low) | ((sep >> 8) & !low);
+            count -= 1;
+        }
+        if pending && len > 0 {
             buf[len] = b' ';
             len += 1;
         }
-        while i < n && len <= limit {
-            let lower = ASCII_ALNUM_LOWER[usize::from(raw[i] & 0x7f)];
-            if lower == 0 {
-                break;
-            }
-            buf[len] = lower;
-            len += 1;
-            i += 1;
-        }
+        buf[len..len + 8].copy_from_slice(&out.to_le_bytes());
+        // A trailing separator is a space only if a letter or digit follows.
+        pending = (sep >> (8 * count - 1)) & 1 == 1;
+        len += count - usize::from(pending);
         if len > limit {
             return None;
         }
     }
+    normalise_bytes(words.remainder(), buf, len, &mut pending)
+}
+
+/// [`normalise_ascii`] byte by byte from `len` bytes written; `pending`: a separator was read
+/// since the last letter or digit. `None` past `buf.len() - 2` bytes.
+fn normalise_bytes(raw: &[u8], buf: &mut [u8], mut len: usize, pending: &mut bool) -> Option<usize> {
+    let limit = buf.len() - 2;
+    for &b in raw {
+        let lower = ASCII_ALNUM_LOWER[usize::from(b & 0x7f)];
+        if lower == 0 {
+            *pending = true;
+            continue;
+        }
+        if *pending && len > 0 {
+            buf[len] = b' ';
+            len += 1;
+        }
+        *pending = false;
+        buf[len] = lower;
+        len += 1;
+        if len > limit {
+            return None;
+        }
+    }
+    Some(len)
 }
 
 /// The seed of every key hash (any fixed value: keys are compared within one fusion only).
@@ -679,6 +729,41 @@ fn collapse(text: impl Iterator<Item = char>, mut emit: impl FnMut(char)) -> usi
 }
 
 #[cfg(test)]
+/// [`normalise_ascii`] as it was before it read eight bytes at a time (the reference the
+/// proptest compares it with): writes the normalised form of ASCII `raw` (lower-case, each run of non-alphanumeric bytes
+/// as one space, none at either end) into `buf`; returns its length, or `None` when it is
+/// longer than `buf.len() - 2` (then `buf` holds its first `buf.len() - 1` bytes at least).
+/// A run of alphanumerics at a time: faster than a branch-free loop over bytes.
+fn normalise_ascii_by_runs(raw: &[u8], buf: &mut [u8]) -> Option<usize> {
+    let limit = buf.len() - 2;
+    let (n, mut len, mut i) = (raw.len(), 0, 0);
+    loop {
+        while i < n && ASCII_ALNUM_LOWER[usize::from(raw[i] & 0x7f)] == 0 {
+            i += 1;
+        }
+        if i == n {
+            return Some(len);
+        }
+        if len > 0 {
+            buf[len] = b' ';
+            len += 1;
+        }
+        while i < n && len <= limit {
+            let lower = ASCII_ALNUM_LOWER[usize::from(raw[i] & 0x7f)];
+            if lower == 0 {
+                break;
+            }
+            buf[len] = lower;
+            len += 1;
+            i += 1;
+        }
+        if len > limit {
+            return None;
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -764,6 +849,18 @@ mod tests {
         fn text_key_is_the_hash_of_the_normalised_text(raw in "[ -~]{0,120}|[ -~]{200,700}|\\PC{0,60}|\\PC{100,300}") {
             let expected = normalise_text(&raw, 8).map(|n| stream_hash(0, &n));
             proptest::prop_assert_eq!(text_key(&raw, 8, 0), expected);
+        }
+    }
+
+    proptest::proptest! {
+        /// Eight bytes at a time, texts normalise as they did byte by byte, into any buffer.
+        #[test]
+        fn ascii_normalises_as_by_runs(raw in "[ -~]{0,80}|([a-zA-Z0-9]{1,9}[ .,:;!()/-]{1,3}){0,12}[a-zA-Z]{0,3}", room in 2usize..90) {
+            let (mut fast, mut by_runs) = (vec![0u8; room], vec![0u8; room]);
+            let (got, want) = (normalise_ascii(raw.as_bytes(), &mut fast), normalise_ascii_by_runs(raw.as_bytes(), &mut by_runs));
+            proptest::prop_assert_eq!(got, want);
+            let valid = got.unwrap_or(room - 2);
+            proptest::prop_assert_eq!(&fast[..valid], &by_runs[..valid]);
         }
     }
 

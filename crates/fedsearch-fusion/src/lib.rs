@@ -14,6 +14,7 @@ mod fuser;
 pub mod keys;
 pub mod rank;
 pub mod service;
+mod swar;
 pub mod versions;
 
 use std::future::Future;

@@ -166,6 +166,9 @@ pub(crate) struct Entry {
     /// The hit's `rank` field.
     rank: u32,
     pub keys: Keys,
+    /// The kinds (bits) of this entry's keys that another entry has taken too (see
+    /// [`KeyTable`]).
+    pub shared: u8,
     /// The hit's version facts, computed only once a hit of the source may tell something of
     /// versions ([`SourceList::versioned`]).
     pub versions: Option<Box<VersionFacts>>,
@@ -253,7 +256,7 @@ impl SourceList {
 
     /// Adds the hit at index `at` of `hits`; a repeated `local_id` keeps the copy with the
     /// better rank. Returns the entry (new or replaced) with the kinds of its keys that are
-    /// prefix keys ([`Keys::lazy`]), for [`Prefixes::settle`]; `None` when the hit was a worse
+    /// prefix keys ([`Keys::lazy`]), for [`KeyTable::take_keys`]; `None` when the hit was a worse
     /// repeat.
     fn push(&mut self, at: u32) -> Option<(u32, u8)> {
         let (entries, hits) = (&self.entries, &self.hits);
@@ -267,14 +270,14 @@ impl SourceList {
                 return None;
             }
             let (keys, partial) = lazy_keys(hit);
-            *old = Entry { hit: at, rank: hit.rank, keys, versions: None, arrival: old.arrival };
+            *old = Entry { hit: at, rank: hit.rank, keys, shared: 0, versions: None, arrival: old.arrival };
             self.note_versions(i);
             return Some((i, partial));
         }
         let arrival = self.entries.len() as u32;
         self.by_id.insert_unique(hash, arrival, |&i| id_hash(id_of(i)));
         let (keys, partial) = lazy_keys(hit);
-        self.entries.push(Entry { hit: at, rank: hit.rank, keys, versions: None, arrival });
+        self.entries.push(Entry { hit: at, rank: hit.rank, keys, shared: 0, versions: None, arrival });
         self.note_versions(arrival);
         Some((arrival, partial))
     }
@@ -331,7 +334,8 @@ fn may_tell(hit: &SourceHit) -> bool {
 
 #[cfg(test)]
 thread_local! {
-    /// Tests compare fusion over [`Keys::lazy`] with fusion over full keys ([`Keys::of`]).
+    /// Tests compare fusion over [`Keys::lazy`] and shared keys with fusion over every full key
+    /// ([`Keys::of`]).
     static FULL_KEYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -340,63 +344,188 @@ fn lazy_keys(hit: &SourceHit) -> (Keys, u8) {
     if FULL_KEYS.get() { (Keys::of(hit), 0) } else { Keys::lazy(hit) }
 }
 
-/// Adds the hit at index `at` of `sources[src].hits` (see [`SourceList::append`]) and settles
-/// its prefix keys.
-pub(crate) fn add_hit(sources: &mut [SourceList], prefixes: &mut Prefixes, src: usize, at: u32) {
-    if let Some((ent, partial)) = sources[src].push(at)
-        && partial != 0
-    {
-        prefixes.settle(sources, src as u32, ent, partial);
+/// Whether [`group`] looks at every key, not only the shared ones: as it did before keys were
+/// marked shared, which tests compare with (with [`FULL_KEYS`]).
+#[cfg(test)]
+fn all_keys_shared() -> bool {
+    FULL_KEYS.get()
+}
+
+#[cfg(not(test))]
+fn all_keys_shared() -> bool {
+    false
+}
+
+/// Adds the hit at index `at` of `sources[src].hits` (see [`SourceList::append`]) and takes
+/// its keys ([`KeyTable::take_keys`]).
+pub(crate) fn add_hit(sources: &mut [SourceList], table: &mut KeyTable, src: usize, at: u32) {
+    if let Some((ent, partial)) = sources[src].push(at) {
+        table.take_keys(sources, src as u32, ent, partial);
     }
 }
 
-/// The title and snippet prefix keys taken so far ([`Keys::lazy`]), each with the first entry
-/// that took it. Invariant: an entry holds a prefix key only while it is the first and only
-/// entry to have taken it; once a second entry takes it, both get their full keys, and so does
-/// every later one. Hence two entries hold equal keys exactly when their full keys are equal,
-/// whatever the order of arrival.
+/// Every key taken so far, of every kind, each with the first entry that took it; title and
+/// snippet prefix keys ([`Keys::lazy`]) in a space of their own.
+///
+/// - A prefix key is held only by the first and only entry to have taken it; once a second
+///   entry takes it, both get their full keys, and so does every later one. Hence two entries
+///   hold equal keys exactly when their full keys are equal, whatever the order of arrival.
+/// - An entry whose key (not a prefix key) another entry has also taken has that kind's bit in
+///   [`Entry::shared`]: when two entries hold one key, both have the bit. (An entry may have it
+///   spuriously, when the other was replaced since by a hit with other keys.) [`group`] looks
+///   only at the keys with the bit: a key no other entry holds links nothing.
+///
+/// Open addressing with linear probing, at most half full: keys are hashes, so a key's low bits
+/// are its place. Arrays of plain integers (zeroed memory when they grow): the keys, per slot
+/// its entry, tag and state ([`Slot`]; an empty slot's is 0), and its source.
 #[derive(Debug, Default)]
-pub(crate) struct Prefixes {
-    slots: HashTable<PrefixSlot>,
+pub(crate) struct KeyTable {
+    keys: Vec<u64>,
+    slots: Vec<u64>,
+    srcs: Vec<u32>,
+    len: usize,
 }
 
-#[derive(Debug)]
-struct PrefixSlot {
-    key: u64,
-    src: u32,
-    ent: u32,
-    /// A second entry took the key: the first one's full key is computed.
-    shared: bool,
+/// One taken key's entry and state, packed in a `u64`: the entry (high 32 bits), then the
+/// kind's bit plus [`PREFIX_TAG`] for a prefix key and [`SHARED`] once a second entry took it
+/// (low 8 bits, never 0).
+#[derive(Debug, Clone, Copy)]
+struct Slot(u64);
+
+const PREFIX_TAG: u8 = 0x80;
+const SHARED: u8 = 0x40;
+
+impl Slot {
+    fn new(ent: u32, tag: u8) -> Self {
+        Slot((u64::from(ent) << 32) | u64::from(tag))
+    }
+
+    fn tag(self) -> u8 {
+        self.0 as u8 & !SHARED
+    }
+
+    fn shared(self) -> bool {
+        self.0 as u8 & SHARED != 0
+    }
+
+    fn entry(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
 }
 
-impl Prefixes {
-    /// Settles the keys of kinds `partial` (bits) of `sources[src].entries[ent]`, just computed
-    /// by [`Keys::lazy`]: keeps a prefix key no other entry has taken, else computes full keys.
-    fn settle(&mut self, sources: &mut [SourceList], src: u32, ent: u32, partial: u8) {
-        for kind in [KeyKind::Title, KeyKind::Content].into_iter().filter(|k| partial & k.bit() != 0) {
+/// What taking a key found.
+enum Taken {
+    /// No other entry has taken it.
+    Alone,
+    /// Another entry took it first, and it had been alone: that entry (source, entry).
+    SharedNow(u32, u32),
+    /// Two entries had taken it already.
+    Shared,
+}
+
+impl KeyTable {
+    /// Hits a source usually sends (fewer leave room unused, more grow the table).
+    const USUAL_HITS: usize = 64;
+
+    /// A table with room for the keys of `sources` sources' usual number of hits (three keys
+    /// each), so that a usual fusion never grows it.
+    pub fn for_sources(sources: usize) -> Self {
+        let mut table = Self::default();
+        table.reserve(3 * Self::USUAL_HITS * sources.min(64));
+        table
+    }
+
+    /// Room for `additional` more keys.
+    pub fn reserve(&mut self, additional: usize) {
+        let want = 2 * (self.len + additional);
+        if want <= self.keys.len() {
+            return;
+        }
+        let capacity = want.next_power_of_two().max(64);
+        let keys = std::mem::replace(&mut self.keys, vec![0; capacity]);
+        let slots = std::mem::replace(&mut self.slots, vec![0; capacity]);
+        let srcs = std::mem::replace(&mut self.srcs, vec![0; capacity]);
+        for ((key, slot), src) in keys.into_iter().zip(slots).zip(srcs).filter(|&((_, slot), _)| slot != 0) {
+            let mut i = key as usize & (capacity - 1);
+            while self.slots[i] != 0 {
+                i = (i + 1) & (capacity - 1);
+            }
+            (self.keys[i], self.slots[i], self.srcs[i]) = (key, slot, src);
+        }
+    }
+
+    /// Takes the keys of `sources[src].entries[ent]`, just computed by [`Keys::lazy`] (the
+    /// kinds `partial` of which are prefix keys): keeps a prefix key no other entry has taken,
+    /// else computes full keys; marks the keys other entries have taken too.
+    fn take_keys(&mut self, sources: &mut [SourceList], src: u32, ent: u32, partial: u8) {
+        for kind in KeyKind::ALL {
             let Some(key) = sources[src as usize].entries[ent as usize].keys.get(kind) else { continue };
-            // Prefix keys are hashes already.
-            let slot = match self.slots.find_mut(key, |s| s.key == key) {
-                None => {
-                    self.slots.insert_unique(key, PrefixSlot { key, src, ent, shared: false }, |s| s.key);
-                    continue;
+            if partial & kind.bit() == 0 {
+                self.take_full(sources, kind, key, src, ent);
+                continue;
+            }
+            match self.take(key, kind.bit() | PREFIX_TAG, src, ent) {
+                Taken::Alone => continue,
+                Taken::SharedNow(first_src, first_ent) => {
+                    // The first entry, unless it was replaced since by a hit with other keys.
+                    let first = &mut sources[first_src as usize];
+                    if first.entries[first_ent as usize].keys.get(kind) == Some(key) {
+                        let full = Keys::full(first.hit(first_ent), kind);
+                        first.entries[first_ent as usize].keys.set(kind, full);
+                        if let Some(full) = full {
+                            self.take_full(sources, kind, full, first_src, first_ent);
+                        }
+                    }
                 }
-                // A replaced hit of the same entry with the same prefix: still the only one.
-                Some(slot) if !slot.shared && (slot.src, slot.ent) == (src, ent) => continue,
-                Some(slot) => slot,
-            };
-            if !slot.shared {
-                slot.shared = true;
-                // The first entry, unless it was replaced since by a hit with other keys.
-                let first = &mut sources[slot.src as usize];
-                if first.entries[slot.ent as usize].keys.get(kind) == Some(key) {
-                    let full = Keys::full(first.hit(slot.ent), kind);
-                    first.entries[slot.ent as usize].keys.set(kind, full);
-                }
+                Taken::Shared => {}
             }
             let source = &mut sources[src as usize];
             let full = Keys::full(source.hit(ent), kind);
             source.entries[ent as usize].keys.set(kind, full);
+            if let Some(full) = full {
+                self.take_full(sources, kind, full, src, ent);
+            }
+        }
+    }
+
+    /// Takes a key that is not a prefix key; marks it shared ([`Entry::shared`]) in this entry
+    /// and the first one when another entry has taken it too.
+    fn take_full(&mut self, sources: &mut [SourceList], kind: KeyKind, key: u64, src: u32, ent: u32) {
+        let bit = kind.bit();
+        match self.take(key, bit, src, ent) {
+            Taken::Alone => return,
+            Taken::SharedNow(first_src, first_ent) => {
+                sources[first_src as usize].entries[first_ent as usize].shared |= bit;
+            }
+            Taken::Shared => {}
+        }
+        sources[src as usize].entries[ent as usize].shared |= bit;
+    }
+
+    fn take(&mut self, key: u64, tag: u8, src: u32, ent: u32) -> Taken {
+        self.reserve(1);
+        let mask = self.keys.len() - 1;
+        let mut i = key as usize & mask;
+        loop {
+            let slot = Slot(self.slots[i]);
+            if slot.0 == 0 {
+                (self.keys[i], self.slots[i], self.srcs[i]) = (key, Slot::new(ent, tag).0, src);
+                self.len += 1;
+                return Taken::Alone;
+            }
+            if self.keys[i] == key && slot.tag() == tag {
+                let first = (self.srcs[i], slot.entry());
+                return match slot {
+                    // A replaced hit of the same entry with the same key: still the only one.
+                    _ if !slot.shared() && first == (src, ent) => Taken::Alone,
+                    _ if !slot.shared() => {
+                        self.slots[i] |= u64::from(SHARED);
+                        Taken::SharedNow(first.0, first.1)
+                    }
+                    _ => Taken::Shared,
+                };
+            }
+            i = (i + 1) & mask;
         }
     }
 }
@@ -745,10 +874,15 @@ fn group(scored: &[Scored], sources: &[SourceList]) -> (Vec<u32>, Vec<u8>) {
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![0u8; n];
     // Each hit's key of one kind with its index, sorted: equal keys are runs, each in hit order.
+    // A key no other hit holds is a run of one, which links nothing: only the shared ones.
     let sorted_keys = |kind: KeyKind, keyed: &mut Vec<(u64, u32)>, within_source: bool| {
         keyed.clear();
         for (g, s) in scored.iter().enumerate() {
-            let keys = keys_of(s, sources);
+            let entry = entry(s, sources);
+            if entry.shared & kind.bit() == 0 && !all_keys_shared() {
+                continue;
+            }
+            let keys = &entry.keys;
             if let Some(key) = keys.get(kind).filter(|_| !within_source || kind.merges_within_source(keys)) {
                 keyed.push((key, g as u32));
             }

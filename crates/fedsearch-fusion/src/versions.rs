@@ -58,6 +58,8 @@ use fedsearch_proto::types::{SourceHit, VersionInfo};
 use prost_types::Timestamp;
 use unicode_normalization::UnicodeNormalization;
 
+use crate::swar;
+
 /// Inferred family keys shorter than this (in non-space chars) are not used.
 pub const MIN_FAMILY_CHARS: usize = 4;
 
@@ -386,15 +388,46 @@ pub(crate) fn may_tell(hit: &SourceHit) -> bool {
 }
 
 /// `false` only when [`parse_title`] finds no marker in `title` (conservative: `true` for
-/// every non-ASCII title). For ASCII, the tokens of [`scan_ascii`] are read without being
-/// stored: a marker is a year or a date (a number starting with one), a `vN` label or one of
-/// [`WORD_MARKERS`] (the version words among them); a number after or before a version word
-/// comes with that word.
+/// every non-ASCII title). A marker is a year or a date (a number starting with one), a `vN`
+/// label or one of [`WORD_MARKERS`] (the version words among them); a number after or before a
+/// version word comes with that word. Read by runs of letters and digits found eight bytes at
+/// a time ([`crate::swar`]): a number token starts a run, a word token starts a run or follows
+/// the digits that start it, and a marker word or a `vN` label is the whole of that (a longer
+/// token that takes in `.` and more digits is no marker word, and its `vN` start still counts).
+/// So every marker shows in a run, and a run may show one that is none (`2025` in `12-2025`).
 fn title_may_have_markers(title: &str) -> bool {
     if !title.is_ascii() {
         return true;
     }
     let bytes = title.as_bytes();
+    if bytes.len() > 64 {
+        return ascii_tokens_have_markers(bytes);
+    }
+    // Bit k: byte k is a letter or digit.
+    let mut runs = 0u64;
+    for (k, word) in bytes.chunks(8).enumerate() {
+        runs |= u64::from(swar::bits(swar::upper_and_alnum(swar::load(word)).1)) << (8 * k);
+    }
+    while runs != 0 {
+        let start = runs.trailing_zeros();
+        let len = (!(runs >> start)).trailing_zeros();
+        let run = &bytes[start as usize..(start + len) as usize];
+        let digits = run.iter().take_while(|b| b.is_ascii_digit()).count();
+        // A year or a date starts with four digits, 19xx or 20xx.
+        if digits == 4 && matches!(&run[..2], b"19" | b"20") {
+            return true;
+        }
+        if digits < run.len() && ascii_word_is_marker(&run[digits..]) {
+            return true;
+        }
+        // Clears the lowest run: adding its lowest bit carries through it.
+        runs &= runs.wrapping_add(runs & runs.wrapping_neg());
+    }
+    false
+}
+
+/// [`title_may_have_markers`] of a long ASCII title, token by token ([`scan_ascii`]).
+fn ascii_tokens_have_markers(bytes: &[u8]) -> bool {
     scan_ascii(bytes, |t| match t {
         // `is_year` or `is_date`: four digits, 19xx or 20xx, alone or before a separator.
         Tok::Num(a, b) => {

@@ -772,6 +772,12 @@ fn prefix_heavy_hits(list: &[(u8, u8, u8, u8)]) -> Vec<SourceHit> {
             };
             let mut h = hit(&format!("d{id}"), i as u32 % 7);
             h.title = format!("{}{}", &prefix[..20 + 25 * usize::from(case)], tail(title));
+            // Urls shared now and then, within a source too, some only once they are canonical.
+            h.url = match (id + snippet) % 4 {
+                0 => String::new(),
+                1 => format!("https://Docs.example.com/p/{}/?utm_source=x", id % 3),
+                _ => format!("https://docs.example.com/p/{}", id % 3),
+            };
             // Two openings: snippets of one opening share a prefix key, of two do not.
             let opening = if id % 3 == 0 { "Section about payroll: " } else { "" };
             h.snippet = format!("{opening}{prefix}{}", tail(snippet));
