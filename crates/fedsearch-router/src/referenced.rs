@@ -155,7 +155,10 @@ fn shows_id(row: &SourceHit, id: &str) -> bool {
 /// of the ids its source was asked for, as a candidate just below the first row of that id
 /// ([`SHARE`] of its fused score). A document the list already holds further down (found by
 /// the question's words, weakly) is not repeated: it is lifted to that score instead (`hits`
-/// is changed). Returns the new hits and the ids of every document found about a row.
+/// is changed). Returns the new hits and the ids of the documents found about a dated row: the
+/// question's window dated that row ("yesterday's order"), not them, so they are not held to
+/// it. A row with no date (a customer, a hospital's account) names who, not when: a ticket
+/// about the hospital is still held to "in September".
 pub fn found_about(hits: &mut [Hit], wanted: &[Reference], rows: Vec<(String, SourceHit)>) -> (Vec<Hit>, Vec<String>) {
     let mut out: Vec<Hit> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
@@ -163,10 +166,13 @@ pub fn found_about(hits: &mut [Hit], wanted: &[Reference], rows: Vec<(String, So
         let Some(r) = wanted.iter().find(|r| r.source == source && shows_id(&row, &r.id)) else { continue };
         let id = format!("{source}:{}", row.local_id);
         let floor = hits[r.at].fused_score * SHARE;
+        let dated = hits[r.at].updated_at.is_some();
         if let Some(h) = hits.iter_mut().find(|h| h.id == id || h.duplicates.iter().any(|d| d.id == id)) {
             if h.fused_score < floor {
                 h.fused_score = floor;
-                ids.push(h.id.clone());
+                if dated {
+                    ids.push(h.id.clone());
+                }
             }
             continue;
         }
@@ -175,7 +181,9 @@ pub fn found_about(hits: &mut [Hit], wanted: &[Reference], rows: Vec<(String, So
         }
         let mut hit = hit_of(&source, row, &hits[r.at], "about");
         hit.fused_score = floor;
-        ids.push(hit.id.clone());
+        if dated {
+            ids.push(hit.id.clone());
+        }
         out.push(hit);
     }
     (out, ids)
@@ -422,17 +430,21 @@ mod tests {
             hit("tickets:T-9", "Backorder", &[("order_no", "SO20261001")]),
         ];
         hits[0].fused_score = 1.0;
+        hits[0].updated_at = Some(prost_types::Timestamp { seconds: 1_790_000_000, nanos: 0 });
         hits[1].fused_score = 0.9;
         hits[2].fused_score = 0.01;
         let p = orders();
         let wanted = about(&hits, &[Records { source: "orders", patterns: &p }], &["tickets"], &[]);
-        let rows = vec![
-            ("tickets".to_string(), row("T-1", "Where is SO20261001?", &[])),
-            ("tickets".to_string(), row("T-2", "Where is SO202610012?", &[])),
-            ("tickets".to_string(), row("T-3", "Coffee grinder", &[])),
-            ("tickets".to_string(), row("T-9", "Backorder", &[("order_no", "SO20261001")])),
-        ];
-        let (new, ids) = found_about(&mut hits, &wanted, rows);
+        let rows = || {
+            vec![
+                ("tickets".to_string(), row("T-1", "Where is SO20261001?", &[])),
+                ("tickets".to_string(), row("T-2", "Where is SO202610012?", &[])),
+                ("tickets".to_string(), row("T-3", "Coffee grinder", &[])),
+                ("tickets".to_string(), row("T-9", "Backorder", &[("order_no", "SO20261001")])),
+            ]
+        };
+        let mut undated = hits.clone();
+        let (new, ids) = found_about(&mut hits, &wanted, rows());
         assert_eq!(
             new.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
             ["tickets:T-1"],
@@ -441,7 +453,14 @@ mod tests {
         assert!((new[0].fused_score - SHARE).abs() < 1e-9);
         assert_eq!(new[0].explanation.as_ref().unwrap().summary, "about orders:orders_placed:SO20261001");
         assert!((hits[2].fused_score - SHARE).abs() < 1e-9, "the listed document is lifted, not repeated");
-        assert_eq!(ids, ["tickets:T-1", "tickets:T-9"]);
+        assert_eq!(ids, ["tickets:T-1", "tickets:T-9"], "about a dated row: not held to the question's window");
+        // A row with no date (an account) names who, not when: its documents come along, lifted,
+        // but stay held to the window.
+        undated[0].updated_at = None;
+        let (new, ids) = found_about(&mut undated, &wanted, rows());
+        assert_eq!(new.len(), 1);
+        assert!((undated[2].fused_score - SHARE).abs() < 1e-9);
+        assert!(ids.is_empty(), "{ids:?}");
     }
 
     #[test]
