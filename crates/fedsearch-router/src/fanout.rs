@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fedsearch_core::Identity;
 use fedsearch_proto::{
-    adapter::{ResultFrame, SearchFrame, SubQuery, SubQueryDone, result_frame, search_frame},
+    adapter::{SearchFrame, SubQuery, SubQueryDone, search_frame},
     types::{Filters, Secret, SourceHit, SourceState, SourceStatus},
 };
 use tokio::{sync::mpsc, task::JoinSet, time::Instant};
@@ -17,14 +17,59 @@ use fedsearch_core::grpc::code_name;
 
 use crate::{
     breaker::{Admission, Blame, Outcome},
+    mux::{WireFrame, WireResultFrame},
     registry::{Registry, Source},
 };
 
 /// What a source task reports to the search loop.
 #[derive(Debug)]
 pub enum SourceEvent {
-    Batch { source: String, hits: Vec<SourceHit> },
+    Batch { source: String, hits: WireHits },
     Done(SourceStatus),
+}
+
+/// A source's hits as the adapter encoded them: each `SourceHit`'s protobuf bytes, slices of
+/// the frame they arrived in. The router passes them on to the fusion service as they came and
+/// decodes them only where it reads hits itself (fusing in-process, the answer cache).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WireHits(pub Vec<prost::bytes::Bytes>);
+
+impl WireHits {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The encoding of decoded hits.
+    pub fn encode(hits: &[SourceHit]) -> Self {
+        Self(hits.iter().map(|h| prost::Message::encode_to_vec(h).into()).collect())
+    }
+
+    /// The hits. One that does not decode (an adapter that broke the contract) is left out: the
+    /// same hit makes the fusion service refuse the whole stream.
+    pub fn decode(&self) -> Vec<SourceHit> {
+        self.0
+            .iter()
+            .filter_map(|b| {
+                <SourceHit as prost::Message>::decode(b.as_ref())
+                    .map_err(|e| tracing::warn!(error = %e, "a hit that does not decode was left out"))
+                    .ok()
+            })
+            .collect()
+    }
+}
+
+/// The decoded hits (see [`WireHits::decode`]).
+impl IntoIterator for WireHits {
+    type Item = SourceHit;
+    type IntoIter = std::vec::IntoIter<SourceHit>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.decode().into_iter()
+    }
 }
 
 /// One sub-query to send.
@@ -167,7 +212,7 @@ async fn run_source(
         if let Some(hit) = found {
             let n = hit.hits.len() as u32;
             let age = hit.stored.elapsed().as_secs();
-            let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: hit.hits.as_ref().clone() }).await;
+            let _ = events.send(SourceEvent::Batch { source: name.clone(), hits: WireHits::encode(&hit.hits) }).await;
             return status(&name, SourceState::Ok, "OK", format!("from cache ({age} s old)"), n, started);
         }
     }
@@ -198,7 +243,7 @@ async fn run_source(
     let status = match tokio::time::timeout_at(until, work).await {
         Ok(s) => {
             if let (Some(cache), Some(key), Some(kept), SourceState::Ok) = (&source.cache, cache_key, kept, s.state()) {
-                cache.insert(key, crate::cache::Cached::new(kept)).await;
+                cache.insert(key, crate::cache::Cached::new(WireHits(kept).decode())).await;
             }
             SourceStatus { latency_ms: started.elapsed().as_millis() as u64, ..s }
         }
@@ -300,14 +345,13 @@ async fn open_stream(
     source: &Source,
     sub_query: SubQuery,
     budget: Duration,
-) -> Result<(mpsc::Sender<SearchFrame>, tonic::Streaming<ResultFrame>), tonic::Status> {
+) -> Result<(mpsc::Sender<SearchFrame>, tonic::Streaming<crate::mux::WireResultFrame>), tonic::Status> {
     let (tx, rx) = mpsc::channel(1);
     let sub_query = signed(source, sub_query, budget);
     let _ = tx.try_send(SearchFrame { frame: Some(search_frame::Frame::SubQuery(sub_query)) });
-    let mut client = source.client.clone();
-    let mut request = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
-    request.set_timeout(budget);
-    Ok((tx, client.search(request).await?.into_inner()))
+    let mut client = crate::mux::grpc(source.channel.clone());
+    let frames = tokio_stream::wrappers::ReceiverStream::new(rx);
+    Ok((tx, crate::mux::adapter_search(&mut client, frames, Some(budget)).await?))
 }
 
 /// What a source's answer so far is collected into.
@@ -315,15 +359,15 @@ struct Collected<'a> {
     name: String,
     events: &'a mpsc::Sender<SourceEvent>,
     hits: &'a mut u32,
-    kept: Option<&'a mut Vec<SourceHit>>,
+    kept: Option<&'a mut Vec<prost::bytes::Bytes>>,
 }
 
 impl Collected<'_> {
     /// Counts, keeps (for the answer cache) and forwards one batch.
-    async fn batch(&mut self, hits: Vec<SourceHit>) {
+    async fn batch(&mut self, hits: WireHits) {
         *self.hits += hits.len() as u32;
         if let Some(kept) = self.kept.as_deref_mut() {
-            kept.extend(hits.iter().cloned());
+            kept.extend(hits.0.iter().cloned());
         }
         let _ = self.events.send(SourceEvent::Batch { source: self.name.clone(), hits }).await;
     }
@@ -340,7 +384,7 @@ async fn stream_source(
     budget: Duration,
     events: &mpsc::Sender<SourceEvent>,
     hits: &mut u32,
-    kept: Option<&mut Vec<SourceHit>>,
+    kept: Option<&mut Vec<prost::bytes::Bytes>>,
 ) -> SourceStatus {
     sub_query.deadline = Some(fedsearch_core::time::to_timestamp(std::time::SystemTime::now() + budget));
     // The context of this call (the client span under the dispatch span), so that on a shared
@@ -412,16 +456,16 @@ async fn stream_own(source: &Source, sub_query: SubQuery, budget: Duration, mut 
     };
     loop {
         match stream.message().await {
-            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Batch(batch)) })) => out.batch(batch.hits).await,
-            Ok(Some(ResultFrame { frame: Some(result_frame::Frame::Done(done)) })) => {
+            Ok(Some(WireResultFrame { frame: Some(WireFrame::Batch(batch)) })) => out.batch(WireHits(batch.hits)).await,
+            Ok(Some(WireResultFrame { frame: Some(WireFrame::Done(done)) })) => {
                 // Half-close, then read the stream to its end: dropping an unfinished stream
                 // makes h2 reset it, and a long-lived connection is closed after 1024 resets.
                 // Off the answer's path: the status is known now.
                 drop(tx);
-                tokio::spawn(async move { drain(&mut stream).await });
+                drain_later(stream);
                 return out.done(done, started);
             }
-            Ok(Some(ResultFrame { frame: None })) => {}
+            Ok(Some(WireResultFrame { frame: None })) => {}
             Ok(None) => {
                 return status(
                     &out.name,
@@ -434,6 +478,14 @@ async fn stream_own(source: &Source, sub_query: SubQuery, budget: Duration, mut 
             }
             Err(e) => return status_from_rpc_error(&out.name, &e, *out.hits, started),
         }
+    }
+}
+
+/// Reads what is left of a finished stream (the trailers) off the answer's path: at once when
+/// it has ended already (the trailers came with the last message), else briefly in a task.
+pub(crate) fn drain_later<T: Send + 'static>(mut stream: tonic::Streaming<T>) {
+    if !matches!(futures::FutureExt::now_or_never(stream.message()), Some(Ok(None) | Err(_))) {
+        tokio::spawn(async move { drain(&mut stream).await });
     }
 }
 

@@ -17,6 +17,10 @@
 //! sent to it; until the health checks have had time to drop a dead replica ([`PASS_OVER`]),
 //! a replica whose stream broke gets no sub-query while another one is left, so the retry of a
 //! failed sub-query goes to a live replica.
+//!
+//! The hits of a result frame are not decoded here: each stays the protobuf encoding the
+//! adapter sent ([`WireHits`]), forwarded to the fusion service as it came and decoded only
+//! where the router reads hits itself ([`crate::fuse`]).
 
 use std::{
     collections::HashMap,
@@ -29,21 +33,122 @@ use std::{
 };
 
 use fedsearch_core::{endpoints::Replicas, propagation::TraceInjector};
-use fedsearch_proto::{
-    adapter::{
-        CancelSubQuery, ResultFrame, SearchFrame, SubQuery, SubQueryDone, result_frame, search_frame,
-        source_adapter_client::SourceAdapterClient,
-    },
-    types::SourceHit,
-};
+use fedsearch_proto::adapter::{CancelSubQuery, SearchFrame, SubQuery, SubQueryDone, search_frame};
 use tokio::{
     sync::{mpsc, watch},
     time::Instant,
 };
-use tonic::transport::Endpoint;
+use tonic::{
+    codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder},
+    service::interceptor::InterceptedService,
+    transport::{Channel, Endpoint},
+};
 use tracing::Instrument;
 
-use crate::registry::AdapterClient;
+use crate::fanout::WireHits;
+
+/// A `ResultFrame` whose hits stay encoded (wire-compatible with
+/// `fedsearch.adapter.v1.ResultFrame`: a repeated message field and a repeated bytes field are
+/// the same on the wire).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WireResultFrame {
+    #[prost(oneof = "WireFrame", tags = "1, 2")]
+    pub frame: Option<WireFrame>,
+}
+
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum WireFrame {
+    #[prost(message, tag = "1")]
+    Batch(WireHitBatch),
+    #[prost(message, tag = "2")]
+    Done(SubQueryDone),
+}
+
+/// A `HitBatch` whose hits stay encoded.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WireHitBatch {
+    #[prost(string, tag = "1")]
+    pub sub_query_id: String,
+    #[prost(bytes = "bytes", repeated, tag = "2")]
+    pub hits: Vec<prost::bytes::Bytes>,
+}
+
+/// A protobuf codec for any two messages (what tonic-prost's codec does), so that the router
+/// can read and write the wire forms above on the contract's methods.
+pub(crate) struct WireCodec<E, D>(std::marker::PhantomData<fn(E) -> D>);
+
+impl<E, D> Default for WireCodec<E, D> {
+    fn default() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+pub(crate) struct WireEncoder<E>(std::marker::PhantomData<fn(E)>);
+pub(crate) struct WireDecoder<D>(std::marker::PhantomData<fn() -> D>);
+
+impl<E: prost::Message + Send + 'static, D: prost::Message + Default + Send + 'static> Codec for WireCodec<E, D> {
+    type Encode = E;
+    type Decode = D;
+    type Encoder = WireEncoder<E>;
+    type Decoder = WireDecoder<D>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        WireEncoder(std::marker::PhantomData)
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        WireDecoder(std::marker::PhantomData)
+    }
+}
+
+impl<E: prost::Message> Encoder for WireEncoder<E> {
+    type Item = E;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: E, buf: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        item.encode(buf).map_err(|e| tonic::Status::internal(e.to_string()))
+    }
+}
+
+impl<D: prost::Message + Default> Decoder for WireDecoder<D> {
+    type Item = D;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<D>, tonic::Status> {
+        D::decode(buf).map(Some).map_err(|e| tonic::Status::internal(e.to_string()))
+    }
+}
+
+/// A gRPC client over a channel that injects the current trace context into every call: what
+/// the generated clients are, for calls whose messages are the wire forms above.
+pub(crate) type Grpc = tonic::client::Grpc<InterceptedService<Channel, TraceInjector>>;
+
+pub(crate) fn grpc(channel: Channel) -> Grpc {
+    tonic::client::Grpc::new(InterceptedService::new(channel, TraceInjector))
+}
+
+/// `SourceAdapter.Search`, its result frames read with their hits still encoded; `timeout` is
+/// sent as the call's `grpc-timeout`.
+pub(crate) async fn adapter_search<S>(
+    client: &mut Grpc,
+    frames: S,
+    timeout: Option<Duration>,
+) -> Result<tonic::Streaming<WireResultFrame>, tonic::Status>
+where
+    S: futures::Stream<Item = SearchFrame> + Send + 'static,
+{
+    client.ready().await.map_err(|e| {
+        let e: tonic::codegen::StdError = e.into();
+        tonic::Status::unknown(format!("Service was not ready: {e}"))
+    })?;
+    let mut request = tonic::Request::new(frames);
+    if let Some(timeout) = timeout {
+        request.set_timeout(timeout);
+    }
+    request.extensions_mut().insert(tonic::GrpcMethod::new("fedsearch.adapter.v1.SourceAdapter", "Search"));
+    let path = http::uri::PathAndQuery::from_static("/fedsearch.adapter.v1.SourceAdapter/Search");
+    Ok(client.streaming(request, path, WireCodec::<SearchFrame, WireResultFrame>::default()).await?.into_inner())
+}
 
 /// How long a replica whose stream broke is passed over while another replica is left: two
 /// health-check rounds, by when a dead or draining replica has left the set.
@@ -52,7 +157,7 @@ pub const PASS_OVER: Duration = fedsearch_core::endpoints::CHECK_EVERY.saturatin
 /// What one sub-query hears from its stream.
 #[derive(Debug)]
 pub enum Reply {
-    Batch(Vec<SourceHit>),
+    Batch(WireHits),
     Done(SubQueryDone),
     /// The stream broke (or ended) before this sub-query's `SubQueryDone`.
     Broken(tonic::Status),
@@ -88,14 +193,14 @@ impl Table {
     }
 
     /// Hands one result frame to its sub-query (frames of a forgotten one are dropped).
-    fn route(&self, frame: ResultFrame) {
+    fn route(&self, frame: WireResultFrame) {
         match frame.frame {
-            Some(result_frame::Frame::Batch(b)) => {
+            Some(WireFrame::Batch(b)) => {
                 if let Some(tx) = self.lock().get(&b.sub_query_id) {
-                    let _ = tx.send(Reply::Batch(b.hits));
+                    let _ = tx.send(Reply::Batch(WireHits(b.hits)));
                 }
             }
-            Some(result_frame::Frame::Done(d)) => {
+            Some(WireFrame::Done(d)) => {
                 if let Some(tx) = self.lock().remove(&d.sub_query_id) {
                     let _ = tx.send(Reply::Done(d));
                 }
@@ -197,23 +302,21 @@ impl Replica {
 /// A stream on a connection of its own to `endpoint`, connecting on its first stream.
 fn connect_adapter(endpoint: &Endpoint) -> Opener {
     let endpoint = endpoint.clone();
-    let client: OnceLock<AdapterClient> = OnceLock::new();
-    Box::new(move || {
-        open(client.get_or_init(|| SourceAdapterClient::with_interceptor(endpoint.connect_lazy(), TraceInjector)))
-    })
+    let client: OnceLock<Grpc> = OnceLock::new();
+    Box::new(move || open(client.get_or_init(|| grpc(endpoint.connect_lazy()))))
 }
 
 /// Opens a stream and starts its reader. The stream is nobody's child span: it outlives the
 /// search that happened to open it.
-fn open(client: &AdapterClient) -> Link {
+fn open(client: &Grpc) -> Link {
     let (out, rx) = mpsc::unbounded_channel();
     let mut client = client.clone();
     let table = Arc::new(Table::default());
     let reader = table.clone();
     let call = async move {
-        let request = tonic::Request::new(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
-        match client.search(request).await {
-            Ok(response) => read(response.into_inner(), reader).await,
+        let frames = tokio_stream::wrappers::UnboundedReceiverStream::new(rx);
+        match adapter_search(&mut client, frames, None).await {
+            Ok(inbound) => read(inbound, reader).await,
             Err(e) => reader.break_with(&e),
         }
     };
@@ -223,7 +326,7 @@ fn open(client: &AdapterClient) -> Link {
 
 /// Routes the stream's frames until it ends; then fails what is still in flight with the
 /// adapter's status, or UNAVAILABLE when the stream just ended or its connection broke.
-async fn read(mut inbound: tonic::Streaming<ResultFrame>, table: Arc<Table>) {
+async fn read(mut inbound: tonic::Streaming<WireResultFrame>, table: Arc<Table>) {
     let end = loop {
         match inbound.message().await {
             Ok(Some(frame)) => table.route(frame),
@@ -467,7 +570,7 @@ mod tests {
         fn answer(&self, id: &str) {
             let done = SubQueryDone { sub_query_id: id.into(), ..Default::default() };
             for o in self.0.lock().unwrap().iter() {
-                o.table.route(ResultFrame { frame: Some(result_frame::Frame::Done(done.clone())) });
+                o.table.route(WireResultFrame { frame: Some(WireFrame::Done(done.clone())) });
             }
         }
 

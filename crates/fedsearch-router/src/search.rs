@@ -405,6 +405,9 @@ pub async fn run(
     let mut session =
         FusionSession::open(state.fusion.as_ref(), start, fusion_timeout, deadline).instrument(fuse_span.clone()).await;
     let mut statuses: HashMap<String, SourceStatus> = HashMap::new();
+    // One timer for the whole wait, not one per event.
+    let sources_deadline = tokio::time::sleep_until(deadline);
+    tokio::pin!(sources_deadline);
     while statuses.len() < expected {
         tokio::select! {
             ev = rx.recv() => match ev {
@@ -426,7 +429,7 @@ pub async fn run(
                 }
                 None => break,
             },
-            _ = tokio::time::sleep_until(deadline) => break,
+            _ = &mut sources_deadline => break,
         }
     }
     tasks.abort_all();

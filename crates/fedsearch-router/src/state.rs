@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use fedsearch_core::{JwtVerifier, propagation::TraceInjector};
-use fedsearch_proto::fusion::fusion_client::FusionClient;
+use fedsearch_core::JwtVerifier;
 
 use crate::{config::RouterConfig, fuse::FusionRpc, registry::Registry};
 
@@ -40,9 +39,7 @@ impl RouterState {
             registry.use_shared_cache(crate::cache::SharedCache::new(shared)?);
         }
         let fusion = match &config.fusion.endpoint {
-            Some(ep) => {
-                Some(FusionClient::with_interceptor(ep.channel(tls.as_ref(), "fusion.endpoint")?, TraceInjector))
-            }
+            Some(ep) => Some(FusionRpc::new(ep.channel(tls.as_ref(), "fusion.endpoint")?)),
             None => None,
         };
         let admission = crate::admission::Admission::new(&config.limits);
