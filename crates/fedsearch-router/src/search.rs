@@ -483,9 +483,7 @@ pub async fn run(
     asked.expansions = &terms.expansions;
     asked.concepts = &terms.concepts;
     asked.windows = windows;
-    if !asked.windows.is_empty() {
-        asked.named_days = crate::rerank::NamedDays::of(&req.query, &clock);
-    }
+    asked.named_days = crate::rerank::NamedDays::of(&req.query, terms.window.as_ref(), clock.zone);
     // Reference material: no `time_phrases`, unless the list question names it in a window.
     asked.reference_sources = selected_where(&|s| !crate::rewrite::takes_window(s, window_named(s)));
     asked.record_sources = record_sources;
