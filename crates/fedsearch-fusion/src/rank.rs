@@ -375,9 +375,9 @@ pub(crate) fn add_hit(sources: &mut [SourceList], table: &mut KeyTable, src: usi
 ///   spuriously, when the other was replaced since by a hit with other keys.) [`group`] looks
 ///   only at the keys with the bit: a key no other entry holds links nothing.
 ///
-/// Open addressing with linear probing, at most half full: keys are hashes, so a key's low bits
-/// are its place. Arrays of plain integers (zeroed memory when they grow): the keys, per slot
-/// its entry, tag and state ([`Slot`]; an empty slot's is 0), and its source.
+/// Open addressing with linear probing, at most three quarters full: keys are hashes, so a
+/// key's low bits are its place. Arrays of plain integers (zeroed memory when they grow): the
+/// keys, per slot its entry, tag and state ([`Slot`]; an empty slot's is 0), and its source.
 #[derive(Debug, Default)]
 pub(crate) struct KeyTable {
     keys: Vec<u64>,
@@ -425,7 +425,7 @@ enum Taken {
 
 impl KeyTable {
     /// Hits a source usually sends (fewer leave room unused, more grow the table).
-    const USUAL_HITS: usize = 64;
+    const USUAL_HITS: usize = 60;
 
     /// A table with room for the keys of `sources` sources' usual number of hits (three keys
     /// each), so that a usual fusion never grows it.
@@ -435,9 +435,9 @@ impl KeyTable {
         table
     }
 
-    /// Room for `additional` more keys.
+    /// Room for `additional` more keys (at most three quarters full).
     pub fn reserve(&mut self, additional: usize) {
-        let want = 2 * (self.len + additional);
+        let want = (self.len + additional) * 4 / 3 + 1;
         if want <= self.keys.len() {
             return;
         }
@@ -503,7 +503,9 @@ impl KeyTable {
     }
 
     fn take(&mut self, key: u64, tag: u8, src: u32, ent: u32) -> Taken {
-        self.reserve(1);
+        if (self.len + 1) * 4 / 3 + 1 > self.keys.len() {
+            self.reserve(1);
+        }
         let mask = self.keys.len() - 1;
         let mut i = key as usize & mask;
         loop {
