@@ -412,12 +412,17 @@ fn title_may_have_markers(title: &str) -> bool {
         let start = runs.trailing_zeros();
         let len = (!(runs >> start)).trailing_zeros();
         let run = &bytes[start as usize..(start + len) as usize];
-        let digits = run.iter().take_while(|b| b.is_ascii_digit()).count();
-        // A year or a date starts with four digits, 19xx or 20xx.
-        if digits == 4 && matches!(&run[..2], b"19" | b"20") {
-            return true;
-        }
-        if digits < run.len() && ascii_word_is_marker(&run[digits..]) {
+        let first = run[0];
+        if first.is_ascii_digit() {
+            let digits = run.iter().take_while(|b| b.is_ascii_digit()).count();
+            // A year or a date starts with four digits, 19xx or 20xx.
+            if (digits == 4 && matches!(&run[..2], b"19" | b"20"))
+                || (digits < run.len() && ascii_word_is_marker(&run[digits..]))
+            {
+                return true;
+            }
+        } else if (first | 0x20 == b'v' || marker_shape(first | 0x20, run.len())) && ascii_word_is_marker(run) {
+            // Most words are neither by their first letter and length: no call for them.
             return true;
         }
         // Clears the lowest run: adding its lowest bit carries through it.
@@ -454,11 +459,15 @@ fn ascii_word_is_marker(word: &[u8]) -> bool {
     {
         return true;
     }
-    let shape = match first {
-        b'a'..=b'z' if word.len() < 16 => WORD_MARKER_SHAPES[usize::from(first - b'a')] & (1 << word.len()),
-        _ => 0,
-    };
-    shape != 0 && WORD_MARKERS.iter().any(|(m, _)| m.as_bytes().eq_ignore_ascii_case(word))
+    marker_shape(first, word.len()) && WORD_MARKERS.iter().any(|(m, _)| m.as_bytes().eq_ignore_ascii_case(word))
+}
+
+/// Whether one of [`WORD_MARKERS`] starts with the lower-case letter `first` and is `len` long.
+fn marker_shape(first: u8, len: usize) -> bool {
+    match first {
+        b'a'..=b'z' if len < 16 => WORD_MARKER_SHAPES[usize::from(first - b'a')] & (1 << len) != 0,
+        _ => false,
+    }
 }
 
 /// [`resolve`] with the hits' index by local id: `by_id(id)` is the index of the hit whose
