@@ -49,8 +49,10 @@
 # during its first closed-loop run; the report goes next to the logs, with the folded stacks and
 # a flame graph SVG when inferno-collapse-perf/inferno-flamegraph are on PATH; the section gets
 # the top self-time frames and fedsearch's widest frames). Call graphs need frame pointers:
-# build the bench set with RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=/tmp/fp
-# (its own target directory, so target/release is not rebuilt) and pass BENCH_PEER_BIN=/tmp/fp/release
+# build the bench set with RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=../fp-target
+# (its own target directory, so target/release is not rebuilt; ~2 GB, on the checkout's disk rather
+# than a small /tmp; CARGO_PROFILE_RELEASE_DEBUG=line-tables-only adds source lines to the frames)
+# and pass BENCH_PEER_BIN=../fp-target/release
 # (copy target/release/fedsearch there too); BENCH_PEER_PERF_ARGS="--call-graph fp".
 # Every process it starts is stopped on exit, by pid.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
