@@ -439,13 +439,20 @@ fn window_first(scoring: Vec<Value>, time: Value, names: Option<Value>, filter: 
     } })
 }
 
-/// The longest window whose days a document may name ([`names_the_window`]): two weeks, at most
-/// 6 × 14 + 9 phrases.
-const NAMED_DAYS_MAX: u32 = 14;
+/// The longest window whose days a document may name ([`names_the_window`]): eight days (a
+/// week, and "this week" reaching back for what was written before it), at most 6 × 8 + 6 phrase
+/// queries, each over the source's search fields (OpenSearch refuses a query of more than 1,024
+/// clauses).
+const NAMED_DAYS_MAX: u32 = 8;
+
+/// How long before the window a document naming its days may be dated: "July 3" and "week 27"
+/// carry no year, and a notice of another year is about another July.
+const NAMED_DAYS_WRITTEN_BEFORE_DAYS: i64 = 92;
 
 /// A clause matching the documents that name a day of the question's window as documents write
 /// it (2026-07-03, 7月3日, July 3, week 27: [`fedsearch_timeexpr::written_days`]), in the user's
 /// zone (`time_zone`, else UTC): a notice written before the days it announces is about them.
+/// Only documents dated from [`NAMED_DAYS_WRITTEN_BEFORE_DAYS`] before the window on count.
 /// `None` for a window without both ends or longer than [`NAMED_DAYS_MAX`] days.
 fn names_the_window(source: &SourceConfig, filters: &Filters, time_zone: &str) -> Option<Value> {
     let range = filters.time_range.as_ref()?;
@@ -460,7 +467,16 @@ fn names_the_window(source: &SourceConfig, filters: &Filters, time_zone: &str) -
         .iter()
         .map(|p| multi_match(&fields, p, MatchType::Phrase, None, None))
         .collect();
-    (!phrases.is_empty()).then(|| json!({ "bool": { "should": phrases, "minimum_should_match": 1 } }))
+    if phrases.is_empty() {
+        return None;
+    }
+    let from = fedsearch_core::time::to_chrono(range.from.as_ref()?)?
+        - chrono::TimeDelta::days(NAMED_DAYS_WRITTEN_BEFORE_DAYS);
+    let written = json!({ "range": { &source.fields.timestamp: {
+        "gte": from.to_rfc3339_opts(SecondsFormat::Millis, true),
+        "format": "strict_date_optional_time",
+    } } });
+    Some(json!({ "bool": { "should": phrases, "minimum_should_match": 1, "filter": [written] } }))
 }
 
 /// The longest time window that still counts as the question's subject (see [`search_body`]).
@@ -1009,6 +1025,8 @@ mod tests {
         let utc = names_the_window(&source(), &shanghai, "").unwrap();
         assert!(utc.to_string().contains("2026-06-28"), "{utc}");
         assert!(names_the_window(&source(), &range(1_782_662_400, 1_782_662_400 + 30 * 86_400), "UTC").is_none());
+        // Only documents written since 92 days before the window: "July 3" of another year is not it.
+        assert_eq!(names["bool"]["filter"][0]["range"]["updated_at"]["gte"], "2026-03-28T16:00:00.000Z");
     }
 
     #[test]

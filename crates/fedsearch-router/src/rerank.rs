@@ -665,6 +665,12 @@ fn outside_window(h: &Hit, asked: &Asked<'_>) -> bool {
 /// ([`NamedDays::ahead`]).
 const AHEAD_NAMED_DAYS_MAX: i64 = 7;
 
+/// The longest window whose days a document may be about ([`NamedDays::of`]): a month and a bit.
+const NAMED_DAYS_MAX: i64 = 31;
+
+/// How much of a hit's title and snippet is read for the days it names.
+const NAMED_DAYS_TEXT_MAX: usize = 1024;
+
 /// The days a question's time phrase names, in the user's zone: its window, and the rest of a
 /// period that goes on after today ("this week" asked on Wednesday is Monday to Sunday, since a
 /// sailing cancelled for Friday is this week's).
@@ -683,15 +689,25 @@ impl NamedDays {
     /// The days of `window` (the question's time phrase read in `zone`: `Terms::window`); `None`
     /// without one, and when the question asks what was written or changed then ("what notices
     /// were published since October": a notice of August that names October was not).
+    /// Hour windows ("past 24 hours") and windows longer than [`NAMED_DAYS_MAX`] (an open-ended
+    /// past from 1970, a quarter) name no days a document could name.
     pub fn of(question: &str, window: Option<&fedsearch_timeexpr::Window>, zone: chrono_tz::Tz) -> Option<NamedDays> {
         let w = window?;
         if crate::intent::asks_what_changed(question) {
             return None;
         }
-        let day = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&zone).date_naive();
-        let end = day(w.period_to.unwrap_or(w.to));
-        let first = day(w.from);
-        Some(NamedDays { first, end: if end > first { end } else { first.succ_opt()? }, zone, ahead: w.ahead })
+        let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&zone);
+        let to = local(w.period_to.unwrap_or(w.to));
+        if to.time() != chrono::NaiveTime::MIN {
+            return None;
+        }
+        let (first, end) = (local(w.from).date_naive(), to.date_naive());
+        (end > first && (end - first).num_days() <= NAMED_DAYS_MAX).then_some(NamedDays {
+            first,
+            end,
+            zone,
+            ahead: w.ahead,
+        })
     }
 
     /// The days when they lie ahead and are a week at most ([`NamedDays::ahead`]), for the `names`
@@ -719,7 +735,11 @@ impl NamedDays {
         let overlaps = |m: &fedsearch_timeexpr::Mention| {
             m.first < self.end && self.first < m.end && (m.end - m.first).num_days() <= longest
         };
-        let text = format!("{} {}", h.title, h.snippet);
+        let mut text = format!("{} {}", h.title, h.snippet);
+        if text.len() > NAMED_DAYS_TEXT_MAX {
+            let cut = (0..=NAMED_DAYS_TEXT_MAX).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            text.truncate(cut);
+        }
         let own_day = h.updated_at.as_ref().and_then(local);
         own_day.is_some_and(|d| fedsearch_timeexpr::mentions(&text, d).iter().any(overlaps))
             || self
@@ -1051,6 +1071,10 @@ mod tests {
         let published = "which notices were published this week";
         assert!(NamedDays::of(published, window(published).as_ref(), clock.zone).is_none());
         assert!(NamedDays::of("which sailings were cancelled", None, clock.zone).is_none(), "no time phrase");
+        // An open-ended past (from 1970), a quarter and an hour window name no days to look for.
+        for q in ["tickets we got more than a week ago", "sailings cancelled in Q2", "alerts in the past 24 hours"] {
+            assert!(window(q).is_some() && NamedDays::of(q, window(q).as_ref(), clock.zone).is_none(), "{q}");
+        }
     }
 
     #[test]

@@ -987,10 +987,13 @@ fn week_number(c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
     let (end, year, n) = week_by_word(c).or_else(|| week_iso(c)).or_else(|| week_zh(c, today))?;
     let monday = match year {
         Some(y) => NaiveDate::from_isoywd_opt(y, n, Weekday::Mon)?,
+        // Without a year, the nearest such week, if it is within half a year: "week 53" written
+        // in a year that has none names no week.
         None => [today.year() - 1, today.year(), today.year() + 1]
             .into_iter()
             .filter_map(|y| NaiveDate::from_isoywd_opt(y, n, Weekday::Mon))
-            .min_by_key(|m| (*m - today).num_days().abs())?,
+            .min_by_key(|m| (*m - today).num_days().abs())
+            .filter(|m| (*m - today).num_days().abs() <= 26 * 7)?,
     };
     Some((end, Span::days(Grain::Week, true, monday, monday.checked_add_days(Days::new(7))?)))
 }
@@ -1027,11 +1030,19 @@ fn week_zh(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Option<i32>, u32)
         let mut r = c;
         r.year_zh(today).inspect(|_| c = r)
     };
+    // 每月第2周 is a week of every month, not of the year.
+    if c.s[..c.pos].ends_with('月') {
+        return None;
+    }
     c.lit("第").then_some(())?;
     c.ws0();
     let n = c.small().filter(|n| (1..=53).contains(n))?;
     c.ws0();
     c.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
+    // 第10周年 is an anniversary, 第2周期 a cycle, 第3周岁 an age.
+    if c.peek().is_some_and(|n| "年期岁".contains(n)) {
+        return None;
+    }
     Some((c.pos, year, n))
 }
 
@@ -1238,11 +1249,20 @@ fn few_days(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Span)> {
         ("in recent days", false),
     ];
     /// What may stand before 前几天 when it means "a few days ago": a subject, a verb of saying,
-    /// an adverb (我前几天, 客户说前几天, 就在前几天).
-    const BEFORE_QIAN: &str = "我你他她它们有在就是说的都也还那这从于到，。、；：！？ 　\n";
+    /// an adverb (我前几天, 客户说前几天, 就在前几天). Not 的 (合同到期的前几天: before it) nor a
+    /// letter or digit (ETA前两天).
+    const BEFORE_QIAN: &str = "我你他她它们有在就是说都也还那这从于到，。、；：！？ 　\n";
     let before = c.s[..c.pos].chars().next_back();
     let qian = c.longest(PHRASES)?;
-    if qian && before.is_some_and(|b| !b.is_ascii() && !BEFORE_QIAN.contains(b)) {
+    if qian && before.is_some_and(|b| b.is_ascii_alphanumeric() || (!b.is_ascii() && !BEFORE_QIAN.contains(b))) {
+        return None;
+    }
+    // 十几天前, 二十几天前: more than ten days.
+    if before.is_some_and(|b| b.is_ascii_digit() || "十百两一二三四五六七八九".contains(b)) {
+        return None;
+    }
+    // "the last few days of October" names part of another period.
+    if part_of_a_named_period(c) {
         return None;
     }
     Some((c.pos, Span::days(Grain::Day, false, today.checked_sub_days(Days::new(6))?, today.succ_opt()?)))
@@ -1289,7 +1309,7 @@ fn rolling_zh(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
         (1, Unit::HalfYear)
     } else if r.lit("几") {
         // 最近几周, 近几个月: three; a few days is `few_days`'s week.
-        (FEW, r.longest(UNITS).filter(|&u| u >= Unit::Week)?)
+        (FEW, r.longest(UNITS).filter(|&u| u == Unit::Week || u == Unit::Month)?)
     } else {
         let n = r.count_zh().filter(|&n| n > 0)?;
         r.ws0();
@@ -1360,8 +1380,12 @@ fn rolling_en(c: &mut Cur<'_>) -> Option<(u32, Unit, bool)> {
     // `few_days`'s week.
     let few = counted.longest(&[("few", FEW), ("couple of", 2), ("couple", 2)]);
     if let Some(n) = few {
-        let unit =
-            (counted.ws1().then_some(())).and_then(|()| counted.longest(&UNITS[9..])).filter(|&u| u >= Unit::Week)?;
+        let unit = (counted.ws1().then_some(()))
+            .and_then(|()| counted.longest(&UNITS[9..]))
+            .filter(|&u| u == Unit::Week || u == Unit::Month)?;
+        if part_of_a_named_period(counted) {
+            return None;
+        }
         *c = counted;
         return Some((n, unit, ahead));
     }

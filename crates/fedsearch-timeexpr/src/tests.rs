@@ -1163,3 +1163,27 @@ fn a_few_weeks_or_months_are_three_a_couple_two_and_prior_is_previous() {
         ("it takes a few weeks", None),
     ]);
 }
+
+#[test]
+fn a_few_days_or_weeks_that_are_no_window_back() {
+    check_wed(&[
+        ("十几天前的工单", None),
+        ("二十几天前下的单", None),
+        ("合同到期的前几天会提醒吗", None),
+        ("试用期的前两天免费吗", None),
+        ("ETA前两天通知客户吗", None),
+        ("the last few days of October", Some(("October", days("2026-10-01", "2026-10-31")))),
+        ("the last few weeks of the quarter", None),
+        ("the past few years", None),
+        ("近几个季度", None),
+    ]);
+}
+
+#[test]
+fn chinese_week_numbers_that_name_no_iso_week() {
+    for text in ["公司成立第10周年", "第2周期", "每月第2周例会", "满第3周岁"] {
+        assert_eq!(mentioned(text, "2026-06-18"), Vec::new(), "{text}");
+    }
+    // A week number with no year more than half a year away names none.
+    assert_eq!(mentioned("week 53", "2025-03-01"), Vec::new());
+}
