@@ -28,7 +28,7 @@
 //! rather than the caller's filter, it ranks instead: a document outside it that shows a word
 //! follows every document inside it ([`window_first`]), since the phrase may say when something
 //! in the documents happens ("sailings this week") rather than when a document was written.
-//! A document that names a day of a window of at most two weeks as documents write it
+//! A document that names a day of a window of at most eight days as documents write it
 //! (2026-07-03, 7月3日, July 3, week 27; in the user's zone) counts as inside it
 //! ([`names_the_window`]): the notice written before the days it announces.
 //!
