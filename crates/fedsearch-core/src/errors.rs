@@ -146,11 +146,7 @@ fn cut(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    format!("{}…", &text[..text.floor_char_boundary(max)])
 }
 
 /// Adds details to a status that has none (a plain `Status::invalid_argument(..)` from code

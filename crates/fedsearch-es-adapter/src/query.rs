@@ -457,11 +457,10 @@ const NAMED_DAYS_WRITTEN_BEFORE_DAYS: i64 = 92;
 fn names_the_window(source: &SourceConfig, filters: &Filters, time_zone: &str) -> Option<Value> {
     let range = filters.time_range.as_ref()?;
     let zone = fedsearch_timeexpr::parse_tz(time_zone).unwrap_or(chrono_tz::Tz::UTC);
-    let day =
-        |t: &prost_types::Timestamp| fedsearch_core::time::to_chrono(t).map(|t| t.with_timezone(&zone).date_naive());
-    let first = day(range.from.as_ref()?)?;
+    let from = fedsearch_core::time::to_chrono(range.from.as_ref()?)?;
+    let first = from.with_timezone(&zone).date_naive();
     // `to` is the window's last instant (the router sends the end of its last day).
-    let end = day(range.to.as_ref()?)?.succ_opt()?;
+    let end = fedsearch_core::time::to_chrono(range.to.as_ref()?)?.with_timezone(&zone).date_naive().succ_opt()?;
     let fields = search_fields(source);
     let phrases: Vec<Value> = fedsearch_timeexpr::written_days(first, end, NAMED_DAYS_MAX)
         .iter()
@@ -470,10 +469,9 @@ fn names_the_window(source: &SourceConfig, filters: &Filters, time_zone: &str) -
     if phrases.is_empty() {
         return None;
     }
-    let from = fedsearch_core::time::to_chrono(range.from.as_ref()?)?
-        - chrono::TimeDelta::days(NAMED_DAYS_WRITTEN_BEFORE_DAYS);
+    let written_from = from - chrono::TimeDelta::days(NAMED_DAYS_WRITTEN_BEFORE_DAYS);
     let written = json!({ "range": { &source.fields.timestamp: {
-        "gte": from.to_rfc3339_opts(SecondsFormat::Millis, true),
+        "gte": written_from.to_rfc3339_opts(SecondsFormat::Millis, true),
         "format": "strict_date_optional_time",
     } } });
     Some(json!({ "bool": { "should": phrases, "minimum_should_match": 1, "filter": [written] } }))

@@ -735,17 +735,14 @@ impl NamedDays {
         let overlaps = |m: &fedsearch_timeexpr::Mention| {
             m.first < self.end && self.first < m.end && (m.end - m.first).num_days() <= longest
         };
-        let mut text = format!("{} {}", h.title, h.snippet);
-        if text.len() > NAMED_DAYS_TEXT_MAX {
-            let cut = (0..=NAMED_DAYS_TEXT_MAX).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-            text.truncate(cut);
-        }
+        let text = format!("{} {}", h.title, h.snippet);
+        let text = &text[..text.floor_char_boundary(NAMED_DAYS_TEXT_MAX)];
         let own_day = h.updated_at.as_ref().and_then(local);
-        own_day.is_some_and(|d| fedsearch_timeexpr::mentions(&text, d).iter().any(overlaps))
+        own_day.is_some_and(|d| fedsearch_timeexpr::mentions(text, d).iter().any(overlaps))
             || self
                 .end
                 .pred_opt()
-                .is_some_and(|last| fedsearch_timeexpr::mentions(&text, last).iter().any(|m| m.explicit && overlaps(m)))
+                .is_some_and(|last| fedsearch_timeexpr::mentions(text, last).iter().any(|m| m.explicit && overlaps(m)))
     }
 }
 

@@ -948,6 +948,9 @@ fn nth_week_en(c: &mut Cur<'_>, today: NaiveDate) -> Option<(u32, NaiveDate)> {
     Some((n, first))
 }
 
+/// The Chinese words for a week after its ordinal: 第一周, 第27个星期.
+const WEEK_ZH: &[(&str, ())] = &[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())];
+
 /// 10月第一周, 十月的最后一周, 11月第三个星期: which week (5 = the last) and the month's first day.
 fn nth_week_zh(c: &mut Cur<'_>, today: NaiveDate) -> Option<(u32, NaiveDate)> {
     const NTH: &[(&str, u32)] = &[
@@ -965,7 +968,7 @@ fn nth_week_zh(c: &mut Cur<'_>, today: NaiveDate) -> Option<(u32, NaiveDate)> {
     let (first, _) = month_zh(&mut r, today)?;
     r.lit("的");
     let n = r.longest(NTH)?;
-    r.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
+    r.longest(WEEK_ZH)?;
     *c = r;
     Some((n, first))
 }
@@ -1038,7 +1041,7 @@ fn week_zh(mut c: Cur<'_>, today: NaiveDate) -> Option<(usize, Option<i32>, u32)
     c.ws0();
     let n = c.small().filter(|n| (1..=53).contains(n))?;
     c.ws0();
-    c.longest(&[("周", ()), ("个星期", ()), ("星期", ()), ("个礼拜", ())])?;
+    c.longest(WEEK_ZH)?;
     // 第10周年 is an anniversary, 第2周期 a cycle, 第3周岁 an age.
     if c.peek().is_some_and(|n| "年期岁".contains(n)) {
         return None;
@@ -1181,7 +1184,7 @@ fn relative_month(c: &mut Cur<'_>, today: NaiveDate) -> Option<(NaiveDate, bool)
     Some((span.first, false))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
     Hour,
     Day,
